@@ -1,0 +1,238 @@
+"""The ``tb-ad-layer`` command line.
+
+Every bad input ends as one line on stderr and exit status 2; nothing half-written is left.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.progress import Progress
+from tb_ad_layer.version import __version__
+
+EPILOG = """\
+examples:
+  # final stage of a dump directory, as run 'dsv3' under ./logs
+  tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --run dsv3
+  # every transform stage, plus a decode trace mapped onto the final stage
+  tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --run dsv3_decode --stages all \\
+      --trace decode.nsys-rep --phase decode
+  # one layer as seed-schema JSON, DOT and PNG
+  tb-ad-layer extract /data/ad_dumps/dsv3 --layer 5 --dot l5.dot --png l5.png
+  # per-layer kernel sequences of a trace
+  tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json
+  # a converted run's kernels as Chrome trace JSON for Perfetto
+  tb-ad-layer export-trace logs/dsv3_decode --chrome dsv3.trace.json
+then: tensorboard --logdir logs   (the "AD Layers" tab)
+"""
+
+
+def _add_trace_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("trace")
+    g.add_argument("--trace", metavar="TRACE",
+                   help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
+    g.add_argument("--phase", choices=["decode", "prefill"],
+                   help="what the trace captured (default: detect; decode = CUDA graph replays)")
+    g.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
+    g.add_argument("--graph-id", type=int, metavar="ID",
+                   help="CUDA graph to use (default: the one with the most kernels)")
+    g.add_argument("--kernel-map", metavar="FILE",
+                   help="extra op -> kernel-name rules (JSON), taking precedence over the built-in table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tb-ad-layer",
+        description="Turn TensorRT-LLM AutoDeploy FX graph dumps (and Nsight Systems / PyTorch "
+                    "profiler traces) into per-layer graphs for TensorBoard.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"tb-ad-layer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("convert", help="convert a dump directory into a run store under a logdir",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("dump_dir", metavar="DUMP_DIR",
+                   help="AD_DUMP_GRAPHS_DIR (NNN_stage_transform.txt files), one dump file, "
+                        "or a seed-schema layer JSON")
+    c.add_argument("--logdir", required=True, help="TensorBoard log directory")
+    c.add_argument("--run", help="run name under the logdir (default: the dump directory's name)")
+    c.add_argument("--stages", nargs="+", metavar="last|all|FILE", default=["last"],
+                   help="which stages: 'last' (default), 'all', or file names / NNN prefixes")
+    c.add_argument("--module", help="GraphModule section to use (default: monolithic.model, "
+                                    "else the largest)")
+    c.add_argument("--model", help="model name to record (default: the directory's name)")
+    _add_trace_args(c)
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+
+    e = sub.add_parser("extract", help="write one layer as seed-schema JSON (and DOT/PNG)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("dump_dir", metavar="DUMP_DIR")
+    e.add_argument("--layer", type=int, required=True, metavar="N")
+    e.add_argument("--dump-file", metavar="F", help="dump file to use (default: the last stage)")
+    e.add_argument("--module", help="GraphModule section to use")
+    e.add_argument("-o", "--output", metavar="OUT.json",
+                   help="default: <dump_dir>/<dump_stem>_layer<N>.json")
+    e.add_argument("--dot", metavar="OUT.dot")
+    e.add_argument("--png", metavar="OUT.png", help="needs Graphviz's 'dot'")
+    _add_trace_args(e)
+    e.add_argument("-q", "--quiet", action="store_true")
+
+    k = sub.add_parser("kernels", help="print or write per-layer kernel sequences of a trace")
+    k.add_argument("trace", metavar="TRACE")
+    k.add_argument("--layer", type=int, metavar="N")
+    k.add_argument("-o", "--output", metavar="kernels.json")
+    k.add_argument("--phase", choices=["decode", "prefill"])
+    k.add_argument("--device", type=int, metavar="N")
+    k.add_argument("--graph-id", type=int, metavar="ID")
+    k.add_argument("-q", "--quiet", action="store_true")
+
+    x = sub.add_parser("export-trace", help="write a run's stored kernels as Chrome trace JSON")
+    x.add_argument("run", metavar="RUN", help="run directory (or its run.sqlite)")
+    x.add_argument("--chrome", required=True, metavar="OUT.json")
+    x.add_argument("-q", "--quiet", action="store_true")
+    return parser
+
+
+def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.convert import convert
+
+    attach = None
+    if args.trace:
+        from tb_ad_layer.trace_attach import trace_attacher
+        attach = trace_attacher(args, progress)
+    convert(args.dump_dir, args.logdir, run=args.run, stages=args.stages, module=args.module,
+            model=args.model, attach_trace=attach, progress=progress)
+    return 0
+
+
+def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.convert import load_stage, resolve_inputs
+    from tb_ad_layer.layers.document import layer_document
+    from tb_ad_layer.layers.dot import render_png, to_dot
+    from tb_ad_layer.layers.seed_json import to_seed_json
+
+    stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
+    ls = load_stage(stage, args.module)
+    progress(f"read {stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
+             f"{len(ls.lg.layers)} layers in {ls.seconds:.2f}s")
+    if args.layer not in ls.lg.layers:
+        have = sorted(ls.lg.layers)
+        raise InputError(f"layer {args.layer} does not exist; layers here: "
+                         f"{_ranges(have) if have else 'none'}", path=stage.path, field="--layer")
+    docs = [layer_document(ls.lg, i) for i in sorted(ls.lg.layers)]
+    if args.trace:
+        from tb_ad_layer.trace_attach import trace_attacher
+        trace_attacher(args, progress)(ls.lg, docs, None)
+    doc = next(d for d in docs if d["layer"] == args.layer)
+    out = Path(args.output) if args.output else (
+        Path(args.dump_dir) if Path(args.dump_dir).is_dir() else Path(args.dump_dir).parent
+    ) / f"{stage.path.stem}_layer{args.layer}.json"
+    _write_text(out, json.dumps(to_seed_json(doc), indent=2, ensure_ascii=False) + "\n")
+    progress(f"wrote {out} ({len(doc['nodes'])} nodes, {len(doc['edges'])} edges, "
+             f"{len(doc['external_inputs'])} external inputs)")
+    if args.dot or args.png:
+        dot = to_dot(doc)
+        if args.dot:
+            _write_text(Path(args.dot), dot)
+            progress(f"wrote {args.dot}")
+        if args.png:
+            render_png(dot, args.png)
+            progress(f"wrote {args.png}")
+    print(out)
+    return 0
+
+
+def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.trace.ingest import kernel_sequences
+
+    data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
+                            graph_id=args.graph_id, progress=progress)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        _write_text(Path(args.output), text)
+        progress(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_export_trace(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.store.chrome_export import export_chrome_trace
+    from tb_ad_layer.store.reader import RunStore
+    from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
+
+    p = Path(args.run)
+    path = p if p.is_file() else p.joinpath(*STORE_DIR, STORE_FILE)
+    if not path.is_file():
+        raise InputError("no run store here (expected <run>/plugins/ad_layer/run.sqlite; "
+                         "convert the dumps first)", path=p)
+    store = RunStore(path)
+    try:
+        text = export_chrome_trace(store)
+    finally:
+        store.close()
+    _write_text(Path(args.chrome), text)
+    progress(f"wrote {args.chrome}")
+    return 0
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write via a temporary file so a failure never leaves a half-written output."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write: {e.strerror or e}", path=path) from None
+
+
+def _ranges(values: list[int]) -> str:
+    out: list[str] = []
+    start = prev = values[0]
+    for v in values[1:] + [None]:  # type: ignore[list-item]
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(out)
+
+
+COMMANDS = {"convert": _cmd_convert, "extract": _cmd_extract, "kernels": _cmd_kernels,
+            "export-trace": _cmd_export_trace}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    progress = Progress(quiet=getattr(args, "quiet", False))
+    try:
+        return COMMANDS[args.command](args, progress)
+    except InputError as e:
+        print(f"tb-ad-layer: error: {e}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as e:
+        print(f"tb-ad-layer: error: SQLite: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"tb-ad-layer: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tb-ad-layer: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""The conversion pipeline: dump directory (+ trace) -> layered graphs -> run store.
+
+Stages are processed one at a time (read, parse, assign layers, store), so memory holds one
+stage's graph, not the whole directory. A trace is mapped onto the last converted stage.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_text
+from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.layers.document import layer_document
+from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
+from tb_ad_layer.layers.seed_json import read_seed_json
+from tb_ad_layer.progress import Progress
+from tb_ad_layer.store.writer import StoreWriter, store_path
+from tb_ad_layer.version import __version__
+
+
+@dataclass(slots=True)
+class LoadedStage:
+    """One stage, parsed and layered."""
+
+    stage: StageFile
+    dump: DumpFile | None
+    lg: LayeredGraph
+    size_bytes: int
+    seconds: float
+
+
+@dataclass(slots=True)
+class StageSummary:
+    file: str
+    nodes: int
+    layers: dict[int, str]
+    seconds: float
+    size_bytes: int
+
+
+@dataclass(slots=True)
+class ConvertResult:
+    store: Path
+    run: str
+    stages: list[StageSummary] = field(default_factory=list)
+    trace: dict[str, Any] | None = None
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
+    """Read, parse and layer one dump file (or a seed-schema layer JSON)."""
+    t0 = time.perf_counter()
+    if stage.path.suffix == ".json":
+        lg = read_seed_json(stage.path)
+        return LoadedStage(stage, None, lg, stage.path.stat().st_size, time.perf_counter() - t0)
+    text = read_text(stage.path)
+    dump = parse_dump(stage.path, text)
+    graph = dump.select(module)
+    lg = layer_graph(graph)
+    return LoadedStage(stage, dump, lg, len(text), time.perf_counter() - t0)
+
+
+def resolve_inputs(source: str | Path, stages: list[str] | None = None,
+                   dump_file: str | None = None) -> list[StageFile]:
+    """The stage files to convert from a dump directory, one dump file, or a seed JSON."""
+    p = Path(source)
+    if p.is_file():
+        if p.suffix == ".json":
+            return [StageFile(path=p, order=0, stage="seed_json", transform=p.stem)]
+        from tb_ad_layer.dump.reader import read_header
+        transform, stage = read_header(p)
+        return [StageFile(path=p, order=0, stage=stage or "dump", transform=transform or p.stem)]
+    found = discover_stages(p)
+    if dump_file:
+        return select_stages(found, [dump_file])
+    return select_stages(found, stages)
+
+
+def _describe(ls: LoadedStage) -> str:
+    lg = ls.lg
+    kinds: dict[str, int] = {}
+    for info in lg.layers.values():
+        kinds[info.kind] = kinds.get(info.kind, 0) + 1
+    kind_text = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
+    return (f"{ls.stage.path.name}: {_mb(ls.size_bytes)}, {len(lg.graph.nodes):,} nodes, "
+            f"{len(lg.layers)} layers ({kind_text or 'none'}) in {ls.seconds:.2f}s")
+
+
+def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
+            stages: list[str] | None = None, module: str | None = None,
+            model: str | None = None, attach_trace: Callable[..., Any] | None = None,
+            progress: Progress | None = None) -> ConvertResult:
+    """Convert a dump directory into ``<logdir>/<run>/plugins/ad_layer/run.sqlite``.
+
+    Args:
+        source: dump directory, a single dump file, or a seed-schema layer JSON.
+        logdir: TensorBoard log directory.
+        run: run name (a relative path under ``logdir``); defaults to the source's name.
+        stages: ``None``/``["last"]``, ``["all"]``, or file names / NNN prefixes.
+        module: GraphModule section to use (default: ``monolithic.model`` or the largest).
+        model: model name recorded in the run metadata.
+        attach_trace: called as ``attach_trace(lg, docs, writer)`` for the last stage, to map a
+            trace onto its layer documents and store its kernels.
+        progress: progress printer.
+    Raises:
+        InputError: bad input; nothing is written and any previous store is kept.
+    """
+    progress = progress or Progress(quiet=True)
+    src = Path(source)
+    if not run:
+        run = _guess_model(src)
+    _check_run_name(run)
+    files = resolve_inputs(src, stages)
+    total = sum(f.path.stat().st_size for f in files)
+    progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
+    result = ConvertResult(store=store_path(logdir, run), run=run)
+    with StoreWriter(result.store) as writer:
+        for k, sf in enumerate(files, 1):
+            ls = load_stage(sf, module)
+            progress(f"[{k}/{len(files)}] {_describe(ls)}")
+            lg = ls.lg
+            idx = writer.add_stage(file=sf.path.name, order_no=sf.order, stage=sf.stage,
+                                   transform=sf.transform,
+                                   modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
+                                   lg=lg)
+            writer.add_file(sf.path, "dump")
+            docs = [layer_document(lg, i) for i in sorted(lg.layers)]
+            if k == len(files) and attach_trace is not None:
+                result.trace = attach_trace(lg, docs, writer)
+            writer.add_layer_docs(idx, docs)
+            # Only a summary is kept, so memory holds one stage's graph at a time.
+            result.stages.append(StageSummary(file=sf.path.name, nodes=len(lg.graph.nodes),
+                                              layers={i: info.kind
+                                                      for i, info in lg.layers.items()},
+                                              seconds=ls.seconds, size_bytes=ls.size_bytes))
+            del ls, lg, docs
+        writer.set_meta("run", run)
+        writer.set_meta("model", model or _guess_model(src))
+        writer.set_meta("source_dir", str(src.resolve()))
+        writer.set_meta("converter_version", __version__)
+        writer.set_meta("created", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        writer.set_meta("trace", result.trace)
+        writer.commit()
+    progress(f"wrote {result.store}")
+    return result
+
+
+def _guess_model(src: Path) -> str:
+    return src.stem if src.is_file() else src.resolve().name
+
+
+def _check_run_name(run: str) -> None:
+    parts = Path(run).parts
+    if not run or Path(run).is_absolute() or any(p in ("..", ".") for p in parts) \
+            or "\\" in run or any(p.startswith(".") for p in parts):
+        raise InputError(f"bad run name {run!r}: use a relative name without '..' or "
+                         f"hidden parts", field="--run")

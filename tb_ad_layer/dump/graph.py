@@ -1,0 +1,132 @@
+"""The in-memory form of one GraphModule section of an AutoDeploy graph dump.
+
+A :class:`Graph` is an ordered list of :class:`Node` s (the dump's line order, which is FX's
+topological order) plus the weights/buffers the nodes reference. Weights are never nodes: the
+dump does not print ``get_attr`` lines, so a weight is known only by the references to it.
+
+Edges are implicit: ``node.inputs`` names the producing nodes, in argument order, each once.
+:meth:`Graph.consumers` gives the reverse direction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+PLACEHOLDER = "placeholder"
+CALL = "call"
+OUTPUT = "output"
+
+
+@dataclass(slots=True)
+class Weight:
+    """A parameter or buffer: a reference that no line of the graph defines.
+
+    ``name`` is the dotted module path with ``.`` replaced by ``_``
+    (``model_layers_5_mlp_gate_weight``); ``shape``/``dtype`` are as printed at the reference
+    (``?``/``unknown`` when it was only seen inside a list argument, which prints no metadata).
+    """
+
+    name: str
+    shape: str = "?"
+    dtype: str = "unknown"
+
+
+@dataclass(slots=True)
+class Node:
+    """One FX node line.
+
+    Attributes:
+        name: SSA name without the ``%``.
+        kind: :data:`PLACEHOLDER`, :data:`CALL` or :data:`OUTPUT`.
+        target: the call target as printed (``aten.mm.default``,
+            ``<built-in function getitem>``, a method name); empty for placeholders/output.
+        shape: output shape as printed (``2x4x7168``, ``(8x8, 8x8)``, ``scalar``, ``?``).
+        dtype: output dtype as printed (``torch.bfloat16``, ``(torch.bfloat16, None)``, ``N/A``).
+        inputs: names of the nodes this node consumes, in argument order, each once.
+        weights: names of the weights/buffers this node consumes, in argument order, each once.
+        args: the raw positional-argument text, for display.
+        line: 1-based line number in the dump file.
+        index: position in :attr:`Graph.nodes`.
+    """
+
+    name: str
+    kind: str
+    target: str
+    shape: str
+    dtype: str
+    inputs: tuple[str, ...]
+    weights: tuple[str, ...]
+    args: str
+    line: int
+    index: int = -1
+
+    @property
+    def op_name(self) -> str:
+        """A short, friendly op name: ``auto_deploy.torch_linear_simple.default`` -> ``torch_linear_simple``."""
+        return friendly_op_name(self.target) if self.kind == CALL else self.kind
+
+
+def friendly_op_name(target: str) -> str:
+    """Strip namespace and overload from an FX target for display and matching:
+    ``aten.to.dtype`` -> ``to``, ``<built-in function getitem>`` -> ``getitem``."""
+    if target.startswith("<built-in function ") and target.endswith(">"):
+        return target[len("<built-in function "):-1]
+    if target.startswith("<") and target.endswith(">"):
+        return target.strip("<>").split()[-1]
+    parts = target.split(".")
+    if len(parts) >= 3:
+        return parts[-2]
+    return parts[-1]
+
+
+@dataclass(slots=True)
+class Graph:
+    """One GraphModule of a dump file.
+
+    Attributes:
+        module: the GraphModule's name as printed (``(root)``, ``monolithic.model``).
+        source: the dump file path.
+        nodes: nodes in line (topological) order.
+        weights: referenced parameters/buffers by name, in first-reference order.
+        outputs: names referenced by the ``output`` line.
+        transform, stage: from the file header.
+    """
+
+    module: str
+    source: str
+    nodes: list[Node] = field(default_factory=list)
+    weights: dict[str, Weight] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    transform: str = ""
+    stage: str = ""
+    _by_name: dict[str, Node] | None = field(default=None, repr=False)
+    _consumers: dict[str, list[str]] | None = field(default=None, repr=False)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def by_name(self) -> dict[str, Node]:
+        if self._by_name is None:
+            self._by_name = {n.name: n for n in self.nodes}
+        return self._by_name
+
+    def node(self, name: str) -> Node:
+        return self.by_name[name]
+
+    def consumers(self) -> dict[str, list[str]]:
+        """Map from node name to the names of the nodes that consume it, in graph order."""
+        if self._consumers is None:
+            cons: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+            for n in self.nodes:
+                for i in n.inputs:
+                    cons[i].append(n.name)
+            self._consumers = cons
+        return self._consumers
+
+    @property
+    def call_count(self) -> int:
+        return sum(1 for n in self.nodes if n.kind == CALL)

@@ -1,0 +1,122 @@
+"""Labels for the values that enter a layer from outside it.
+
+A layer's external inputs are the nodes it consumes that it does not own (the previous layer's
+residual output, KV-cache and metadata placeholders, model-level RoPE tables and masks) and the
+model-level buffers it reads (``_ad_rotary_cos_sin_0``). Model-level values are labelled by what
+they are made from, found by one forward pass over the graph.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
+from tb_ad_layer.layers.membership import NO_LAYER
+from tb_ad_layer.layers.weights import is_buffer_like, layer_of_weight
+
+_KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|past_key|cache_\d|_cache$|"
+                 r"^cache|ssm_state|conv_state", re.I)
+_META = re.compile(r"batch|seq|cu_|slot|page|cache_loc|input_pos|len|info|meta|offset|"
+                   r"num_|host|block_table|indptr|indices|last_page", re.I)
+_POS = re.compile(r"position|pos_id", re.I)
+_IDS = re.compile(r"input_ids|tokens?$", re.I)
+_ROPE = re.compile(r"rotary|rope|cos|sin|inv_freq|freqs", re.I)
+_MASK = re.compile(r"mask|causal", re.I)
+_EMBED = re.compile(r"embed", re.I)
+
+RESIDUAL, LAYER_OUTPUT, KV_CACHE, METADATA, ROPE, MASK, MODEL = (
+    "residual", "layer_output", "kv_cache", "batch_metadata", "rope", "mask", "model")
+_LABELS = {KV_CACHE: "KV cache", METADATA: "batch metadata", ROPE: "RoPE cache",
+           MASK: "attention mask", "position": "position ids", "input_ids": "input ids",
+           "embedding": "token embedding", MODEL: "model-level value", "buffer": "model buffer"}
+# When a model-level value is made from several kinds of inputs, the most specific one names it.
+_PRIORITY = {ROPE: 6, MASK: 5, "position": 4, METADATA: 3, "embedding": 2, "input_ids": 1,
+             MODEL: 0}
+
+
+@dataclass(slots=True)
+class ExternalInput:
+    """A value a layer consumes but does not compute."""
+
+    id: str
+    label: str
+    kind: str
+    shape: str
+    dtype: str
+    layer: int | None = None
+
+
+def _placeholder_kind(name: str) -> str:
+    if _KV.search(name):
+        return KV_CACHE
+    if _POS.search(name):
+        return "position"
+    if _IDS.search(name):
+        return "input_ids"
+    if _META.search(name):
+        return METADATA
+    return MODEL
+
+
+def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
+    """For every node outside all layers, what it is made from (``rope``, ``kv_cache``, ...)."""
+    out: list[str | None] = [None] * len(graph.nodes)
+    by_name = graph.by_name
+    for node in graph.nodes:
+        j = node.index
+        if layers[j] != NO_LAYER:
+            continue
+        if node.kind == PLACEHOLDER:
+            out[j] = _placeholder_kind(node.name)
+            continue
+        kind = MODEL
+        text = node.target + " " + " ".join(node.weights)
+        if _ROPE.search(text):
+            kind = ROPE
+        elif _MASK.search(text) or _MASK.search(node.name):
+            kind = MASK
+        elif _EMBED.search(text):
+            kind = "embedding"
+        else:
+            for i in node.inputs:
+                k = out[by_name[i].index]
+                if k is not None and _PRIORITY.get(k, 0) > _PRIORITY.get(kind, 0):
+                    kind = k
+        out[j] = kind
+    return out
+
+
+def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[int],
+                    model_kinds: list[str | None]) -> list[ExternalInput]:
+    """The external inputs of ``layer`` (whose node indices are ``members``), in first-use order."""
+    nodes = graph.nodes
+    by_name = graph.by_name
+    seen: dict[str, ExternalInput] = {}
+    for j in members:
+        for name in nodes[j].inputs:
+            src = by_name[name]
+            owner = layers[src.index]
+            if owner == layer or name in seen:
+                continue
+            if owner == NO_LAYER:
+                kind = model_kinds[src.index] or MODEL
+                label = _LABELS.get(kind, _LABELS[MODEL])
+                seen[name] = ExternalInput(name, label, kind if kind in (KV_CACHE, METADATA, ROPE,
+                                                                           MASK) else MODEL,
+                                           src.shape, src.dtype, None)
+            else:
+                residual = owner < layer
+                label = (f"Layer {owner} residual output" if residual
+                         else f"Layer {owner} output")
+                seen[name] = ExternalInput(name, label, RESIDUAL if residual else LAYER_OUTPUT,
+                                           src.shape, src.dtype, owner)
+        for w in nodes[j].weights:
+            if w in seen:
+                continue
+            if layer_of_weight(w) is None and is_buffer_like(w):
+                weight = graph.weights[w]
+                kind = ROPE if _ROPE.search(w) else ("buffer" if not _KV.search(w) else KV_CACHE)
+                seen[w] = ExternalInput(w, _LABELS.get(kind, "model buffer"),
+                                        kind if kind != "buffer" else MODEL,
+                                        weight.shape, weight.dtype, None)
+    return list(seen.values())

@@ -1,0 +1,87 @@
+"""A graph with every node assigned to a layer, group and sub-group: the converter's main product."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tb_ad_layer.dump.graph import CALL, Graph, Node
+from tb_ad_layer.layers.external import ExternalInput, external_inputs, model_level_kinds
+from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NORM,
+                                       assign_groups)
+from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
+
+
+@dataclass(slots=True)
+class LayerInfo:
+    """Summary of one decoder layer.
+
+    ``kind`` is ``moe``, ``dense`` (attention + MLP), ``ssm`` (Mamba), ``gdn``,
+    ``attention`` or ``mlp`` (hybrid models' single-block layers), or ``other``.
+    """
+
+    index: int
+    kind: str
+    attention: str | None
+    members: list[int]
+    group_counts: dict[str, int]
+    external_inputs: list[ExternalInput]
+
+    @property
+    def node_count(self) -> int:
+        return len(self.members)
+
+
+@dataclass(slots=True)
+class LayeredGraph:
+    """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``."""
+
+    graph: Graph
+    layer: list[int | None]
+    group: list[str]
+    sub_group: list[str | None]
+    stream: list[str]
+    layers: dict[int, LayerInfo] = field(default_factory=dict)
+
+    def layer_nodes(self, index: int) -> list[Node]:
+        return [self.graph.nodes[j] for j in self.layers[index].members]
+
+
+def _layer_kind(groups: Counter[str]) -> str:
+    if groups.get(MOE):
+        return "moe"
+    if groups.get(MAMBA):
+        return "ssm"
+    if groups.get(GDN):
+        return "gdn"
+    attn = groups.get(ATTENTION, 0) + groups.get(MLA, 0)
+    if attn and groups.get(MLP):
+        return "dense"
+    if attn:
+        return "attention"
+    if groups.get(MLP):
+        return "mlp"
+    return "other" if not groups.get(NORM) else "norm"
+
+
+def layer_graph(graph: Graph) -> LayeredGraph:
+    """Assign every node of ``graph`` to a layer, group and sub-group; summarise each layer.
+
+    Linear in the number of nodes and references.
+    """
+    owners = assign_layers(graph)
+    groups, subs, streams, attention = assign_groups(graph, owners)
+    members: dict[int, list[int]] = {}
+    for j, owner in enumerate(owners):
+        if owner != NO_LAYER:
+            members.setdefault(owner, []).append(j)
+    kinds = model_level_kinds(graph, owners)
+    infos: dict[int, LayerInfo] = {}
+    for index in sorted(members):
+        js = members[index]
+        counts = Counter(groups[j] for j in js if graph.nodes[j].kind == CALL)
+        infos[index] = LayerInfo(
+            index=index, kind=_layer_kind(counts), attention=attention.get(index),
+            members=js, group_counts=dict(counts),
+            external_inputs=external_inputs(graph, owners, index, js, kinds))
+    return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
+                        group=groups, sub_group=subs, stream=streams, layers=infos)

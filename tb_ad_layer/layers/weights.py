@@ -1,0 +1,47 @@
+"""What a weight/buffer name says: which layer owns it, and what role it plays there.
+
+Weight names are module paths with ``.`` replaced by ``_`` (``model_layers_5_self_attn_q_a_proj_weight``),
+or fused names such as ``fused_gate_up_5_weight``. They are the ground truth for layer ownership.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
+_FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
+_BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)",
+                          re.IGNORECASE)
+
+
+@lru_cache(maxsize=1 << 16)
+def layer_of_weight(name: str) -> int | None:
+    """The decoder layer a weight belongs to (``layers_N_``, ``layers.N.``, ``fused_*_N_*``), or None."""
+    m = _LAYER.search(name)
+    if m:
+        return int(m.group(1))
+    m = _FUSED.match(name)
+    if m:
+        return int(m.group(1))
+    return None
+
+
+def is_buffer_like(name: str) -> bool:
+    """A model-level buffer (RoPE caches, masks, AutoDeploy's ``_ad_*`` buffers) rather than a
+    parameter. Such buffers are consumed inside layers without making the consumer model-level."""
+    return bool(_BUFFER_HINT.search(name))
+
+
+@lru_cache(maxsize=1 << 16)
+def weight_role(name: str) -> str:
+    """The weight's path inside its layer: ``model_layers_5_mlp_gate_weight`` -> ``mlp_gate_weight``.
+
+    Used to match nodes of two different layers or runs; model-level names are returned as is.
+    """
+    m = _LAYER.search(name)
+    if m:
+        return name[m.end():].lstrip("_.")
+    m = _FUSED.match(name)
+    if m:
+        return name[:m.start(1)] + "N" + name[m.end(1):]
+    return name

@@ -1,0 +1,63 @@
+"""The run store: one SQLite file per run at ``<logdir>/<run>/plugins/ad_layer/run.sqlite``.
+
+SQLite gives random access per stage and layer, one file, and atomic replacement (the writer
+builds a temporary file beside it and renames it into place). The layout is versioned by
+``meta.schema_version``; a reader refuses versions it does not know with a clear message.
+
+Tables:
+    meta(key, value)                       run metadata; values are JSON
+    files(path, sha256, size, role)        every input file (role: dump | trace)
+    stages(idx, file, order_no, stage, transform, module, modules, node_count, call_count,
+           layer_count)                    one row per converted transform stage, pipeline order
+    nodes(stage, idx, name, kind, target, shape, dtype, layer, grp, sub_group, inputs,
+          weights, line)                   every node of every stage (inputs/weights: JSON lists)
+    weights(stage, name, shape, dtype, layer)
+    layers(stage, layer, kind, attention, node_count, gpu_time_us, group_counts, doc)
+                                           ``doc`` is the layer document (docs/API.md api/layer)
+    streams(key, label, device, pid, context, stream)
+    kernels(id, name, short, start_ns, end_ns, device, stream, graph_id, graph_node_id,
+            correlation, layer, node, reason, count, median_ns, min_ns, max_ns)
+                                           kernels of the stored replay / forward pass; times
+                                           relative to its start
+"""
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+STORE_DIR = ("plugins", "ad_layer")
+STORE_FILE = "run.sqlite"
+
+DDL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (path TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
+                    role TEXT NOT NULL);
+CREATE TABLE stages (idx INTEGER PRIMARY KEY, file TEXT NOT NULL, order_no INTEGER NOT NULL,
+                     stage TEXT NOT NULL, transform TEXT NOT NULL, module TEXT NOT NULL,
+                     modules TEXT NOT NULL, node_count INTEGER NOT NULL,
+                     call_count INTEGER NOT NULL, layer_count INTEGER NOT NULL);
+CREATE TABLE nodes (stage INTEGER NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL,
+                    kind TEXT NOT NULL, target TEXT NOT NULL, shape TEXT NOT NULL,
+                    dtype TEXT NOT NULL, layer INTEGER, grp TEXT NOT NULL, sub_group TEXT,
+                    inputs TEXT NOT NULL, weights TEXT NOT NULL, line INTEGER NOT NULL,
+                    PRIMARY KEY (stage, idx)) WITHOUT ROWID;
+CREATE TABLE weights (stage INTEGER NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
+                      dtype TEXT NOT NULL, layer INTEGER, PRIMARY KEY (stage, name))
+                      WITHOUT ROWID;
+CREATE TABLE layers (stage INTEGER NOT NULL, layer INTEGER NOT NULL, kind TEXT NOT NULL,
+                     attention TEXT, node_count INTEGER NOT NULL, gpu_time_us REAL,
+                     group_counts TEXT NOT NULL, doc TEXT NOT NULL,
+                     PRIMARY KEY (stage, layer));
+CREATE TABLE streams (key TEXT PRIMARY KEY, label TEXT NOT NULL, device INTEGER,
+                      pid INTEGER, context INTEGER, stream INTEGER);
+CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT NULL,
+                      start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, device INTEGER,
+                      stream TEXT NOT NULL, graph_id INTEGER, graph_node_id INTEGER,
+                      correlation INTEGER, layer INTEGER, node TEXT, reason TEXT,
+                      count INTEGER, median_ns INTEGER, min_ns INTEGER, max_ns INTEGER);
+"""
+
+INDEXES = """
+CREATE INDEX nodes_layer ON nodes (stage, layer);
+CREATE INDEX nodes_name ON nodes (stage, name);
+CREATE INDEX kernels_layer ON kernels (layer, start_ns);
+CREATE INDEX kernels_time ON kernels (start_ns);
+"""
