@@ -276,11 +276,10 @@ def _resolve(path: str, graph: Graph, defined: dict[str, int],
                     raise InputError(f"%{ref} is used before its definition on line "
                                      f"{defined[ref]}", path=path, line=lineno)
                 continue
-            if ref in weights:
-                continue
             if _TRAILING_INDEX.sub("", ref) in bases or ref in bases:
                 raise InputError(f"reference to undefined node %{ref}", path=path, line=lineno)
-            weights[ref] = Weight(ref)
+            if ref not in weights:
+                weights[ref] = Weight(ref)
     for node, refs in zip(graph.nodes, raw_refs):
         if not refs:
             continue

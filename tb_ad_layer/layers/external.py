@@ -14,8 +14,9 @@ from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import is_buffer_like, layer_of_weight
 
-_KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|past_key|cache_\d|_cache$|"
-                 r"^cache|ssm_state|conv_state", re.I)
+_KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
+                 r"ssm_state|conv_state", re.I)
+_KV_WEAK = re.compile(r"cache", re.I)
 _META = re.compile(r"batch|seq|cu_|slot|page|cache_loc|input_pos|len|info|meta|offset|"
                    r"num_|host|block_table|indptr|indices|last_page", re.I)
 _POS = re.compile(r"position|pos_id", re.I)
@@ -24,14 +25,14 @@ _ROPE = re.compile(r"rotary|rope|cos|sin|inv_freq|freqs", re.I)
 _MASK = re.compile(r"mask|causal", re.I)
 _EMBED = re.compile(r"embed", re.I)
 
-RESIDUAL, LAYER_OUTPUT, KV_CACHE, METADATA, ROPE, MASK, MODEL = (
-    "residual", "layer_output", "kv_cache", "batch_metadata", "rope", "mask", "model")
+RESIDUAL, LAYER_OUTPUT, KV_CACHE, METADATA, ROPE, MASK, SHAPE, MODEL = (
+    "residual", "layer_output", "kv_cache", "batch_metadata", "rope", "mask", "shape", "model")
 _LABELS = {KV_CACHE: "KV cache", METADATA: "batch metadata", ROPE: "RoPE cache",
-           MASK: "attention mask", "position": "position ids", "input_ids": "input ids",
+           MASK: "attention mask", SHAPE: "shape value", "position": "position ids", "input_ids": "input ids",
            "embedding": "token embedding", MODEL: "model-level value", "buffer": "model buffer"}
 # When a model-level value is made from several kinds of inputs, the most specific one names it.
 _PRIORITY = {ROPE: 6, MASK: 5, "position": 4, METADATA: 3, "embedding": 2, "input_ids": 1,
-             MODEL: 0}
+             SHAPE: 0, MODEL: 0}
 
 
 @dataclass(slots=True)
@@ -55,6 +56,8 @@ def _placeholder_kind(name: str) -> str:
         return "input_ids"
     if _META.search(name):
         return METADATA
+    if _KV_WEAK.search(name):
+        return KV_CACHE
     return MODEL
 
 
@@ -71,7 +74,11 @@ def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
             continue
         kind = MODEL
         text = node.target + " " + " ".join(node.weights)
-        if _ROPE.search(text):
+        if node.dtype in ("SymInt", "SymFloat", "SymBool"):
+            kind = SHAPE
+        elif node.dtype == "torch.bool" and "x" in node.shape:
+            kind = MASK
+        elif _ROPE.search(text):
             kind = ROPE
         elif _MASK.search(text) or _MASK.search(node.name):
             kind = MASK
@@ -102,7 +109,7 @@ def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[i
                 kind = model_kinds[src.index] or MODEL
                 label = _LABELS.get(kind, _LABELS[MODEL])
                 seen[name] = ExternalInput(name, label, kind if kind in (KV_CACHE, METADATA, ROPE,
-                                                                           MASK) else MODEL,
+                                                                           MASK, SHAPE) else MODEL,
                                            src.shape, src.dtype, None)
             else:
                 residual = owner < layer

@@ -195,10 +195,15 @@ class _Membership:
                 continue
             exits: dict[int, int] = {}
             for c in live[i]:
-                t = target[c]
+                if derived[c] > d:
+                    # c mixes i with work of a later layer (the skip connection's add): it is
+                    # inside that layer whatever it feeds afterwards.
+                    t, e = derived[c], c
+                else:
+                    t = target[c]
+                    e = exit_[c] if candidate[c] else c
                 if t <= d:
                     continue
-                e = exit_[c] if candidate[c] else c
                 if exits.setdefault(t, e) != e and i > entry.get(t, -1):
                     entry[t] = i
         norm_chain = [False] * n

@@ -1,0 +1,107 @@
+"""Per-layer ``trace_summary`` and per-node ``trace_kernels`` records (seed-000 fields and more).
+
+Times are microseconds, rounded to the nanosecond. ``duration_us`` of a kernel is its typical
+duration: the median over all replays when the trace has several, else its own duration in the
+shown replay/pass (``replay_duration_us``, which with ``start_us`` places it on the timeline).
+``start_us`` is relative to ``origin_ns``, the start of the shown replay/pass.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable, Mapping, Sequence
+
+from tb_ad_layer.trace.kernel import Kernel
+
+UNMAPPED_GROUP = "unmapped"
+
+
+def _us(ns: float) -> float:
+    return round(ns / 1000.0, 3)
+
+
+def busy_ns(intervals: Iterable[tuple[int, int]]) -> int:
+    """Length of the union of [start, end) intervals: overlapping kernels count once."""
+    total = 0
+    cur_start = cur_end = None
+    for s, e in sorted(intervals):
+        e = max(s, e)
+        if cur_end is None or s > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start  # type: ignore[operator]
+            cur_start, cur_end = s, e
+        else:
+            cur_end = max(cur_end, e)
+    if cur_end is not None:
+        total += cur_end - cur_start  # type: ignore[operator]
+    return total
+
+
+def kernel_record(k: Kernel, origin_ns: int) -> dict[str, Any]:
+    """One entry of a node's ``trace_kernels`` list."""
+    rec: dict[str, Any] = {
+        "kernel": k.short,
+        "name": k.name,
+        "duration_us": _us(k.typical_ns),
+        "replay_duration_us": _us(k.duration_ns),
+        "stream": k.stream_key,
+        "start_us": _us(k.start_ns - origin_ns),
+        "stats": None,
+    }
+    if k.stats is not None:
+        rec["stats"] = {"count": k.stats.count, "median_us": _us(k.stats.median_ns),
+                        "min_us": _us(k.stats.min_ns), "max_us": _us(k.stats.max_ns)}
+    return rec
+
+
+def node_trace_kernels(kernels: Iterable[Kernel], origin_ns: int) -> dict[str, list[dict[str, Any]]]:
+    """Node name -> its kernels' records, in start order (unmapped kernels are left out)."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for k in sorted(kernels, key=lambda k: (k.start_ns, k.index)):
+        if k.node is not None:
+            out[k.node].append(kernel_record(k, origin_ns))
+    return dict(out)
+
+
+def stream_figures(kernels: Sequence[Kernel]) -> list[dict[str, Any]]:
+    """Per stream: kernel count, busy time (union), span (first start to last end), idle gaps."""
+    by_stream: dict[str, list[Kernel]] = defaultdict(list)
+    for k in kernels:
+        by_stream[k.stream_key].append(k)
+    out = []
+    for key in sorted(by_stream, key=lambda s: (-len(by_stream[s]), s)):
+        ks = by_stream[key]
+        busy = busy_ns((k.start_ns, k.end_ns) for k in ks)
+        span = max(k.end_ns for k in ks) - min(k.start_ns for k in ks)
+        out.append({"stream": key, "kernel_count": len(ks), "busy_us": _us(busy), "span_us": _us(span),
+                    "gaps_us": _us(max(0, span - busy))})
+    return out
+
+
+def layer_summary(kernels: Sequence[Kernel], node_group: Mapping[str, str], origin_ns: int) -> dict[str, Any]:
+    """``trace_summary`` of one layer.
+
+    ``total_duration_us`` sums the typical durations of all its GPU activities (kernels and
+    copies); ``span_us`` is its wall time across streams; ``groups`` splits the total by the
+    mapped nodes' groups (``unmapped`` for the rest); ``unmapped`` lists what found no node.
+    """
+    groups: dict[str, float] = defaultdict(float)
+    unmapped = []
+    for k in sorted(kernels, key=lambda k: (k.start_ns, k.index)):
+        group = node_group.get(k.node, "other") if k.node is not None else UNMAPPED_GROUP
+        groups[group] += k.typical_ns
+        if k.node is None:
+            unmapped.append({"kernel": k.short, "name": k.name, "duration_us": _us(k.typical_ns),
+                             "stream": k.stream_key, "start_us": _us(k.start_ns - origin_ns),
+                             "reason": k.unmapped_reason or "unmapped"})
+    start = min((k.start_ns for k in kernels), default=origin_ns)
+    end = max((k.end_ns for k in kernels), default=origin_ns)
+    return {
+        "total_duration_us": _us(sum(k.typical_ns for k in kernels)),
+        "kernel_count": len(kernels),
+        "num_streams": len({k.stream_key for k in kernels}),
+        "start_us": _us(start - origin_ns),
+        "span_us": _us(end - start),
+        "groups": {g: _us(v) for g, v in sorted(groups.items(), key=lambda kv: -kv[1])},
+        "streams": stream_figures(kernels) if kernels else [],
+        "unmapped": unmapped,
+    }

@@ -1,0 +1,147 @@
+"""The CLI end to end: convert, extract, and what bad input leaves behind."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tb_ad_layer.cli import main
+from tb_ad_layer.layers.seed_json import read_seed_json
+from tb_ad_layer.store.reader import RunStore, StoreVersionError
+from tb_ad_layer.store.writer import store_path
+from tests.conftest import DUMPS, write_dump
+
+
+def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(DUMPS / "ad_dsv3"), "--logdir", str(tmp_path), "--run",
+                 "dsv3", "--stages", "all"]) == 0
+    err = capsys.readouterr().err
+    assert "[4/4] 085_compile_compile_model.txt" in err and "5 layers (2 dense, 3 moe)" in err
+    store = RunStore(store_path(tmp_path, "dsv3"))
+    stages = store.stages()
+    assert [s["file"] for s in stages] == ["001_export_export_to_gm.txt",
+                                           "040_pattern_matcher_match_rope_pattern.txt",
+                                           "060_sharding_sharding_transform_executor.txt",
+                                           "085_compile_compile_model.txt"]
+    assert stages[-1]["module"] == "(root)" and stages[2]["modules"] == ["submod_0", "(root)"]
+    assert [layer["kind"] for layer in store.layers(3)] == ["dense", "dense", "moe", "moe", "moe"]
+    doc = store.layer_doc(3, 3)
+    assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 45
+    assert store.meta["run"] == "dsv3" and store.meta["converter_version"]
+    files = store.query("SELECT path, sha256, size FROM files")
+    assert len(files) == 4 and all(len(h) == 64 for _, h, _ in files)
+    nodes = store.nodes(3, 3)
+    assert [n["id"] for n in nodes] == [n["id"] for n in doc["nodes"]]
+    assert len(store.nodes(3, -1)) > 0  # model-level nodes kept too
+
+
+def test_convert_quiet_and_default_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(DUMPS / "llama"), "--logdir", str(tmp_path), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    assert store_path(tmp_path, "llama").is_file()
+
+
+def test_failed_conversion_keeps_previous_store(tmp_path: Path, capsys) -> None:
+    logdir = tmp_path / "logs"
+    assert main(["convert", str(DUMPS / "llama"), "--logdir", str(logdir), "--run", "r", "-q"]) == 0
+    before = store_path(logdir, "r").read_bytes()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    shutil.copy(DUMPS / "llama" / "001_export_export_to_gm.txt", bad)
+    write_dump(bad / "002_x_y.txt", "%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2")
+    assert main(["convert", str(bad), "--logdir", str(logdir), "--run", "r", "--stages", "all",
+                 "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tb-ad-layer: error: ") and "002_x_y.txt:" in err and "\n" not in err
+    assert store_path(logdir, "r").read_bytes() == before
+    assert sorted(p.name for p in store_path(logdir, "r").parent.iterdir()) == ["run.sqlite"]
+
+
+def test_failed_first_conversion_leaves_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    write_dump(bad / "001_x_y.txt", "%x : 2 : torch.float32\ngarbage")
+    assert main(["convert", str(bad), "--logdir", str(tmp_path / "logs"), "--run", "r", "-q"]) == 2
+    assert not (tmp_path / "logs" / "r").exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["convert", "/nonexistent/dir", "--logdir", "L"], "no such directory"),
+    (["convert", "{empty}", "--logdir", "L"], "no graph dump files"),
+    (["convert", "{dsv3}", "--logdir", "L", "--run", "../escape"], "bad run name"),
+    (["convert", "{dsv3}", "--logdir", "L", "--module", "nope"], "no GraphModule named 'nope'"),
+    (["extract", "{dsv3}", "--layer", "61"], "layer 61 does not exist; layers here: 0-4"),
+])
+def test_bad_arguments_exit_2_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    args = [a.format(empty=tmp_path / "empty", dsv3=DUMPS / "ad_dsv3").replace("L", str(tmp_path / "L"))
+            if a in ("L", "{empty}", "{dsv3}") else a for a in args]
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", *args], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("[")]
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_help_has_examples() -> None:
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", "--help"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "examples:" in proc.stdout and "--stages" in proc.stdout
+
+
+def test_extract_seed_json_dot_and_roundtrip(tmp_path: Path) -> None:
+    src = tmp_path / "dumps"
+    shutil.copytree(DUMPS / "ad_dsv3", src)
+    assert main(["extract", str(src), "--layer", "3", "--dot", str(tmp_path / "l3.dot"), "-q"]) == 0
+    out = src / "085_compile_compile_model_layer3.json"
+    data = json.loads(out.read_text())
+    assert set(data) == {"layer", "source_file", "nodes", "edges", "external_inputs"}
+    assert data["layer"] == 3 and data["source_file"] == "085_compile_compile_model.txt"
+    node = data["nodes"][0]
+    assert set(node) <= {"id", "op", "shape", "dtype", "group", "sub_group", "inputs",
+                         "weight_inputs", "trace_kernels"}
+    assert {"id", "op", "shape", "dtype", "group", "inputs", "weight_inputs"} <= set(node)
+    assert set(data["edges"][0]) == {"from", "to"}
+    assert set(data["external_inputs"][0]) == {"id", "label", "shape"}
+    dot = (tmp_path / "l3.dot").read_text()
+    assert dot.startswith("digraph layer_3 {") and "cluster_" in dot
+    # The seed JSON reads back as a layer, and converts into a run like a dump does.
+    lg = read_seed_json(out)
+    assert set(lg.layers) == {3} and lg.layers[3].node_count == len(data["nodes"])
+    assert main(["convert", str(out), "--logdir", str(tmp_path / "L"), "--run", "seed", "-q"]) == 0
+    store = RunStore(store_path(tmp_path / "L", "seed"))
+    assert [layer["layer"] for layer in store.layers(0)] == [3]
+
+
+def test_png_without_graphviz_says_how_to_install(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["extract", str(DUMPS / "ad_llama"), "--layer", "1", "-o",
+                 str(tmp_path / "l.json"), "--png", str(tmp_path / "l.png"), "-q"]) == 2
+    assert "apt-get install graphviz" in capsys.readouterr().err
+    assert not (tmp_path / "l.png").exists()
+
+
+def test_store_version_mismatch(tmp_path: Path) -> None:
+    assert main(["convert", str(DUMPS / "ad_llama"), "--logdir", str(tmp_path), "-q"]) == 0
+    path = store_path(tmp_path, "ad_llama")
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreVersionError, match="version 99 is newer.*upgrade tb-ad-layer"):
+        RunStore(path)
+
+
+def test_bad_seed_json(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "x_layer1.json"
+    p.write_text('{"layer": 1, "nodes": [{"id": "a", "group": "weird"}]}')
+    assert main(["convert", str(p), "--logdir", str(tmp_path / "L"), "-q"]) == 2
+    assert "nodes[0].group" in capsys.readouterr().err
+    p.write_text('{"layer": 1, "nodes": [')
+    assert main(["convert", str(p), "--logdir", str(tmp_path / "L"), "-q"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
