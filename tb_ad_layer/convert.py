@@ -11,13 +11,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_text
+from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_header
 from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.document import layer_document
 from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.progress import Progress
+from tb_ad_layer.store.events import write_run_events
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tb_ad_layer.version import __version__
 
@@ -60,11 +61,10 @@ def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
     if stage.path.suffix == ".json":
         lg = read_seed_json(stage.path)
         return LoadedStage(stage, None, lg, stage.path.stat().st_size, time.perf_counter() - t0)
-    text = read_text(stage.path)
-    dump = parse_dump(stage.path, text)
+    dump = parse_dump(stage.path)
     graph = dump.select(module)
     lg = layer_graph(graph)
-    return LoadedStage(stage, dump, lg, len(text), time.perf_counter() - t0)
+    return LoadedStage(stage, dump, lg, dump.size_bytes, time.perf_counter() - t0)
 
 
 def resolve_inputs(source: str | Path, stages: list[str] | None = None,
@@ -74,7 +74,6 @@ def resolve_inputs(source: str | Path, stages: list[str] | None = None,
     if p.is_file():
         if p.suffix == ".json":
             return [StageFile(path=p, order=0, stage="seed_json", transform=p.stem)]
-        from tb_ad_layer.dump.reader import read_header
         transform, stage = read_header(p)
         return [StageFile(path=p, order=0, stage=stage or "dump", transform=transform or p.stem)]
     found = discover_stages(p)
@@ -131,16 +130,20 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
                                    modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
                                    lg=lg)
             writer.add_file(sf.path, "dump")
-            docs = [layer_document(lg, i) for i in sorted(lg.layers)]
             if k == len(files) and attach_trace is not None:
+                # The trace is mapped across all layers at once, so it needs every document.
+                docs = [layer_document(lg, i) for i in sorted(lg.layers)]
                 result.trace = attach_trace(lg, docs, writer)
-            writer.add_layer_docs(idx, docs)
+                writer.add_layer_docs(idx, docs)
+                del docs
+            else:
+                writer.add_layer_docs(idx, (layer_document(lg, i) for i in sorted(lg.layers)))
             # Only a summary is kept, so memory holds one stage's graph at a time.
             result.stages.append(StageSummary(file=sf.path.name, nodes=len(lg.graph.nodes),
                                               layers={i: info.kind
                                                       for i, info in lg.layers.items()},
                                               seconds=ls.seconds, size_bytes=ls.size_bytes))
-            del ls, lg, docs
+            del ls, lg
         writer.set_meta("run", run)
         writer.set_meta("model", model or _guess_model(src))
         writer.set_meta("source_dir", str(src.resolve()))
@@ -148,6 +151,7 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
         writer.set_meta("created", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
         writer.set_meta("trace", result.trace)
         writer.commit()
+    progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     return result
 

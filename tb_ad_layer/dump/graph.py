@@ -10,6 +10,7 @@ Edges are implicit: ``node.inputs`` names the producing nodes, in argument order
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator
 
 PLACEHOLDER = "placeholder"
@@ -66,6 +67,7 @@ class Node:
         return friendly_op_name(self.target) if self.kind == CALL else self.kind
 
 
+@lru_cache(maxsize=1 << 14)
 def friendly_op_name(target: str) -> str:
     """Strip namespace and overload from an FX target for display and matching:
     ``aten.to.dtype`` -> ``to``, ``<built-in function getitem>`` -> ``getitem``."""
@@ -101,6 +103,7 @@ class Graph:
     stage: str = ""
     _by_name: dict[str, Node] | None = field(default=None, repr=False)
     _consumers: dict[str, list[str]] | None = field(default=None, repr=False)
+    _topology: tuple[list[list[int]], list[list[int]]] | None = field(default=None, repr=False)
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
@@ -126,6 +129,18 @@ class Graph:
                     cons[i].append(n.name)
             self._consumers = cons
         return self._consumers
+
+    def topology(self) -> tuple[list[list[int]], list[list[int]]]:
+        """``(inputs, consumers)`` as node positions, parallel to :attr:`nodes` (cached)."""
+        if self._topology is None:
+            index = {n.name: n.index for n in self.nodes}
+            inputs = [[index[i] for i in n.inputs] for n in self.nodes]
+            consumers: list[list[int]] = [[] for _ in self.nodes]
+            for j, ins in enumerate(inputs):
+                for i in ins:
+                    consumers[i].append(j)
+            self._topology = (inputs, consumers)
+        return self._topology
 
     @property
     def call_count(self) -> int:

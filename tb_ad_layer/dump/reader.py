@@ -24,16 +24,15 @@ PREFERRED_MODULE = "monolithic.model"
 _REF = re.compile(
     r"%([A-Za-z_]\w*)(?: : (\([^()]*\)|[^\s,()\[\]:]+) : (\([^()]*\)|[\w./]+))?"
 )
-# Innermost bracketed group: node references inside list/tuple args are printed bare.
-_GROUP = re.compile(r"[\[(]([^\[\]()]*)[\])]")
+# Innermost list: node references inside list args are printed bare (``[getitem_3, view_2]``).
+_GROUP = re.compile(r"\[([^\[\]]*)\]")
 # A bare identifier that is not part of a dotted name (torch.bfloat16) or a call.
 _BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(])")
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis"})
 _SYMBOL = re.compile(r"[su]\d+$")
 _TRAILING_INDEX = re.compile(r"_\d+$")
-_DTYPE_OK = re.compile(r"\([^()]*\)|[\w./]+")
-_SHAPE_OK = re.compile(r"\([^()]*\)|[^\s,()\[\]:]+")
+_ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
 _HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
 _PREVIEW = 60
@@ -69,6 +68,15 @@ class DumpFile:
         if best.call_count == 0:
             raise InputError("no GraphModule section holds any operation", path=self.path)
         return best
+
+
+def _meta_ok(text: str) -> bool:
+    """A printed shape/dtype: one token, or a parenthesised tuple (cheap check, hot path)."""
+    if not text:
+        return False
+    if text[0] == "(":
+        return text[-1] == ")"
+    return " " not in text and "," not in text and ")" not in text
 
 
 def _preview(line: str) -> str:
@@ -125,7 +133,9 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
     p = str(path)
     if text is None:
         text = read_text(path)
+    size = len(text)
     lines = text.split("\n")
+    del text  # the lines are all that is needed; don't hold the file twice
     transform = stage = ""
     modules: list[Graph] = []
     i = 0
@@ -159,8 +169,7 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         else:
             raise InputError(f"unexpected line outside a GraphModule section: {_preview(line)!r}",
                              path=p, line=i + 1)
-    return DumpFile(path=p, transform=transform, stage=stage, modules=modules,
-                    size_bytes=len(text))
+    return DumpFile(path=p, transform=transform, stage=stage, modules=modules, size_bytes=size)
 
 
 def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[Graph],
@@ -192,7 +201,7 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                                  f"' : <shape> : <dtype>'): {_preview(line)!r}",
                                  path=path, line=lineno)
             head, shape, dtype = parts
-            if not _DTYPE_OK.fullmatch(dtype) or not _SHAPE_OK.fullmatch(shape):
+            if not _meta_ok(shape) or not _meta_ok(dtype):
                 raise InputError(f"truncated or malformed node metadata "
                                  f"{_preview(shape + ' : ' + dtype)!r}", path=path, line=lineno)
             eq = head.find(" = ")
@@ -237,20 +246,22 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                     pending.append((idx, ref, lineno))
                     if m.group(2) is not None and ref not in weights:
                         weights[ref] = Weight(ref, m.group(2), m.group(3))
-            if "[" in args or "(" in args:
-                cleaned = _REF.sub(" ", args) if "%" in args else args
-                if "'" in cleaned or '"' in cleaned:
-                    cleaned = _QUOTED.sub(" ", cleaned)
+            if "[" in args:
+                cleaned = _QUOTED.sub(" ", args) if "'" in args or '"' in args else args
                 for grp in _GROUP.findall(cleaned):
+                    if "%" in grp:
+                        grp = _REF.sub(" ", grp)
                     for ref in _BARE.findall(grp):
-                        if ref in _NOT_REFS or _SYMBOL.match(ref):
-                            continue
-                        refs.append(ref)
-                        if ref not in defined:
+                        if ref in defined:
+                            refs.append(ref)
+                        elif ref not in _NOT_REFS and not _SYMBOL.match(ref):
+                            refs.append(ref)
                             pending.append((idx, ref, lineno))
         if kind != OUTPUT:
             defined[name] = lineno
         raw_refs.append(refs)
+        if len(args) > _ARGS_KEPT:
+            args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         nodes.append(Node(name=name, kind=kind, target=target, shape=shape, dtype=dtype,
                           inputs=(), weights=(), args=args, line=lineno, index=idx))
         if kind == OUTPUT:
@@ -276,7 +287,8 @@ def _resolve(path: str, graph: Graph, defined: dict[str, int],
                     raise InputError(f"%{ref} is used before its definition on line "
                                      f"{defined[ref]}", path=path, line=lineno)
                 continue
-            if _TRAILING_INDEX.sub("", ref) in bases or ref in bases:
+            base = _TRAILING_INDEX.sub("", ref) if ref[-1].isdigit() else ref
+            if base in bases:
                 raise InputError(f"reference to undefined node %{ref}", path=path, line=lineno)
             if ref not in weights:
                 weights[ref] = Weight(ref)

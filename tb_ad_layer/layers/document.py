@@ -17,13 +17,14 @@ def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
     info = lg.layers[index]
     graph = lg.graph
     nodes = graph.nodes
-    member_names = {nodes[j].name for j in info.members}
     ext = {e.id: e for e in info.external_inputs}
+    allowed = {nodes[j].name for j in info.members}
+    allowed.update(ext)
     out_nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
     for j in info.members:
         node = nodes[j]
-        inputs = [i for i in node.inputs if i in member_names or i in ext]
+        inputs = [i for i in node.inputs if i in allowed]
         weights = []
         for w in node.weights:
             if w in ext:

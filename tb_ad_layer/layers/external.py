@@ -93,9 +93,16 @@ def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
     return out
 
 
+def model_buffers(graph: Graph) -> frozenset[str]:
+    """Weights that are model-level buffers (RoPE caches...): external inputs, not layer weights."""
+    return frozenset(w for w in graph.weights if layer_of_weight(w) is None and is_buffer_like(w))
+
+
 def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[int],
-                    model_kinds: list[str | None]) -> list[ExternalInput]:
-    """The external inputs of ``layer`` (whose node indices are ``members``), in first-use order."""
+                    model_kinds: list[str | None], buffers: frozenset[str]) -> list[ExternalInput]:
+    """The external inputs of ``layer`` (whose node indices are ``members``), in first-use order.
+
+    ``buffers`` is :func:`model_buffers` of the graph, computed once for all layers."""
     nodes = graph.nodes
     by_name = graph.by_name
     seen: dict[str, ExternalInput] = {}
@@ -118,9 +125,7 @@ def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[i
                 seen[name] = ExternalInput(name, label, RESIDUAL if residual else LAYER_OUTPUT,
                                            src.shape, src.dtype, owner)
         for w in nodes[j].weights:
-            if w in seen:
-                continue
-            if layer_of_weight(w) is None and is_buffer_like(w):
+            if w in buffers and w not in seen:
                 weight = graph.weights[w]
                 kind = ROPE if _ROPE.search(w) else ("buffer" if not _KV.search(w) else KV_CACHE)
                 seen[w] = ExternalInput(w, _LABELS.get(kind, "model buffer"),

@@ -12,6 +12,7 @@ sub-group when they have no finer one, and every node between them is marked as 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tb_ad_layer.dump.graph import CALL, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
@@ -57,21 +58,33 @@ _OP_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
 _ATTENTION_KERNEL = re.compile(r"mla_with_cache|torch_mla|attention|sdpa|flash_attn|fmha", re.I)
 
 
+@lru_cache(maxsize=1 << 14)
+def _classify_target(target: str) -> tuple[str | None, str | None]:
+    for pat, group, sub in _OP_RULES:
+        if pat.search(target):
+            return group, sub
+    return None, None
+
+
+@lru_cache(maxsize=1 << 16)
+def _classify_role(role: str) -> tuple[str | None, str | None]:
+    for pat, group, sub in _WEIGHT_RULES:
+        if pat.search(role):
+            return group, sub
+    return None, None
+
+
 def _classify_direct(target: str, weights: tuple[str, ...]) -> tuple[str | None, str | None]:
     if _ATTENTION_KERNEL.search(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
     for w in weights:
-        role = weight_role(w)
-        for pat, group, sub in _WEIGHT_RULES:
-            if pat.search(role):
-                if group == NORM and _OP_RULES[0][0].search(target):
-                    break
-                return group, sub
-    for pat, group, sub in _OP_RULES:
-        if pat.search(target):
+        group, sub = _classify_role(weight_role(w))
+        if group is not None:
+            if group == NORM and _classify_target(target)[1] == "rope":
+                break
             return group, sub
-    return None, None
+    return _classify_target(target)
 
 
 def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str | None],
@@ -88,12 +101,7 @@ def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str 
     """
     nodes = graph.nodes
     n = len(nodes)
-    index = {node.name: node.index for node in nodes}
-    inputs_idx = [[index[i] for i in node.inputs] for node in nodes]
-    consumers: list[list[int]] = [[] for _ in range(n)]
-    for j, ins in enumerate(inputs_idx):
-        for i in ins:
-            consumers[i].append(j)
+    inputs_idx, consumers = graph.topology()
 
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
@@ -105,7 +113,8 @@ def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str 
             continue
         g, s = _classify_direct(node.target, node.weights)
         group[j], sub[j] = g, s
-        if any(_MLA_WEIGHTS.search(w) for w in node.weights) or _MLA_OPS.search(node.target):
+        if layers[j] not in mla_layers and (_MLA_OPS.search(node.target)
+                                             or any(_MLA_WEIGHTS.search(w) for w in node.weights)):
             mla_layers.add(layers[j])
         if g == ATTENTION:
             attn_layers.add(layers[j])

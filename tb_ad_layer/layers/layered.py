@@ -5,7 +5,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
-from tb_ad_layer.layers.external import ExternalInput, external_inputs, model_level_kinds
+from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_buffers,
+                                         model_level_kinds)
 from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NORM,
                                        assign_groups)
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
@@ -75,6 +76,7 @@ def layer_graph(graph: Graph) -> LayeredGraph:
         if owner != NO_LAYER:
             members.setdefault(owner, []).append(j)
     kinds = model_level_kinds(graph, owners)
+    buffers = model_buffers(graph)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):
         js = members[index]
@@ -82,6 +84,6 @@ def layer_graph(graph: Graph) -> LayeredGraph:
         infos[index] = LayerInfo(
             index=index, kind=_layer_kind(counts), attention=attention.get(index),
             members=js, group_counts=dict(counts),
-            external_inputs=external_inputs(graph, owners, index, js, kinds))
+            external_inputs=external_inputs(graph, owners, index, js, kinds, buffers))
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
                         group=groups, sub_group=subs, stream=streams, layers=infos)

@@ -52,12 +52,7 @@ class _Membership:
     def __init__(self, graph: Graph) -> None:
         self.nodes = graph.nodes
         n = self.n = len(graph.nodes)
-        index = {node.name: node.index for node in graph.nodes}
-        self.inputs = [[index[i] for i in node.inputs] for node in graph.nodes]
-        self.consumers: list[list[int]] = [[] for _ in range(n)]
-        for j, ins in enumerate(self.inputs):
-            for i in ins:
-                self.consumers[i].append(j)
+        self.inputs, self.consumers = graph.topology()
         self.seed = [_UNSET] * n
         self.derived = [_UNSET] * n
         self.owner = [_UNSET] * n

@@ -86,7 +86,8 @@ class RunStore:
         rows = self.query(sql + " ORDER BY idx", params)
         return [{"index": r[0], "id": r[1], "node_kind": r[2], "op": r[3], "shape": r[4],
                  "dtype": r[5], "layer": r[6], "group": r[7], "sub_group": r[8],
-                 "inputs": json.loads(r[9]), "weights": json.loads(r[10]), "line": r[11]}
+                 "inputs": r[9].split(",") if r[9] else [],
+                 "weights": r[10].split(",") if r[10] else [], "line": r[11]}
                 for r in rows]
 
     def kernel_count(self) -> int:

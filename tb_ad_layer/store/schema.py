@@ -10,7 +10,7 @@ Tables:
     stages(idx, file, order_no, stage, transform, module, modules, node_count, call_count,
            layer_count)                    one row per converted transform stage, pipeline order
     nodes(stage, idx, name, kind, target, shape, dtype, layer, grp, sub_group, inputs,
-          weights, line)                   every node of every stage (inputs/weights: JSON lists)
+          weights, line)                   every node of every stage (inputs/weights: names joined by ",")
     weights(stage, name, shape, dtype, layer)
     layers(stage, layer, kind, attention, node_count, gpu_time_us, group_counts, doc)
                                            ``doc`` is the layer document (docs/API.md api/layer)

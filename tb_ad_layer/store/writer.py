@@ -114,7 +114,7 @@ class StoreWriter:
         layer, group, sub = lg.layer, lg.group, lg.sub_group
         c.executemany("INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
             (idx, n.index, n.name, n.kind, n.target, n.shape, n.dtype, layer[n.index],
-             group[n.index], sub[n.index], _dumps(n.inputs), _dumps(n.weights), n.line)
+             group[n.index], sub[n.index], ",".join(n.inputs), ",".join(n.weights), n.line)
             for n in graph.nodes))
         c.executemany("INSERT INTO weights VALUES (?,?,?,?,?)", (
             (idx, w.name, w.shape, w.dtype, layer_of_weight(w.name))
@@ -123,14 +123,13 @@ class StoreWriter:
 
     def add_layer_docs(self, stage: int, docs: Iterable[dict[str, Any]]) -> None:
         """Store each layer document of ``stage`` (see :mod:`tb_ad_layer.layers.document`)."""
-        rows = []
-        for doc in docs:
+        for doc in docs:  # one at a time: a layer document can be megabytes
             summary = doc.get("trace_summary")
             gpu = summary.get("total_duration_us") if summary else None
-            rows.append((stage, doc["layer"], doc["kind"], doc.get("attention"),
-                         len(doc["nodes"]), gpu, _dumps(doc.get("group_counts", {})),
-                         _dumps(doc)))
-        self.conn.executemany("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)", rows)
+            self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
+                              (stage, doc["layer"], doc["kind"], doc.get("attention"),
+                               len(doc["nodes"]), gpu, _dumps(doc.get("group_counts", {})),
+                               _dumps(doc)))
 
     def add_streams(self, rows: Iterable[tuple[str, str, int | None, int | None, int | None,
                                                int | None]]) -> None:

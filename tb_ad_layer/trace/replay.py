@@ -141,6 +141,8 @@ def _decode_by_node_ids(td: TraceData, rows: Sequence[int], graph_rows: list[int
     gid, gnid, corr = td.graph_id, td.graph_node_id, td.correlation
     is_kernel = _is_kernel_row(td)
     name = td.name
+    # Copies can carry graph node ids too (profiler traces); a replay's size counts kernels only.
+    graph_rows = [i for i in graph_rows if is_kernel[name[i]]]
     nodes_per_graph: dict[int, set[int]] = defaultdict(set)
     rows_per_graph: Counter[int] = Counter()
     for g, n in set(zip(map(gid.__getitem__, graph_rows), map(gnid.__getitem__, graph_rows))):
@@ -159,7 +161,7 @@ def _decode_by_node_ids(td: TraceData, rows: Sequence[int], graph_rows: list[int
         return None
     sel.graph_id = chosen
     sel.graph_node_count = len(node_set)
-    g_rows = [i for i in graph_rows if gid[i] == chosen and is_kernel[name[i]]]
+    g_rows = [i for i in graph_rows if gid[i] == chosen]
     groups: dict[int, list[int]] = defaultdict(list)
     if any(corr[i] != NONE for i in g_rows[:1000]):
         for i in g_rows:

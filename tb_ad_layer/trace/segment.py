@@ -167,7 +167,8 @@ def _infer(seq: list[str]) -> _Cut | None:
             labels = [label_of.get(s) for s in segs]
             coverage = sum(1 for lab in labels if lab is not None) / len(segs)
             changes = sum(1 for a, b in zip(labels, labels[1:]) if a != b)
-            if coverage < MIN_INFERRED_COVERAGE or changes > _MAX_KIND_CHANGES:
+            # Kinds come in blocks (dense first, then MoE); alternation means two anchors per layer.
+            if coverage < MIN_INFERRED_COVERAGE or changes > min(_MAX_KIND_CHANGES, 2 * (len(label_of) - 1)):
                 continue
             # Unmatched segments take the label of the most similar pattern.
             kinds = [lab or max(label_of.items(), key=lambda kv: similarity(segs[j], kv[0]))[1]

@@ -1,0 +1,90 @@
+"""Converter throughput: parse + assign all layers + write the store, on DeepSeek-V3-sized dumps.
+
+Generates dumps with tools/make_ad_dump.py into bench/out/ (61 layers, unfused MoE with 256
+experts: ~29 MB and ~180k nodes), then sizes 1x/4x/16x by layer count to show how time grows.
+Prints MB/s end to end, peak RSS (in a child process per size, so sizes don't share a peak), and
+the time to load one layer of one stage from the finished store.
+
+    python bench/bench_convert.py            # all sizes
+    python bench/bench_convert.py --quick    # 1x and 4x only
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench" / "out"
+
+
+def generate(name: str, layers: int, dequant: str) -> Path:
+    d = OUT / f"{name}_{dequant}"
+    if not any(d.glob("*.txt")):
+        d.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(REPO / "tools" / "make_ad_dump.py"), "--model", "dsv3",
+                        "--layers", str(layers), "--dense-layers", "3", "--unfused-moe",
+                        "--expert-dequant", dequant, "--experts", "256", "--hidden", "7168",
+                        "--stages", "final", "--out", str(d)], check=True,
+                       stdout=subprocess.DEVNULL)
+        for t in d.glob("*.truth.json"):
+            t.unlink()  # the benchmark reads only the dump
+    return d
+
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+from tb_ad_layer.convert import convert
+from tb_ad_layer.store.reader import RunStore
+src, logdir = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter()
+res = convert(src, logdir, run="bench")
+dt = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+store = RunStore(res.store)
+layers = [l["layer"] for l in store.layers(0)]
+loads = []
+for layer in layers[:: max(1, len(layers) // 10)]:
+    t1 = time.perf_counter(); store.layer_doc(0, layer); loads.append(time.perf_counter() - t1)
+print(json.dumps({"seconds": dt, "peak": peak, "nodes": res.stages[0].nodes,
+                  "bytes": res.stages[0].size_bytes, "layers": len(layers),
+                  "load_ms_max": max(loads) * 1e3, "load_ms_median": sorted(loads)[len(loads)//2] * 1e3}))
+"""
+
+
+def run(src: Path) -> dict:
+    logdir = OUT / "logs"
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(logdir)], check=True,
+                          capture_output=True, text=True, cwd=REPO)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    # DeepSeek-V3 size (61 layers) with the three ways expert weights reach the unfused MoE op:
+    # bare weight lists (few, very long lines), one dequant op per weight (tens of thousands of
+    # nodes), and aten fake-quant chains (node-dense); then 1x/4x/16x by layer count.
+    rows = [("dsv3_61", 61, "none"), ("dsv3_61", 61, "op"), ("dsv3_61", 61, "aten"),
+            ("x1", 16, "op"), ("x4", 64, "op")] + ([] if args.quick else [("x16", 256, "op")])
+    print(f"{'dump':>14} {'layers':>6} {'MB':>8} {'nodes':>9} {'s':>7} {'MB/s':>7} {'us/node':>8} "
+          f"{'peak MB':>8} {'peak/file':>9} {'load ms (med/max)':>18}")
+    for name, layers, dequant in rows:
+        src = generate(name, layers, dequant)
+        r = run(src)
+        mb = r["bytes"] / 1e6
+        print(f"{name + '/' + dequant:>14} {r['layers']:>6} {mb:8.1f} {r['nodes']:9,} "
+              f"{r['seconds']:7.2f} {mb / r['seconds']:7.1f} {r['seconds'] / r['nodes'] * 1e6:8.1f} "
+              f"{r['peak'] / 1e6:8.0f} "
+              f"{r['peak'] / r['bytes']:9.1f} {r['load_ms_median']:8.2f}/{r['load_ms_max']:.2f}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""A TensorBoard event file per run, so a converted run also shows in the Text and Scalars tabs.
+
+TensorBoard lists a run only where it finds event files; with one written next to the store,
+``tensorboard --logdir`` shows the conversion summary (Text tab) and per-layer node counts and
+GPU times (Scalars tab, step = layer index) beside the "AD Layers" tab.
+
+The file is written with TensorBoard's own pure-Python writer into a hidden temporary directory
+and renamed into the run directory when complete, so TensorBoard never reads a half-written file.
+Our files end in :data:`EVENTS_SUFFIX`; re-converting removes the previous one, so runs do not
+accumulate duplicate summaries (other event files in the directory are left alone).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+from tensorboard.plugins.scalar import metadata as scalar_metadata
+from tensorboard.plugins.text import metadata as text_metadata
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.store.reader import RunStore
+from tb_ad_layer.store.schema import STORE_DIR
+
+EVENTS_SUFFIX = ".ad_layer"
+TEXT_TAG = "ad_layer/conversion"
+NODE_COUNT_TAG = "ad_layer/node_count"
+GPU_TIME_TAG = "ad_layer/gpu_time_us"
+
+
+def run_dir_of(store_path: str | Path) -> Path:
+    """``<logdir>/<run>`` of a store at ``<logdir>/<run>/plugins/ad_layer/run.sqlite``."""
+    p = Path(store_path)
+    if p.parent.name != STORE_DIR[1] or p.parent.parent.name != STORE_DIR[0]:
+        raise InputError("not inside <run>/plugins/ad_layer/", path=p)
+    return p.parent.parent.parent
+
+
+def _cell(value: Any) -> str:
+    """Text for a markdown table cell or code span: names from dumps may hold ``|`` or a
+    backtick, which would break the table or the span."""
+    return str(value).replace("`", "'").replace("|", "\\|").replace("\n", " ")
+
+
+def conversion_markdown(store: RunStore) -> str:
+    """The run summary shown in TensorBoard's Text tab: source, stages, layers, trace."""
+    meta = store.meta
+    stages = store.stages()
+    lines = [f"**tb-ad-layer run `{_cell(meta.get('run', '?'))}`** "
+             f"(converter {_cell(meta.get('converter_version', '?'))}, "
+             f"{_cell(meta.get('created', '?'))})", "",
+             f"- model: `{_cell(meta.get('model', '?'))}`",
+             f"- source: `{_cell(meta.get('source_dir', '?'))}`"]
+    trace = meta.get("trace")
+    if trace:
+        share = trace.get("mapped_share")
+        lines.append(
+            f"- trace: `{_cell(trace.get('source', '?'))}`, phase {_cell(trace.get('phase', '?'))}, "
+            f"{trace.get('kernel_count', '?')} kernels on {trace.get('num_streams', '?')} streams"
+            + (f", {100 * share:.0f}% mapped to nodes" if isinstance(share, (int, float)) else ""))
+    else:
+        lines.append("- trace: none (convert with `--trace` to see GPU kernels per node)")
+    lines += ["", "| stage | file | transform | nodes | layers |", "|---:|---|---|---:|---:|"]
+    for s in stages:
+        lines.append(f"| {s['index']} | `{_cell(s['file'])}` | {_cell(s['stage'])} / "
+                     f"{_cell(s['transform'])} | {s['node_count']} | {s['layer_count']} |")
+    if stages:
+        last = stages[-1]["index"]
+        layers = store.layers(last)
+        lines += ["", f"Layers of the last stage ({len(layers)}):", "",
+                  "| layer | kind | attention | nodes | GPU µs |", "|---:|---|---|---:|---:|"]
+        for r in layers:
+            gpu = f"{r['gpu_time_us']:.1f}" if r["gpu_time_us"] is not None else "-"
+            lines.append(f"| {r['layer']} | {_cell(r['kind'])} | {_cell(r['attention'] or '-')} "
+                         f"| {r['node_count']} | {gpu} |")
+    return "\n".join(lines) + "\n"
+
+
+def _text_event(tag: str, text: str, wall_time: float) -> event_pb2.Event:
+    tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING,
+                                    tensor_shape=tensor_shape_pb2.TensorShapeProto(),
+                                    string_val=[text.encode("utf-8")])
+    meta = text_metadata.create_summary_metadata(display_name="tb-ad-layer conversion",
+                                                 description="")
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta,
+                                                                   tensor=tensor)])
+    return event_pb2.Event(wall_time=wall_time, step=0, summary=summary)
+
+
+def _scalar_event(tag: str, value: float, step: int, wall_time: float,
+                  description: str) -> event_pb2.Event:
+    tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT,
+                                    tensor_shape=tensor_shape_pb2.TensorShapeProto(),
+                                    float_val=[float(value)])
+    meta = scalar_metadata.create_summary_metadata(display_name=tag, description=description)
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta,
+                                                                   tensor=tensor)])
+    return event_pb2.Event(wall_time=wall_time, step=step, summary=summary)
+
+
+def run_events(store: RunStore, wall_time: float | None = None) -> list[event_pb2.Event]:
+    """The events describing one run (text summary; per-layer scalars of the last stage)."""
+    wall = time.time() if wall_time is None else wall_time
+    events = [_text_event(TEXT_TAG, conversion_markdown(store), wall)]
+    stages = store.stages()
+    if stages:
+        for r in store.layers(stages[-1]["index"]):
+            events.append(_scalar_event(NODE_COUNT_TAG, r["node_count"], r["layer"], wall,
+                                        "FX nodes per decoder layer (step = layer index)"))
+            if r["gpu_time_us"] is not None:
+                events.append(_scalar_event(GPU_TIME_TAG, r["gpu_time_us"], r["layer"], wall,
+                                            "GPU time per decoder layer in µs "
+                                            "(step = layer index)"))
+    return events
+
+
+def write_run_events(store_path: Path) -> Path:
+    """Write the run's event file into ``<logdir>/<run>/``, replacing the one written by a
+    previous conversion; return its path.
+
+    Raises:
+        InputError: the store cannot be read or the directory cannot be written.
+    """
+    store_path = Path(store_path)
+    run_dir = run_dir_of(store_path)
+    store = RunStore(store_path)
+    try:
+        events = run_events(store)
+    finally:
+        store.close()
+    try:
+        # Hidden and inside the store directory: TensorBoard skips nothing by name, but the
+        # directory lives only for the milliseconds the write takes.
+        tmp_dir = Path(tempfile.mkdtemp(prefix=".events-", dir=store_path.parent))
+    except OSError as e:
+        raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
+    try:
+        writer = EventFileWriter(str(tmp_dir), filename_suffix=EVENTS_SUFFIX)
+        for event in events:
+            writer.add_event(event)
+        writer.close()
+        written = [p for p in tmp_dir.iterdir() if p.name.endswith(EVENTS_SUFFIX)]
+        if len(written) != 1:
+            raise InputError("the event writer produced no file", path=tmp_dir)
+        final = run_dir / written[0].name
+        os.replace(written[0], final)
+        for old in run_dir.glob(f"events.out.tfevents.*{EVENTS_SUFFIX}"):
+            if old != final:
+                old.unlink(missing_ok=True)
+        return final
+    except OSError as e:
+        raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
