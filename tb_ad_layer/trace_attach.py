@@ -1,0 +1,122 @@
+"""Put a trace onto a converted stage: map its kernels to the stage's nodes, fill the layer
+documents' ``kernels``/``time_us``/``trace_summary``, and store kernels and streams in the run store.
+
+This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces and the store.
+"""
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from tb_ad_layer.layers.layered import LayeredGraph
+from tb_ad_layer.progress import Progress
+from tb_ad_layer.store.writer import StoreWriter
+from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
+from tb_ad_layer.trace.kernel_map import load_kernel_map
+from tb_ad_layer.trace.mapping import LayerNodes
+
+GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
+                      "per-kernel data")
+
+
+@dataclass(slots=True, frozen=True)
+class _Node:
+    """What kernel mapping needs of a node."""
+
+    name: str
+    op: str
+    group: str
+    sub_group: str | None
+    stream: str
+
+
+def layer_nodes(lg: LayeredGraph) -> list[LayerNodes]:
+    """The graph's layers in model order, with their call nodes in topological order."""
+    out = []
+    for index in sorted(lg.layers):
+        info = lg.layers[index]
+        nodes = [_Node(n.name, n.target, lg.group[n.index], lg.sub_group[n.index],
+                       lg.stream[n.index])
+                 for n in (lg.graph.nodes[j] for j in info.members) if n.kind == "call"]
+        out.append(LayerNodes(index=index, kind=info.kind, nodes=nodes))
+    return out
+
+
+def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> str:
+    label = f"GPU {device} \u00b7 stream {stream}"
+    return f"{label} (pid {pid})" if pids > 1 else label
+
+
+def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
+                 writer: StoreWriter | None, progress: Progress) -> dict[str, Any]:
+    """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given.
+
+    Returns the trace metadata recorded in the run store (``meta.trace``).
+    """
+    origin = result.origin_ns
+    for doc in docs:
+        for node in doc["nodes"]:
+            ks = result.node_kernels.get(node["id"], [])
+            node["kernels"] = ks
+            node["time_us"] = round(sum(k["duration_us"] for k in ks), 3)
+        doc["trace_summary"] = result.layer_summaries.get(doc["layer"])
+    per_layer: dict[int, list[int]] = {}
+    for k in result.kernels:
+        if k.layer is not None:
+            counts = per_layer.setdefault(k.layer, [0, 0])
+            counts[1] += 1
+            counts[0] += k.node is not None
+    if per_layer:
+        shares = " ".join(f"{layer}:{m / t:.0%}" for layer, (m, t) in sorted(per_layer.items()))
+        progress(f"mapped share per layer: {shares}")
+    for w in result.warnings:
+        progress.warn(w)
+    if writer is not None:
+        keys: dict[str, tuple[int, int, int, int]] = {}
+        for k in result.kernels:
+            keys.setdefault(k.stream_key, (k.device, k.pid, k.context, k.stream))
+        for b in result.graph_launches:
+            keys.setdefault(b.stream_key, (b.device, b.pid, b.context, b.stream))
+        pids = len({v[1] for v in keys.values()})
+        writer.add_streams((key, _stream_label(key, d, s, p, pids), d, p, c, s)
+                           for key, (d, p, c, s) in keys.items())
+        writer.add_kernels(
+            (k.name, k.short, k.start_ns - origin, k.end_ns - origin, k.device, k.stream_key,
+             k.graph_id, k.graph_node_id, k.correlation, k.layer, k.node, k.unmapped_reason,
+             k.stats.count if k.stats else None, k.stats.median_ns if k.stats else None,
+             k.stats.min_ns if k.stats else None, k.stats.max_ns if k.stats else None)
+            for k in sorted(result.kernels, key=lambda k: k.start_ns))
+        launch_origin = min((b.start_ns for b in result.graph_launches), default=origin) \
+            if not result.kernels else origin
+        writer.add_kernels(
+            (f"CUDA graph {b.graph_id if b.graph_id is not None else '?'} launch",
+             "cudaGraphLaunch", b.start_ns - launch_origin, b.end_ns - launch_origin, b.device,
+             b.stream_key, b.graph_id, None, b.correlation, None, None, GRAPH_BLOCK_REASON,
+             None, None, None, None)
+            for b in result.graph_launches)
+        writer.add_file(result.meta["source"], "trace")
+    meta = dict(result.meta)
+    meta["warnings"] = list(result.warnings)
+    meta["unmapped"] = dict(Counter(k.unmapped_reason for k in result.kernels
+                                    if k.unmapped_reason).most_common(10))
+    meta["graph_launch_blocks"] = len(result.graph_launches)
+    return meta
+
+
+def trace_attacher(args: argparse.Namespace, progress: Progress
+                   ) -> Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None],
+                                 dict[str, Any]]:
+    """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert` from CLI options."""
+    kmap = load_kernel_map(Path(args.kernel_map) if getattr(args, "kernel_map", None) else None)
+
+    def attach(lg: LayeredGraph, docs: list[dict[str, Any]],
+               writer: StoreWriter | None) -> dict[str, Any]:
+        progress(f"reading trace {args.trace}")
+        result = ingest_trace(args.trace, layer_nodes(lg), phase=args.phase, device=args.device,
+                              graph_id=args.graph_id, kernel_map=kmap, progress=progress)
+        return attach_trace(result, docs, writer, progress)
+
+    return attach
