@@ -5,6 +5,7 @@ stage's graph, not the whole directory. A trace is mapped onto the last converte
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -148,12 +149,20 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
         writer.set_meta("model", model or _guess_model(src))
         writer.set_meta("source_dir", str(src.resolve()))
         writer.set_meta("converter_version", __version__)
-        writer.set_meta("created", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        writer.set_meta("created", _created())
         writer.set_meta("trace", result.trace)
         writer.commit()
     progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     return result
+
+
+def _created() -> str:
+    # SOURCE_DATE_EPOCH (the reproducible-builds convention) pins it for regenerated demo logs.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch and epoch.isdigit() \
+        else datetime.now(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _guess_model(src: Path) -> str:

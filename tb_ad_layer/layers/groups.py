@@ -28,17 +28,19 @@ _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
 
 # (pattern on the weight role, group, sub_group); first match wins, so specific before general.
 _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
+    # Mixers first: their own gated norms (mixer.norm, linear_attn.norm) are part of the mixer.
+    (re.compile(r"linear_attn|gated_delta", re.I), GDN, None),
+    (re.compile(r"mixer_(?:a_log|d|dt_bias|conv1d|in_proj|out_proj|norm)(?:_|$)|mamba|ssm", re.I),
+     MAMBA, None),
     (re.compile(r"shared_experts?_gate(?!_proj)|shared_expert"), MOE, "shared_experts"),
     (re.compile(r"experts"), MOE, "moe_experts"),
-    (re.compile(r"(?:mlp|moe)_gate_(?:weight|e_score|bias)|_gate_e_score|router|"
+    (re.compile(r"(?:mlp|moe|mixer)_gate_(?:weight|e_score|bias)|_gate_e_score|router|"
                 r"block_sparse_moe_gate"), MOE, "moe_router"),
     (re.compile(r"q_a_layernorm|q_a_proj|q_b_proj|q_proj|q_norm|wq"), ATTENTION, "q_branch"),
     (re.compile(r"kv_a_layernorm|kv_a_proj|kv_b_proj|k_proj|v_proj|k_norm|kv_proj|wkv"),
      ATTENTION, "kv_branch"),
     (re.compile(r"(?:^|_)(?:input_layernorm|post_attention_layernorm|pre_feedforward_layernorm|"
                 r"post_feedforward_layernorm|ln_\d|norm)(?:_|$)"), NORM, None),
-    (re.compile(r"linear_attn|gated_delta"), GDN, None),
-    (re.compile(r"mixer_(?:A_log|D|dt_bias|conv1d|in_proj|out_proj|norm)|mamba|ssm"), MAMBA, None),
     (re.compile(r"self_attn|attention|attn|mixer_o_proj|qkv"), ATTENTION, None),
     (re.compile(r"mlp|ffn|feed_forward|gate_up|up_proj|down_proj|gate_proj|w1|w2|w3"), MLP, None),
 ]

@@ -1,0 +1,84 @@
+"""Regenerate ``demo_logs/``: the ready logdir the README's first command opens.
+
+Inputs are generated deterministically (tools/make_ad_dump.py, tools/make_traces.py) into a
+scratch directory, then converted with the real CLI:
+
+- ``dsv3_decode``: DeepSeek-V3-style model (MLA; 3 dense layers, then MoE with shared experts on
+  an aux stream), every transform stage, with a CUDA-graph decode trace (nsys SQLite schema).
+- ``dsv3_prefill``: the same dumps with an eager prefill trace (NVTX-marked forward passes).
+- ``dsv3_decode_unfused``: the same model one fusion stage earlier (its sharding stage, before
+  MoE and norm fusion) with its own decode trace: compare it with ``dsv3_decode``.
+- ``llama_decode``: a dense Llama-style model (GQA) with a PyTorch profiler decode trace.
+
+    python tools/make_demo.py                 # rewrite demo_logs/
+    python tools/make_demo.py --out /tmp/demo # elsewhere (tests compare against the committed copy)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+# Fixed so that regenerating gives the same stores (the converter records creation time).
+os.environ.setdefault("SOURCE_DATE_EPOCH", "1795000000")
+
+
+def _run(*args: str) -> None:
+    subprocess.run([sys.executable, *args], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+
+
+def _convert(src: Path, logdir: Path, run: str, *extra: str) -> None:
+    subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(src), "--logdir",
+                    str(logdir), "--run", run, "-q", *extra], check=True, cwd=REPO)
+    print(f"  {run}")
+
+
+def build(out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="tb-ad-layer-demo-") as tmp:
+        scratch = Path(tmp)
+        dsv3 = scratch / "dsv3"
+        llama = scratch / "llama"
+        traces = scratch / "traces"
+        _run("tools/make_ad_dump.py", "--model", "dsv3", "--layers", "12", "--dense-layers", "3",
+             "--experts", "64", "--stages", "all", "--out", str(dsv3))
+        _run("tools/make_ad_dump.py", "--model", "llama", "--layers", "8", "--stages", "final",
+             "--out", str(llama))
+        final = sorted(dsv3.glob("*.truth.json"))[-1]
+        sharded = next(dsv3.glob("060_*.truth.json"))
+        gen = ["tools/make_traces.py", "--out", str(traces)]
+        _run(*gen, "--name", "dsv3_decode", "--phase", "decode", "--plan-from", str(final),
+             "--replays", "200", "--format", "sqlite")
+        _run(*gen, "--name", "dsv3_prefill", "--phase", "prefill", "--plan-from", str(final),
+             "--passes", "2", "--format", "sqlite")
+        _run(*gen, "--name", "dsv3_unfused", "--phase", "decode", "--plan-from", str(sharded),
+             "--replays", "200", "--format", "sqlite")
+        _run(*gen, "--name", "llama_decode", "--phase", "decode", "--plan-from",
+             str(next(llama.glob("*.truth.json"))), "--replays", "200", "--format", "torch")
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        print(f"converting into {out}")
+        _convert(dsv3, out, "dsv3_decode", "--stages", "all", "--model", "deepseek-v3-style",
+                 "--trace", str(traces / "dsv3_decode.sqlite"), "--phase", "decode")
+        _convert(dsv3, out, "dsv3_prefill", "--stages", "all", "--model", "deepseek-v3-style",
+                 "--trace", str(traces / "dsv3_prefill.sqlite"), "--phase", "prefill")
+        _convert(dsv3, out, "dsv3_decode_unfused", "--stages", sharded.name[:3],
+                 "--model", "deepseek-v3-style", "--trace", str(traces / "dsv3_unfused.sqlite"),
+                 "--phase", "decode")
+        _convert(llama, out, "llama_decode", "--model", "llama-style",
+                 "--trace", str(traces / "llama_decode.pt.trace.json.gz"), "--phase", "decode")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=REPO / "demo_logs")
+    build(ap.parse_args().out.resolve())
+
+
+if __name__ == "__main__":
+    main()
