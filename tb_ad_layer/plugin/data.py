@@ -29,7 +29,7 @@ from tb_ad_layer.plugin.discovery import RunDiscovery, RunHandle
 from tb_ad_layer.plugin.errors import ApiError, show
 from tb_ad_layer.plugin.responses import JSON, Payload, json_payload, safe_filename
 from tb_ad_layer.plugin.timeline import (DEFAULT_MAX_ITEMS, MAX_MAX_ITEMS, KernelIndex,
-                                         timeline)
+                                         timeline_json)
 from tb_ad_layer.store.chrome_export import export_chrome_trace
 
 logger = logging.getLogger(__name__)
@@ -98,18 +98,18 @@ class PayloadCache:
             return item
 
     def put(self, key: tuple, payload: Payload) -> None:
-        size = len(payload.body)
+        size = payload.size
         if size > self.budget // 4:
             return  # one huge answer must not flush everything else
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._bytes -= len(old.body)
+                self._bytes -= old.size
             self._items[key] = payload
             self._bytes += size
             while self._bytes > self.budget and self._items:
                 _, dropped = self._items.popitem(last=False)
-                self._bytes -= len(dropped.body)
+                self._bytes -= dropped.size
 
 
 class PluginData:
@@ -119,6 +119,8 @@ class PluginData:
                  cache_bytes: int = 48 << 20) -> None:
         self.discovery = RunDiscovery(logdir, rescan_interval=rescan_interval)
         self._cache = PayloadCache(cache_bytes)
+        self._inflight: dict[tuple, threading.Lock] = {}
+        self._inflight_lock = threading.Lock()
 
     # -- validation helpers ---------------------------------------------------------------
 
@@ -285,7 +287,7 @@ class PluginData:
     # -- api/timeline -----------------------------------------------------------------------
 
     def _timeline(self, handle: RunHandle, layer: object, start_us: object, end_us: object,
-                  max_items: object) -> dict[str, Any]:
+                  max_items: object) -> str:
         stages = self._stages(handle)
         n: int | None = None
         if layer is not None and layer != "":
@@ -305,13 +307,14 @@ class PluginData:
                 raise ApiError(400, f"max_items must be between 1 and {MAX_MAX_ITEMS}, "
                                     f"got {limit}")
         index = handle.memoize("kernel_index", lambda: KernelIndex.from_store(handle.store()))
-        return {"run": handle.name, "layer": n, **timeline(index, n, a, b, limit)}
+        return timeline_json(index, n, a, b, limit, head={"run": handle.name, "layer": n})
 
     def timeline(self, run: object, layer: object = None, start_us: object = None,
                  end_us: object = None, max_items: object = None) -> dict[str, Any]:
         """``api/timeline``: kernels per stream in a window, merged into buckets per stream
         when more than ``max_items``. A run without a trace has no streams."""
-        return self._timeline(self.discovery.get(run), layer, start_us, end_us, max_items)
+        return json.loads(self._timeline(self.discovery.get(run), layer, start_us, end_us,
+                                         max_items))
 
     # -- api/compare ------------------------------------------------------------------------
 
@@ -397,20 +400,37 @@ class PluginData:
             elif endpoint == "stages":
                 compute = lambda: json_payload(self._stage_diff(handle, *rest))
             elif endpoint == "timeline":
-                compute = lambda: json_payload(self._timeline(handle, *rest))
+                # Windows change at every pan: compress fast rather than small.
+                compute = lambda: Payload(self._timeline(handle, *rest).encode("utf-8"), JSON,
+                                          gzip_level=3)
             else:
                 what = endpoint.split("/", 1)[1]
                 compute = lambda: self._download(handle, what, *(rest + (None, None))[:2])
         cached = self._cache.get(key)
         if cached is not None:
             return cached
+        # Single flight: when fifty clients ask for the same cold answer at once, one computes
+        # (and compresses) it and the others wait for that result instead of repeating it.
+        with self._inflight_lock:
+            flight = self._inflight.setdefault(key, threading.Lock())
         try:
-            payload = compute()
-        except sqlite3.Error as e:
-            # Only a store rewritten in place (not by rename) or a corrupt file gets here; the
-            # next request sees the new file identity and reopens it.
-            logger.warning("ad_layer: reading %s failed: %s", key, e)
-            raise ApiError(503, f"run store changed or damaged while being read ({e}); retry "
-                                f"or convert the run again") from None
-        self._cache.put(key, payload)
-        return payload
+            with flight:
+                cached = self._cache.get(key)
+                if cached is not None:
+                    return cached
+                try:
+                    payload = compute()
+                except sqlite3.Error as e:
+                    # Only a store rewritten in place (not by rename) or a corrupt file gets
+                    # here; the next request sees the new file identity and reopens it.
+                    logger.warning("ad_layer: reading %s failed: %s", key, e)
+                    raise ApiError(503, f"run store changed or damaged while being read ({e}); "
+                                        f"retry or convert the run again") from None
+                if payload.compressible:
+                    payload.gzipped()
+                self._cache.put(key, payload)
+                return payload
+        finally:
+            with self._inflight_lock:
+                if self._inflight.get(key) is flight:
+                    del self._inflight[key]

@@ -31,13 +31,18 @@ _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class Payload:
-    """An encoded response body; gzip form and ETag are computed on first use and kept."""
+    """An encoded response body; gzip form and ETag are computed on first use and kept.
 
-    __slots__ = ("body", "content_type", "filename", "cache_control", "_gz", "_etag")
+    ``gzip_level`` 6 suits answers that are computed once and served many times (layer
+    documents, static files); answers that change per request use a faster level."""
+
+    __slots__ = ("body", "content_type", "filename", "cache_control", "gzip_level", "_gz",
+                 "_etag")
 
     def __init__(self, body: bytes, content_type: str, *, filename: str | None = None,
-                 cache_control: str = NO_CACHE) -> None:
+                 cache_control: str = NO_CACHE, gzip_level: int = 6) -> None:
         self.body = body
+        self.gzip_level = gzip_level
         self.content_type = content_type
         self.filename = filename
         self.cache_control = cache_control
@@ -52,7 +57,7 @@ class Payload:
         """The body gzip-compressed (``mtime=0`` so equal bodies give equal bytes)."""
         if self._gz is None:
             # A benign race: two threads may both compress; either result is the same.
-            self._gz = gzip.compress(self.body, compresslevel=6, mtime=0)
+            self._gz = gzip.compress(self.body, compresslevel=self.gzip_level, mtime=0)
         return self._gz
 
     @property

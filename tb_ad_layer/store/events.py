@@ -21,7 +21,6 @@ from typing import Any
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tensorboard.plugins.scalar import metadata as scalar_metadata
 from tensorboard.plugins.text import metadata as text_metadata
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.store.reader import RunStore
@@ -139,6 +138,10 @@ def write_run_events(store_path: Path) -> Path:
         tmp_dir = Path(tempfile.mkdtemp(prefix=".events-", dir=store_path.parent))
     except OSError as e:
         raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
+    # Imported here: the writer pulls in tensorboard.summary (and numpy), a quarter second
+    # that importing the converter should not pay.
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
     try:
         writer = EventFileWriter(str(tmp_dir), filename_suffix=EVENTS_SUFFIX)
         for event in events:

@@ -1,0 +1,47 @@
+"""Fixtures for plugin tests: a logdir of converted runs (with and without a fake trace) and a
+werkzeug client over the full TensorBoard WSGI app, so routing, the path prefix and
+TensorBoard's middlewares are exercised as in production."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from tensorboard.backend import application
+from tensorboard.plugins import base_plugin
+from werkzeug.test import Client
+
+from tb_ad_layer.convert import convert
+from tb_ad_layer.plugin.plugin import AdLayerPlugin
+from tests.conftest import DUMPS
+from tests.plugin.fake_trace import convert_with_trace
+
+BASE = "/data/plugin/ad_layer"
+
+
+def make_logdir(root: Path) -> Path:
+    """runs: ``dsv3`` (4 stages, no trace), ``llama``, ``traced/decode`` and
+    ``traced/faster`` (last stage of ad_dsv3 with fake traces, B 10% faster)."""
+    convert(DUMPS / "ad_dsv3", root, run="dsv3", stages=["all"])
+    convert(DUMPS / "ad_llama", root, run="llama")
+    convert_with_trace(DUMPS / "ad_dsv3", root, "traced/decode")
+    convert_with_trace(DUMPS / "ad_dsv3", root, "traced/faster", scale=0.9)
+    return root
+
+
+@pytest.fixture(scope="session")
+def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A read-only shared logdir (tests that change files make their own)."""
+    return make_logdir(tmp_path_factory.mktemp("logdir"))
+
+
+def make_client(logdir: Path | None, path_prefix: str = "") -> tuple[Client, AdLayerPlugin]:
+    plugin = AdLayerPlugin(base_plugin.TBContext(logdir=str(logdir) if logdir else ""))
+    app = application.TensorBoardWSGI([plugin], path_prefix=path_prefix)
+    return Client(app), plugin
+
+
+@pytest.fixture
+def client(logdir: Path) -> Iterator[Client]:
+    c, _ = make_client(logdir)
+    yield c

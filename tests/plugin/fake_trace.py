@@ -1,0 +1,107 @@
+"""Trace-bearing run stores for plugin tests and the plugin benchmark.
+
+Real trace ingestion is another module's job; the plugin only reads what the store holds. So
+this builds that content directly: ``convert(..., attach_trace=fake_attacher(...))`` runs the
+real converter and lets the attacher write ``streams`` and ``kernels`` rows through the
+``StoreWriter`` and fill each layer document's node ``kernels``/``time_us`` and
+``trace_summary`` the way docs/API.md describes, deterministically.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from tb_ad_layer.convert import convert
+from tb_ad_layer.store.writer import StoreWriter, store_path
+
+MAIN = "pid100/dev0/ctx1/s7"
+AUX = "pid100/dev0/ctx1/s9"
+STREAMS = [(MAIN, "GPU 0 · stream 7", 0, 100, 1, 7), (AUX, "GPU 0 · stream 9 (aux)", 0, 100, 1, 9)]
+SKIP_OPS = ("<built-in function getitem>", "placeholder", "output")
+
+
+def _us(ns: float) -> float:
+    return round(ns / 1000.0, 3)
+
+
+def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 100,
+                  extra_per_layer: int = 0) -> Callable[..., dict[str, Any]]:
+    """An ``attach_trace(lg, docs, writer)`` that invents a decode replay: ``kernels_per_node``
+    kernels per call node on the main stream, every 4th node's kernels on an aux stream
+    overlapping the main one, one unmapped ``FillFunctor`` per layer, plus ``extra_per_layer``
+    more unmapped kernels (to make timelines dense). Durations are multiplied by ``scale``."""
+
+    def attach(lg: Any, docs: list[dict[str, Any]], writer: StoreWriter | None) -> dict[str, Any]:
+        rows: list[tuple] = []
+        t = 0
+        mapped = 0
+        for doc in docs:
+            layer = doc["layer"]
+            layer_kernels: list[tuple[int, int, str, str, float, str | None]] = []
+            groups: dict[str, float] = {}
+            for i, node in enumerate(doc["nodes"]):
+                if node["op"] in SKIP_OPS or node["node_kind"] != "call":
+                    continue
+                aux = i % 4 == 3
+                stream = AUX if aux else MAIN
+                start = t
+                for j in range(kernels_per_node):
+                    dur = int((800 + (i * 37 + j * 101) % 1500) * scale)
+                    short = f"{node['label']}_k{j}"
+                    name = f"void {short}<cutlass::bfloat16_t, 128>(Params<&x>)"
+                    rows.append((name, short, start, start + dur, 0, stream, 7, len(rows),
+                                 5000 + layer, layer, node["id"], None, replays, dur,
+                                 dur - 50, dur + 400))
+                    node["kernels"].append({
+                        "kernel": short, "name": name, "duration_us": _us(dur), "stream": stream,
+                        "start_us": _us(start),
+                        "stats": {"count": replays, "median_us": _us(dur),
+                                  "min_us": _us(dur - 50), "max_us": _us(dur + 400)}})
+                    layer_kernels.append((start, start + dur, stream, short, dur, node["id"]))
+                    groups[node["group"]] = groups.get(node["group"], 0.0) + dur
+                    mapped += 1
+                    start += dur + 150
+                node["time_us"] = round(sum(k["duration_us"] for k in node["kernels"]), 3)
+                if not aux:
+                    t = start
+            for e in range(1 + extra_per_layer):
+                dur = 700
+                rows.append(("void at::native::FillFunctor<float>()", "FillFunctor", t, t + dur,
+                             0, MAIN, 7, len(rows), 5000 + layer, layer, None, "no matching op",
+                             replays, dur, dur, dur))
+                layer_kernels.append((t, t + dur, MAIN, "FillFunctor", dur, None))
+                groups["unmapped"] = groups.get("unmapped", 0.0) + dur
+                t += dur + 100
+            total = sum(k[4] for k in layer_kernels)
+            start_l = min(k[0] for k in layer_kernels)
+            end_l = max(k[1] for k in layer_kernels)
+            streams = []
+            for key in (MAIN, AUX):
+                ks = [k for k in layer_kernels if k[2] == key]
+                if ks:
+                    busy = sum(k[1] - k[0] for k in ks)
+                    span = max(k[1] for k in ks) - min(k[0] for k in ks)
+                    streams.append({"stream": key, "kernel_count": len(ks), "busy_us": _us(busy),
+                                    "span_us": _us(span), "gaps_us": _us(span - busy)})
+            doc["trace_summary"] = {
+                "total_duration_us": _us(total), "kernel_count": len(layer_kernels),
+                "num_streams": len(streams), "start_us": _us(start_l),
+                "span_us": _us(end_l - start_l),
+                "groups": {g: _us(v) for g, v in groups.items()}, "streams": streams,
+                "unmapped": [{"kernel": k[3], "duration_us": _us(k[4]), "reason": "no matching op"}
+                             for k in layer_kernels if k[5] is None]}
+            t += 2000
+        if writer is not None:
+            writer.add_streams(STREAMS)
+            writer.add_kernels(rows)
+        return {"source": "fake_decode.nsys.sqlite", "phase": "decode", "kernel_count": len(rows),
+                "num_streams": 2, "devices": [0], "graph_id": 7, "replays": replays,
+                "mapped_share": round(mapped / len(rows), 3) if rows else 0.0}
+
+    return attach
+
+
+def convert_with_trace(dump_dir: Path, logdir: Path, run: str, **kwargs: Any) -> Path:
+    """Convert ``dump_dir``'s last stage into run ``run`` with a fake trace; return the store."""
+    convert(dump_dir, logdir, run=run, attach_trace=fake_attacher(**kwargs))
+    return store_path(logdir, run)
