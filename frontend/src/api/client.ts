@@ -1,0 +1,115 @@
+// Client of the plugin's JSON API. Always relative URLs ("api/..."): the iframe document has
+// <base href="plugin/ad_layer/">, so they resolve under --path_prefix and through forwarded ports.
+import { t } from "../i18n";
+import type {
+  ApiErrorBody,
+  LayerResponse,
+  OverviewResponse,
+  RunsResponse,
+  StagesResponse,
+  TimelineResponse,
+} from "./types";
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly known?: unknown[],
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+export type Params = Record<string, string | number | undefined | null>;
+
+export function apiUrl(path: string, params: Params = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === "") continue;
+    q.set(k, String(v));
+  }
+  const qs = q.toString();
+  return `api/${path}${qs ? `?${qs}` : ""}`;
+}
+
+export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
+
+export class Api {
+  private cache = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly fetcher: Fetcher = (u, i) => fetch(u, i)) {}
+
+  async get<T>(path: string, params: Params = {}, opts: { cache?: boolean; signal?: AbortSignal } = {}): Promise<T> {
+    const url = apiUrl(path, params);
+    if (opts.cache) {
+      const hit = this.cache.get(url);
+      if (hit) return hit as Promise<T>;
+    }
+    const p = this.fetchJson<T>(url, opts.signal);
+    if (opts.cache) {
+      this.cache.set(url, p);
+      p.catch(() => this.cache.delete(url));
+    }
+    return p;
+  }
+
+  private async fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+    let res: Response;
+    try {
+      res = await this.fetcher(url, { credentials: "same-origin", signal });
+    } catch (e) {
+      if ((e as Error)?.name === "AbortError") throw e;
+      throw new ApiError(t("requestFailed", { url, msg: String((e as Error)?.message ?? e) }), 0);
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      throw new ApiError(t("requestFailed", { url, msg: t("notJson", { status: res.status }) }), res.status);
+    }
+    if (!res.ok) {
+      const b = body as ApiErrorBody | null;
+      const msg = b && typeof b.error === "string" ? b.error : `HTTP ${res.status}`;
+      throw new ApiError(msg, res.status, b?.known);
+    }
+    return body as T;
+  }
+
+  clearCache(): void {
+    this.cache.clear();
+  }
+
+  runs(): Promise<RunsResponse> {
+    return this.get<RunsResponse>("runs");
+  }
+
+  layer(run: string, stage: number, layer: number, signal?: AbortSignal): Promise<LayerResponse> {
+    return this.get<LayerResponse>("layer", { run, stage, layer }, { cache: true, signal });
+  }
+
+  overview(run: string, stage: number): Promise<OverviewResponse> {
+    return this.get<OverviewResponse>("overview", { run, stage }, { cache: true });
+  }
+
+  stages(run: string, layer: number): Promise<StagesResponse> {
+    return this.get<StagesResponse>("stages", { run, layer }, { cache: true });
+  }
+
+  timeline(
+    run: string,
+    opts: { layer?: number; startUs?: number; endUs?: number; maxItems?: number } = {},
+    signal?: AbortSignal,
+  ): Promise<TimelineResponse> {
+    return this.get<TimelineResponse>(
+      "timeline",
+      { run, layer: opts.layer, start_us: opts.startUs, end_us: opts.endUs, max_items: opts.maxItems },
+      { cache: opts.startUs === undefined, signal },
+    );
+  }
+}
+
+export function downloadUrl(kind: "layer.json" | "layer.dot" | "trace.json", params: Params): string {
+  return apiUrl(`download/${kind}`, params);
+}

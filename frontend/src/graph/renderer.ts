@@ -1,0 +1,673 @@
+// SVG rendering of the laid-out hierarchical graph, with pan/zoom, selection, hover, search hits,
+// colour modes and hotspots. All names are inserted as SVG text nodes (textContent).
+import { t } from "../i18n";
+import type { LayoutBox, LayoutResult } from "../layout/protocol";
+import { groupColor, heatColor, heatTextColor, heatValue, type Theme } from "../model/colors";
+import { fmtUs } from "../model/format";
+import { isGroupKey, publicId, SCENE, type Hierarchy, type TreeItem } from "../model/hierarchy";
+import { FONT_PX, LINE_H, PAD_X, PAD_Y, type BoxLabel } from "../model/labels";
+import type { VisibleGraph, VisibleEdge } from "../model/visible";
+import { edgeLabel } from "../model/visible";
+import { capture, s } from "../ui/dom";
+import { roundedPath } from "./paths";
+import { centreOn, clampK, fit, isVisible, pan, zoomAt, type Viewport } from "./viewport";
+
+export type ColorMode = "group" | "time";
+
+/** Zoom from which node text is shown (CSS hides it below), and edge labels. */
+const LOD_TEXT_K = 0.12;
+const LOD_EDGE_LABEL_K = 0.6;
+/** Height of an expanded group's header band (layout/engine.ts GROUP_HEADER). */
+const GROUP_HEADER_PX = 24;
+
+export interface GraphData {
+  h: Hierarchy;
+  vis: VisibleGraph;
+  layout: LayoutResult;
+  labels: Map<string, BoxLabel>;
+  headers: Map<string, { text: string; short: string }>;
+}
+
+export interface GraphCallbacks {
+  onSelect(key: string | null): void;
+  onToggle(key: string): void;
+  onHover(key: string | null): void;
+}
+
+export interface Paint {
+  mode: ColorMode;
+  theme: Theme;
+  hot: Map<string, number>; // op key -> rank
+}
+
+/** The depth-2 group an item belongs to (for colours): "moe" for moe/moe_router, etc. */
+export function colourGroup(h: Hierarchy, it: TreeItem): string {
+  if (it.kind === "op") return it.node?.group || "other";
+  if (it.kind === "input") return "input";
+  if (it.depth <= 1) return "layer";
+  let cur: TreeItem | undefined = it;
+  while (cur && cur.depth > 2) cur = cur.parent ? h.items.get(cur.parent) : undefined;
+  return cur?.name ?? "other";
+}
+
+export class GraphView {
+  readonly el: HTMLDivElement;
+  private svg: SVGSVGElement;
+  private vp: SVGGElement;
+  private data: GraphData | null = null;
+  private view: Viewport = { x: 0, y: 0, k: 1 };
+  private boxes = new Map<string, LayoutBox>();
+  private nodeEls = new Map<string, SVGGElement>();
+  private leafParts = new Map<string, { rect: SVGRectElement; stack: SVGRectElement | null; badge: SVGGElement | null; w: number; lab: BoxLabel; text: boolean; input: boolean }>();
+  private pendingLabels: { x: number; y: number; text: string }[] = [];
+  private labelsG: SVGGElement | null = null;
+  private matRaf = 0;
+  private edgeEls = new Map<string, SVGPathElement>();
+  private edgesByKey = new Map<string, VisibleEdge[]>();
+  private selected: string | null = null;
+  private hovered: string | null = null;
+  private hits = new Set<string>();
+  private currentHit: string | null = null;
+  private anim = 0;
+  private lodClass = "";
+  private headerScale = -1;
+
+  constructor(private readonly cb: GraphCallbacks) {
+    this.el = document.createElement("div");
+    this.el.className = "adl-graph";
+    this.el.tabIndex = 0;
+    this.el.dataset.testid = "graph";
+    this.svg = s("svg", { class: "adl-svg", "data-testid": "graph-svg" });
+    const defs = s("defs");
+    defs.appendChild(
+      s("marker", { id: "adl-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" },
+        s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" })),
+    );
+    defs.appendChild(
+      s("marker", { id: "adl-arrow-act", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" },
+        s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow-act" })),
+    );
+    this.svg.appendChild(defs);
+    this.vp = s("g", { class: "vp" });
+    this.svg.appendChild(this.vp);
+    this.el.appendChild(this.svg);
+    this.bindEvents();
+  }
+
+  // ---------------------------------------------------------------- rendering
+
+  render(data: GraphData, paint: Paint): void {
+    this.data = data;
+    const { h, vis, layout, labels, headers } = data;
+    this.boxes = new Map(layout.boxes.map((b) => [b.key, b]));
+    this.nodeEls.clear();
+    this.leafParts.clear();
+    this.edgeEls.clear();
+    this.edgesByKey.clear();
+    this.pendingLabels = [];
+    const containersG = s("g", { class: "containers" });
+    const edgesG = s("g", { class: "edges" });
+    const labelsG = s("g", { class: "elabels" });
+    const nodesG = s("g", { class: "nodes" });
+
+    const containerKeys = new Set(vis.containers.map((c) => c.key));
+    // Containers (expanded groups), outermost first so inner ones paint on top.
+    for (const c of vis.containers) {
+      if (c.key === SCENE) continue;
+      const b = this.boxes.get(c.key);
+      const it = h.items.get(c.key);
+      if (!b || !it) continue;
+      const g = s("g", {
+        class: `c d${Math.min(it.depth, 4)}`, "data-group-id": publicId(c.key), "data-testid": "group-box",
+        "data-collapsed": "false", "data-key": c.key, transform: `translate(${b.x},${b.y})`,
+      });
+      g.appendChild(s("rect", { class: "cbox", width: b.w, height: b.h, rx: 8 }));
+      const head = s("text", { class: "chead", x: 10, y: 16 });
+      head.style.fontSize = it.depth <= 1 ? "13px" : "11px";
+      const hd = headers.get(c.key);
+      head.textContent = hd?.text ?? it.name;
+      head.dataset.full = hd?.text ?? it.name;
+      head.dataset.short = hd?.short ?? it.name;
+      g.appendChild(head);
+      containersG.appendChild(g);
+      this.nodeEls.set(c.key, g);
+    }
+    // Edges.
+    const lay = new Map(layout.edges.map((e) => [e.id, e]));
+    for (const e of vis.edges) {
+      const le = lay.get(e.id);
+      if (!le) continue;
+      const p = s("path", { class: e.count > 1 ? "e agg" : "e", d: roundedPath(le.points), "data-edge-id": e.id, "marker-end": "url(#adl-arrow)" });
+      if (e.count > 1) p.setAttribute("stroke-width", String(Math.min(4, 1.2 + Math.log2(e.count))));
+      edgesG.appendChild(p);
+      this.edgeEls.set(e.id, p);
+      for (const k of [e.from, e.to]) {
+        let arr = this.edgesByKey.get(k);
+        if (!arr) this.edgesByKey.set(k, (arr = []));
+        arr.push(e);
+      }
+      const txt = edgeLabel(e);
+      if (txt) this.pendingLabels.push({ x: le.labelX + 4, y: le.labelY, text: txt });
+    }
+    // Leaves.
+    for (const key of vis.leaves) {
+      if (containerKeys.has(key)) continue;
+      const b = this.boxes.get(key);
+      const it = h.items.get(key);
+      const lab = labels.get(key);
+      if (!b || !it || !lab) continue;
+      nodesG.appendChild(this.leafEl(it, b, lab));
+    }
+    this.labelsG = labelsG;
+    const frag = document.createDocumentFragment();
+    frag.append(containersG, edgesG, labelsG, nodesG);
+    while (this.vp.firstChild) this.vp.removeChild(this.vp.firstChild);
+    this.vp.appendChild(frag);
+    this.applyPaint(paint);
+    this.applyStates();
+    this.headerScale = -1;
+    this.scaleHeaders(this.view.k);
+  }
+
+  private leafEl(it: TreeItem, b: LayoutBox, lab: BoxLabel): SVGGElement {
+    const isGroup = it.kind === "group";
+    const attrs: Record<string, string> = {
+      class: `n ${it.kind === "op" ? "op" : isGroup ? "grp" : "inp"}`,
+      transform: `translate(${b.x},${b.y})`,
+      "data-key": it.key,
+    };
+    if (isGroup) {
+      attrs["data-group-id"] = publicId(it.key);
+      attrs["data-testid"] = "group-box";
+      attrs["data-collapsed"] = "true";
+    } else {
+      attrs["data-node-id"] = publicId(it.key);
+      attrs["data-testid"] = it.kind === "op" ? "graph-node" : "input-node";
+    }
+    const g = s("g", attrs);
+    let stack: SVGRectElement | null = null;
+    if (isGroup) {
+      stack = s("rect", { class: "stack", x: 4, y: 4, width: b.w, height: b.h, rx: 6 });
+      g.appendChild(stack);
+    }
+    const rect = s("rect", { class: "box", width: b.w, height: b.h, rx: it.kind === "input" ? b.h / 2.5 : 5 });
+    g.appendChild(rect);
+    this.nodeEls.set(it.key, g);
+    this.leafParts.set(it.key, { rect, stack, badge: null, w: b.w, lab, text: false, input: it.kind === "input" });
+    return g;
+  }
+
+  /** Text of a node, built when it first comes into view at a zoom where text is shown. */
+  private buildText(key: string): void {
+    const parts = this.leafParts.get(key);
+    const g = this.nodeEls.get(key);
+    if (!parts || !g || parts.text) return;
+    parts.text = true;
+    let y = PAD_Y + LINE_H - 3;
+    const frag = document.createDocumentFragment();
+    for (const ln of parts.lab.lines) {
+      const tx = s("text", { class: `l ${ln.kind}`, x: parts.input ? PAD_X + 4 : PAD_X, y });
+      tx.textContent = ln.text;
+      frag.appendChild(tx);
+      y += LINE_H;
+    }
+    g.insertBefore(frag, parts.badge);
+  }
+
+  /**
+   * Level of detail for big graphs: node text and edge labels are created only for what is in
+   * (or near) the view at a zoom where they are readable, so drawing 3,000 nodes stays cheap.
+   */
+  private materialize(): void {
+    this.matRaf = 0;
+    const k = this.view.k;
+    if (k < LOD_TEXT_K || !this.data) return;
+    const { w, h } = this.size();
+    const x0 = (-this.view.x - w / 2) / k;
+    const y0 = (-this.view.y - h / 2) / k;
+    const x1 = x0 + (2 * w) / k;
+    const y1 = y0 + (2 * h) / k;
+    for (const [key, parts] of this.leafParts) {
+      if (parts.text) continue;
+      const b = this.boxes.get(key);
+      if (b && b.x < x1 && b.x + b.w > x0 && b.y < y1 && b.y + b.h > y0) this.buildText(key);
+    }
+    if (k >= LOD_EDGE_LABEL_K && this.pendingLabels.length && this.labelsG) {
+      const rest: typeof this.pendingLabels = [];
+      const frag = document.createDocumentFragment();
+      for (const l of this.pendingLabels) {
+        if (l.x < x1 && l.x > x0 && l.y < y1 && l.y > y0) {
+          const lt = s("text", { class: "el", x: l.x, y: l.y });
+          lt.textContent = l.text;
+          frag.appendChild(lt);
+        } else rest.push(l);
+      }
+      this.labelsG.appendChild(frag);
+      this.pendingLabels = rest;
+    }
+  }
+
+  private scheduleMaterialize(): void {
+    if (!this.matRaf) this.matRaf = requestAnimationFrame(() => this.materialize());
+  }
+
+  /** Tooltips are built on first hover (a <title> per node would double the DOM of big graphs). */
+  private ensureTooltip(key: string): void {
+    const g = this.nodeEls.get(key);
+    const parts = this.leafParts.get(key);
+    const it = this.data?.h.items.get(key);
+    if (!g || !parts || !it || g.dataset.tip) return;
+    g.dataset.tip = "1";
+    const tip = s("title");
+    const full = parts.lab.lines.filter((l) => l.full).map((l) => l.full);
+    tip.textContent = [tooltip(it), ...full].join("\n");
+    g.insertBefore(tip, g.firstChild);
+  }
+
+  private setBadge(key: string, txt: string | null): void {
+    const parts = this.leafParts.get(key);
+    const g = this.nodeEls.get(key);
+    if (!parts || !g) return;
+    if (txt === null) {
+      parts.badge?.remove();
+      parts.badge = null;
+      return;
+    }
+    if (!parts.badge) {
+      parts.badge = s("g", { class: "badge", transform: `translate(${parts.w - 2},-6)` });
+      parts.badge.append(s("rect", { y: 0, height: 14, rx: 7 }), s("text", { y: 10.5 }));
+      g.appendChild(parts.badge);
+    }
+    const [r, tEl] = [parts.badge.firstChild as SVGRectElement, parts.badge.lastChild as SVGTextElement];
+    tEl.textContent = txt;
+    const w = Math.max(24, txt.length * 6.6 + 8);
+    r.setAttribute("width", String(w));
+    r.setAttribute("x", String(-w + 2));
+    tEl.setAttribute("x", String(-w / 2 + 2));
+  }
+
+  applyPaint(paint: Paint): void {
+    const data = this.data;
+    if (!data) return;
+    const { h, vis } = data;
+    let max = 0;
+    for (const k of vis.leaves) max = Math.max(max, h.items.get(k)?.timeUs ?? 0);
+    // Hotspots hidden in collapsed groups are shown on the group.
+    const hotOn = new Map<string, number[]>();
+    for (const [k, r] of paint.hot) {
+      const rep = vis.rep.get(k);
+      if (!rep) continue;
+      const arr = hotOn.get(rep) ?? [];
+      arr.push(r);
+      hotOn.set(rep, arr);
+    }
+    for (const [key, g] of this.nodeEls) {
+      const it = h.items.get(key);
+      if (!it) continue;
+      const gc = groupColor(colourGroup(h, it), paint.theme);
+      if (g.classList.contains("c")) {
+        const r = g.firstChild as SVGRectElement;
+        r.setAttribute("fill", gc.box);
+        r.setAttribute("stroke", gc.stroke);
+        continue;
+      }
+      const parts = this.leafParts.get(key);
+      if (!parts) continue;
+      let fill = gc.fill;
+      let textFill = "";
+      if (paint.mode === "time" && it.kind !== "input") {
+        if (it.timeUs > 0) {
+          const v = heatValue(it.timeUs, max);
+          fill = heatColor(v, paint.theme);
+          textFill = heatTextColor(v, paint.theme);
+        } else {
+          fill = paint.theme === "dark" ? "#2b2f36" : "#f4f5f7";
+        }
+      }
+      parts.rect.setAttribute("fill", fill);
+      parts.rect.setAttribute("stroke", gc.stroke);
+      if (parts.stack) {
+        parts.stack.setAttribute("fill", fill);
+        parts.stack.setAttribute("stroke", gc.stroke);
+      }
+      if (textFill) g.setAttribute("data-tc", textFill === "#ffffff" || textFill === "#f2f2f2" ? "light" : "dark");
+      else g.removeAttribute("data-tc");
+      const ranks = hotOn.get(key);
+      if (ranks && ranks.length) {
+        ranks.sort((a, b) => a - b);
+        g.classList.add("hot");
+        g.setAttribute("data-hot", String(ranks[0]));
+        this.setBadge(key, ranks.length > 2 ? `#${ranks[0]}+${ranks.length - 1}` : ranks.map((r) => `#${r}`).join(" "));
+      } else if (g.classList.contains("hot")) {
+        g.classList.remove("hot");
+        g.removeAttribute("data-hot");
+        this.setBadge(key, null);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- states
+
+  setSelected(key: string | null): void {
+    this.selected = key;
+    this.applyStates();
+  }
+
+  setHovered(key: string | null): void {
+    if (key === this.hovered) return;
+    this.hovered = key;
+    this.applyStates();
+  }
+
+  setHits(keys: string[], current: string | null): void {
+    this.hits = new Set(keys);
+    this.currentHit = current;
+    this.applyStates();
+  }
+
+  private applyStates(): void {
+    const vis = this.data?.vis;
+    const rep = (k: string | null) => (k && vis ? vis.rep.get(k) ?? null : null);
+    const sel = rep(this.selected);
+    const hov = rep(this.hovered);
+    const hitReps = new Set<string>();
+    for (const k of this.hits) {
+      const r = rep(k);
+      if (r) hitReps.add(r);
+    }
+    const cur = rep(this.currentHit);
+    for (const [key, g] of this.nodeEls) {
+      g.classList.toggle("sel", key === sel);
+      g.classList.toggle("hov", key === hov && key !== sel);
+      g.classList.toggle("hit", hitReps.has(key));
+      g.classList.toggle("hit-cur", key === cur);
+    }
+    for (const p of this.vp.querySelectorAll("path.e.act")) {
+      p.classList.remove("act");
+      p.setAttribute("marker-end", "url(#adl-arrow)");
+    }
+    for (const k of [sel, hov]) {
+      if (!k) continue;
+      for (const e of this.edgesByKey.get(k) ?? []) {
+        const p = this.edgeEls.get(e.id);
+        if (!p) continue;
+        p.classList.add("act");
+        p.setAttribute("marker-end", "url(#adl-arrow-act)");
+        p.parentNode?.appendChild(p); // on top
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- viewport
+
+  private size(): { w: number; h: number } {
+    const r = this.el.getBoundingClientRect();
+    return { w: Math.max(1, r.width), h: Math.max(1, r.height) };
+  }
+
+  private setView(v: Viewport): void {
+    this.view = v;
+    this.scheduleMaterialize();
+    this.vp.setAttribute("transform", `translate(${v.x.toFixed(2)},${v.y.toFixed(2)}) scale(${v.k.toFixed(5)})`);
+    const lod = v.k < 0.12 ? "lod-min" : v.k < 0.35 ? "lod-far" : v.k < 0.6 ? "lod-mid" : "";
+    if (lod !== this.lodClass) {
+      if (this.lodClass) this.svg.classList.remove(this.lodClass);
+      if (lod) this.svg.classList.add(lod);
+      this.lodClass = lod;
+    }
+    this.scaleHeaders(v.k);
+  }
+
+  /** Zoomed out, group titles grow (up to their box's width) so the overview stays labelled. */
+  private scaleHeaders(k: number): void {
+    const want = k < 0.75 ? 11 / k : 0;
+    if (want === this.headerScale) return;
+    this.headerScale = want;
+    for (const [key, g] of this.nodeEls) {
+      if (!g.classList.contains("c")) continue;
+      const head = g.querySelector("text.chead") as SVGTextElement | null;
+      const b = this.boxes.get(key);
+      if (!head || !b) continue;
+      if (!want) {
+        head.style.fontSize = g.classList.contains("d1") ? "13px" : "11px";
+        head.setAttribute("y", "16");
+        head.textContent = head.dataset.full ?? "";
+        continue;
+      }
+      head.textContent = head.dataset.short ?? "";
+      const len = Math.max(4, (head.textContent ?? "").length);
+      // While node text is shown the title must stay in its header band; below that, it may grow.
+      const band = k >= LOD_TEXT_K ? GROUP_HEADER_PX - 4 : b.h / 4;
+      const fs = Math.max(11, Math.min(want, (b.w - 20) / (len * 0.62), band));
+      head.style.fontSize = `${fs.toFixed(1)}px`;
+      head.setAttribute("y", String(Math.max(16, fs * 0.95)));
+    }
+  }
+
+  getView(): Viewport {
+    return { ...this.view };
+  }
+
+  private animateTo(target: Viewport, ms = 220): void {
+    cancelAnimationFrame(this.anim);
+    const from = { ...this.view };
+    const t0 = performance.now();
+    const step = () => {
+      const f = Math.min(1, (performance.now() - t0) / ms);
+      const e = f < 0.5 ? 2 * f * f : 1 - Math.pow(-2 * f + 2, 2) / 2;
+      this.setView({ x: from.x + (target.x - from.x) * e, y: from.y + (target.y - from.y) * e, k: from.k + (target.k - from.k) * e });
+      if (f < 1) this.anim = requestAnimationFrame(step);
+    };
+    if (ms <= 0) this.setView(target);
+    else this.anim = requestAnimationFrame(step);
+  }
+
+  /** Fits the whole graph. `initial`: for very tall graphs, fit the width instead and start at the top. */
+  fit(animate = false, initial = false): void {
+    const L = this.data?.layout;
+    if (!L) return;
+    const { w, h } = this.size();
+    let target = fit({ x: 0, y: 0, w: L.width, h: L.height }, w, h, 24, 1);
+    if (initial && target.k < 0.2) {
+      const k = Math.min(1, Math.max(target.k, Math.min(0.45, (w - 48) / Math.max(1, L.width))));
+      target = { k, x: (w - L.width * k) / 2, y: 16 };
+    }
+    if (animate) this.animateTo(target);
+    else this.setView(target);
+  }
+
+  /** Node text in the DOM now (for a node about to be looked at). */
+  materializeNow(): void {
+    cancelAnimationFrame(this.matRaf);
+    this.materialize();
+  }
+
+  /** Centres a visible key; zooms in to a readable scale when the graph is zoomed far out. */
+  centreOn(key: string, animate = true): boolean {
+    const b = this.boxes.get(key);
+    if (!b) return false;
+    const { w, h } = this.size();
+    const k = this.view.k < 0.55 ? Math.min(1, Math.max(0.8, this.view.k)) : this.view.k;
+    const target = centreOn(this.view, b.x + b.w / 2, b.y + b.h / 2, w, h, k);
+    // A box larger than the view: show its top-left part (header) instead of its middle.
+    if (b.h * k > h - 48) target.y = 32 - b.y * k;
+    if (b.w * k > w - 48) target.x = 32 - b.x * k;
+    if (animate) this.animateTo(target);
+    else this.setView(target);
+    return true;
+  }
+
+  ensureVisible(key: string): void {
+    const b = this.boxes.get(key);
+    if (!b) return;
+    const { w, h } = this.size();
+    if (!isVisible(this.view, b, w, h, 20)) this.centreOn(key);
+  }
+
+  zoomBy(f: number, cx?: number, cy?: number): void {
+    const { w, h } = this.size();
+    this.setView(zoomAt(this.view, f, cx ?? w / 2, cy ?? h / 2));
+  }
+
+  panBy(dx: number, dy: number): void {
+    this.setView(pan(this.view, dx, dy));
+  }
+
+  setScale(k: number): void {
+    const { w, h } = this.size();
+    this.setView(zoomAt(this.view, clampK(k) / this.view.k, w / 2, h / 2));
+  }
+
+  boxOf(key: string): LayoutBox | undefined {
+    return this.boxes.get(key);
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private keyAt(target: EventTarget | null): string | null {
+    let el = target as Element | null;
+    while (el && el !== this.svg) {
+      if (el instanceof SVGGElement && el.dataset.key) return el.dataset.key;
+      el = el.parentElement;
+    }
+    return null;
+  }
+
+  private bindEvents(): void {
+    let drag: { x: number; y: number; moved: boolean; id: number } | null = null;
+    this.el.addEventListener("pointerdown", (ev) => {
+      if (ev.button !== 0) return;
+      drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
+    });
+    this.el.addEventListener("pointermove", (ev) => {
+      if (drag && ev.pointerId === drag.id) {
+        const dx = ev.clientX - drag.x;
+        const dy = ev.clientY - drag.y;
+        if (!drag.moved && Math.hypot(dx, dy) > 3) {
+          drag.moved = true;
+          capture(this.el, ev.pointerId);
+          this.el.classList.add("panning");
+        }
+        if (drag.moved) {
+          drag.x = ev.clientX;
+          drag.y = ev.clientY;
+          this.panBy(dx, dy);
+        }
+        return;
+      }
+      const k = this.keyAt(ev.target);
+      const hovKey = k && this.leafParts.has(k) ? k : null;
+      if (hovKey) this.ensureTooltip(hovKey);
+      if (hovKey !== this.hovered) {
+        this.setHovered(hovKey);
+        this.cb.onHover(hovKey);
+      }
+    });
+    const end = (ev: PointerEvent) => {
+      if (!drag || ev.pointerId !== drag.id) return;
+      const moved = drag.moved;
+      drag = null;
+      this.el.classList.remove("panning");
+      if (this.el.hasPointerCapture(ev.pointerId)) this.el.releasePointerCapture(ev.pointerId);
+      if (!moved && ev.type === "pointerup") {
+        const k = this.keyAt(ev.target);
+        // Clicking a group header's chevron toggles; otherwise select.
+        const tgt = ev.target as Element;
+        if (k && isGroupKey(k) && tgt.classList?.contains("chead") && ev.offsetX >= 0) {
+          const b = this.boxes.get(k);
+          const wx = (ev.offsetX - this.view.x) / this.view.k;
+          if (b && wx - b.x < 22) {
+            this.cb.onToggle(k);
+            return;
+          }
+        }
+        this.cb.onSelect(k);
+      }
+    };
+    this.el.addEventListener("pointerup", end);
+    this.el.addEventListener("pointercancel", end);
+    this.el.addEventListener("pointerleave", () => {
+      if (this.hovered) {
+        this.setHovered(null);
+        this.cb.onHover(null);
+      }
+    });
+    this.el.addEventListener("dblclick", (ev) => {
+      const k = this.keyAt(ev.target);
+      if (k && isGroupKey(k)) {
+        ev.preventDefault();
+        this.cb.onToggle(k);
+      }
+    });
+    this.el.addEventListener(
+      "wheel",
+      (ev) => {
+        ev.preventDefault();
+        const r = this.el.getBoundingClientRect();
+        if (!ev.ctrlKey && Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+          this.panBy(-ev.deltaX, 0);
+          return;
+        }
+        const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
+        const f = Math.exp((-ev.deltaY * unit) / (ev.ctrlKey ? 100 : 500));
+        this.zoomBy(f, ev.clientX - r.left, ev.clientY - r.top);
+      },
+      { passive: false },
+    );
+  }
+
+  /** Keyboard navigation (W/S zoom, A/D pan, arrows pan, F fit); returns true when handled. */
+  handleKey(ev: KeyboardEvent): boolean {
+    const step = 80;
+    switch (ev.key.toLowerCase()) {
+      case "w":
+      case "+":
+      case "=":
+        this.zoomBy(1.2);
+        return true;
+      case "s":
+      case "-":
+        this.zoomBy(1 / 1.2);
+        return true;
+      case "a":
+      case "arrowleft":
+        this.panBy(step, 0);
+        return true;
+      case "d":
+      case "arrowright":
+        this.panBy(-step, 0);
+        return true;
+      case "arrowup":
+        this.panBy(0, step);
+        return true;
+      case "arrowdown":
+        this.panBy(0, -step);
+        return true;
+      case "f":
+        this.fit(true);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Public ids of drawn op nodes (test hook). */
+  drawnNodeIds(): string[] {
+    const out: string[] = [];
+    for (const [k, g] of this.nodeEls) if (g.dataset.nodeId && !isGroupKey(k)) out.push(g.dataset.nodeId);
+    return out;
+  }
+}
+
+function tooltip(it: TreeItem): string {
+  if (it.kind === "op" && it.node) {
+    const n = it.node;
+    const parts = [`${n.label}  %${n.id}`, n.op, `${n.shape}  ${n.dtype}`];
+    if (n.time_us > 0) parts.push(`${t("gpuTime")}: ${fmtUs(n.time_us)}`);
+    return parts.join("\n");
+  }
+  if (it.kind === "input" && it.input) return `${it.input.label}\n%${it.input.id}  ${it.input.shape}  ${it.input.dtype}`;
+  return `${it.name}\n${t("nodes", { n: it.nodeCount })}${it.timeUs > 0 ? ` · ${fmtUs(it.timeUs)}` : ""}`;
+}
+
+export const GRAPH_FONT_PX = FONT_PX;

@@ -1,0 +1,297 @@
+// Hierarchical layered layout: a layered engine (layered.ts) runs once per expanded group, bottom-up, on that group's
+// visible children only (Netron / Model Explorer style), so its cost stays close to linear in the
+// number of groups. An edge between two nodes in different groups is laid out at their
+// lowest common group (between the two child boxes that contain them); inside the groups it leaves
+// or enters it is routed orthogonally: through the gap between ranks to the group's side channel
+// (its inner margin, where no node is) and along it to the border. Per-group results are cached by
+// content, so expanding or collapsing a group only lays out that group and its ancestors again.
+//
+// Pure apart from the cache; runs in the layout worker and in unit tests/benchmarks under Node.
+import { layered } from "./layered";
+import type {
+  LayoutBox,
+  LayoutEdgeOut,
+  LayoutRequest,
+  LayoutResult,
+} from "./protocol";
+
+export const NODE_SEP = 18;
+export const RANK_SEP = 28;
+export const EDGE_SEP = 8;
+export const GROUP_PAD_X = 16;
+export const GROUP_PAD_BOTTOM = 14;
+export const GROUP_HEADER = 24;
+
+interface Pt {
+  x: number;
+  y: number;
+}
+
+/** Layout of one container's content, relative to the content's top-left corner. */
+interface ContainerLayout {
+  w: number;
+  h: number;
+  pos: Map<string, Pt>; // centre of each child
+  /** Top and bottom of the rank (row) each child sits in. */
+  rank: Map<string, { top: number; bottom: number }>;
+  edges: Map<string, Pt[]>; // "a\u0000b" -> points
+}
+
+interface Work {
+  children: string[];
+  internal: Map<string, { from: string; to: string; weight: number }>;
+}
+
+const cache = new Map<string, ContainerLayout>();
+const CACHE_MAX = 4000;
+
+export function clearLayoutCache(): void {
+  cache.clear();
+}
+
+function pairKey(a: string, b: string): string {
+  return `${a}\u0000${b}`;
+}
+
+export function layoutGraph(req: LayoutRequest): LayoutResult {
+  const t0 = now();
+  let engineMs = 0;
+  let cached = 0;
+  const parent = new Map<string, string>();
+  const isContainer = new Set<string>();
+  const size = new Map<string, { w: number; h: number }>();
+  for (const c of req.containers) {
+    isContainer.add(c.key);
+    for (const ch of c.children) parent.set(ch, c.key);
+  }
+  for (const l of req.leaves) size.set(l.key, { w: l.w, h: l.h });
+  const root = req.containers[0]?.key;
+  const work = new Map<string, Work>();
+  for (const c of req.containers) work.set(c.key, { children: c.children, internal: new Map() });
+
+  // Every edge is laid out at its lowest common container, between the children holding its ends.
+  interface Route {
+    id: string;
+    from: string;
+    to: string;
+    up: [string, string][]; // [container, child] from the source upwards, below the LCA
+    lca: string;
+    cu: string;
+    cv: string;
+    down: [string, string][]; // [container, child] from below the LCA down to the target
+  }
+  const routes: Route[] = [];
+  const chain = (k: string): string[] => {
+    const out = [k];
+    let p = parent.get(k);
+    while (p !== undefined) {
+      out.push(p);
+      p = parent.get(p);
+    }
+    return out;
+  };
+  for (const e of req.edges) {
+    if (!parent.has(e.from) || !parent.has(e.to) || e.from === e.to) continue;
+    const cu = chain(e.from);
+    const cv = chain(e.to);
+    const setV = new Set(cv);
+    let li = 0;
+    while (li < cu.length && !setV.has(cu[li])) li++;
+    if (li >= cu.length || li === 0) continue; // no common ancestor, or from contains to
+    const lca = cu[li];
+    const lj = cv.indexOf(lca);
+    if (lj <= 0) continue;
+    const up: [string, string][] = [];
+    for (let i = 1; i < li; i++) up.push([cu[i], cu[i - 1]]);
+    const down: [string, string][] = [];
+    for (let j = lj - 1; j >= 1; j--) down.push([cv[j], cv[j - 1]]);
+    const W = work.get(lca)!;
+    const pk = pairKey(cu[li - 1], cv[lj - 1]);
+    const ie = W.internal.get(pk);
+    const w = e.count > 0 ? e.count : 1;
+    if (ie) ie.weight += w;
+    else W.internal.set(pk, { from: cu[li - 1], to: cv[lj - 1], weight: w });
+    routes.push({ id: e.id, from: e.from, to: e.to, up, lca, cu: cu[li - 1], cv: cv[lj - 1], down });
+  }
+
+  // Bottom-up: containers are listed parents first, so walk the list backwards.
+  const layouts = new Map<string, ContainerLayout>();
+  const boxSize = new Map<string, { w: number; h: number }>(size);
+  for (let i = req.containers.length - 1; i >= 0; i--) {
+    const c = req.containers[i];
+    const W = work.get(c.key)!;
+    const sig = signature(W, boxSize);
+    let L = cache.get(sig);
+    if (L) {
+      cached++;
+      cache.delete(sig); // refresh LRU position
+      cache.set(sig, L);
+    } else {
+      const t1 = now();
+      L = layoutContainer(W, boxSize);
+      engineMs += now() - t1;
+      cache.set(sig, L);
+      if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value as string);
+    }
+    layouts.set(c.key, L);
+    if (c.key !== root) {
+      const w = Math.max(L.w + 2 * GROUP_PAD_X, c.headerW + 2 * GROUP_PAD_X);
+      boxSize.set(c.key, { w, h: L.h + GROUP_HEADER + GROUP_PAD_BOTTOM });
+    }
+  }
+
+  // Top-down: absolute positions. `origin` is the top-left of each container's content area.
+  const boxes: LayoutBox[] = [];
+  const abs = new Map<string, LayoutBox>();
+  const origin = new Map<string, Pt>();
+  const rootL = root ? layouts.get(root) : undefined;
+  if (root) origin.set(root, { x: 0, y: 0 });
+  for (const c of req.containers) {
+    const L = layouts.get(c.key)!;
+    const o = origin.get(c.key)!;
+    for (const ch of work.get(c.key)!.children) {
+      const p = L.pos.get(ch);
+      const sz = boxSize.get(ch);
+      if (!p || !sz) continue;
+      const b = { key: ch, x: o.x + p.x - sz.w / 2, y: o.y + p.y - sz.h / 2, w: sz.w, h: sz.h };
+      boxes.push(b);
+      abs.set(ch, b);
+      if (isContainer.has(ch)) {
+        const CL = layouts.get(ch)!;
+        origin.set(ch, { x: b.x + (sz.w - CL.w) / 2, y: b.y + GROUP_HEADER });
+      }
+    }
+  }
+
+  // Stitch each edge: up the source's groups, the LCA route, down the target's groups.
+  const gapBelow = (cont: string, ch: string) => origin.get(cont)!.y + layouts.get(cont)!.rank.get(ch)!.bottom + RANK_SEP / 2;
+  const gapAbove = (cont: string, ch: string) => origin.get(cont)!.y + layouts.get(cont)!.rank.get(ch)!.top - RANK_SEP / 2;
+  const channel = (cont: string, towardsX: number) => {
+    const b = abs.get(cont)!;
+    return towardsX < b.x + b.w / 2 ? b.x + GROUP_PAD_X / 2 : b.x + b.w - GROUP_PAD_X / 2;
+  };
+  const edges: LayoutEdgeOut[] = [];
+  for (const r of routes) {
+    const o = origin.get(r.lca)!;
+    const lcaPts = (layouts.get(r.lca)!.edges.get(pairKey(r.cu, r.cv)) ?? []).map((p) => ({ x: p.x + o.x, y: p.y + o.y }));
+    if (lcaPts.length < 2) continue;
+    const pts: Pt[] = [];
+    let mid = lcaPts;
+    if (r.up.length) {
+      const u = abs.get(r.from)!;
+      let x = u.x + u.w / 2;
+      let y = u.y + u.h;
+      pts.push({ x, y });
+      const towards = lcaPts[Math.min(1, lcaPts.length - 1)].x;
+      for (const [cont, ch] of r.up) {
+        const gy = gapBelow(cont, ch);
+        pts.push({ x, y: gy });
+        x = channel(cont, towards);
+        pts.push({ x, y: gy });
+        y = gy;
+      }
+      const cub = abs.get(r.cu)!;
+      pts.push({ x, y: cub.y + cub.h + Math.min(8, RANK_SEP / 3) });
+      mid = lcaPts.slice(1);
+    }
+    const midStart = pts.length;
+    if (r.down.length) {
+      const body = mid.slice(0, Math.max(1, mid.length - 1));
+      pushAll(pts, body);
+      const midEnd = pts.length;
+      let { x, y } = body[body.length - 1];
+      for (const [cont, ch] of r.down) {
+        const cx = channel(cont, x);
+        pts.push({ x: cx, y });
+        const gy = gapAbove(cont, ch);
+        pts.push({ x: cx, y: gy });
+        x = cx;
+        y = gy;
+      }
+      const v = abs.get(r.to)!;
+      pts.push({ x: v.x + v.w / 2, y });
+      pts.push({ x: v.x + v.w / 2, y: v.y });
+      finish(r.id, pts, midStart, midEnd);
+    } else {
+      pushAll(pts, mid);
+      finish(r.id, pts, midStart, pts.length);
+    }
+  }
+  function finish(id: string, pts: Pt[], a: number, b: number) {
+    const clean: Pt[] = [];
+    pushAll(clean, pts);
+    if (clean.length < 2) return;
+    const flat: number[] = [];
+    for (const p of clean) flat.push(round(p.x), round(p.y));
+    const m = labelPoint(pts.slice(a, Math.max(a + 1, b)));
+    edges.push({ id, points: flat, labelX: round(m.x), labelY: round(m.y) });
+  }
+
+  const totalMs = now() - t0;
+  return {
+    type: "layout",
+    id: req.id,
+    boxes,
+    edges,
+    width: rootL ? rootL.w : 0,
+    height: rootL ? rootL.h : 0,
+    stats: {
+      totalMs, engineMs, containers: req.containers.length, cached, leaves: req.leaves.length, edges: routes.length,
+    },
+  };
+}
+
+function pushAll(out: Pt[], pts: Pt[]): void {
+  for (const p of pts) {
+    const last = out[out.length - 1];
+    if (last && Math.abs(last.x - p.x) < 0.5 && Math.abs(last.y - p.y) < 0.5) continue;
+    out.push(p);
+  }
+}
+
+function labelPoint(pts: Pt[]): Pt {
+  if (pts.length === 0) return { x: 0, y: 0 };
+  if (pts.length === 1) return pts[0];
+  // Point at half the polyline's length.
+  let total = 0;
+  for (let i = 1; i < pts.length; i++) total += Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y);
+  let acc = 0;
+  for (let i = 1; i < pts.length; i++) {
+    const d = Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y);
+    if (acc + d >= total / 2 && d > 0) {
+      const f = (total / 2 - acc) / d;
+      return { x: pts[i - 1].x + f * (pts[i].x - pts[i - 1].x), y: pts[i - 1].y + f * (pts[i].y - pts[i - 1].y) };
+    }
+    acc += d;
+  }
+  return pts[pts.length - 1];
+}
+
+function round(v: number): number {
+  return Math.round(v * 10) / 10;
+}
+
+function signature(W: Work, size: Map<string, { w: number; h: number }>): string {
+  const parts: string[] = [];
+  for (const c of W.children) {
+    const sz = size.get(c);
+    parts.push(`${c}:${sz?.w ?? 0}x${sz?.h ?? 0}`);
+  }
+  parts.push("|");
+  for (const [k, e] of W.internal) parts.push(`${k}:${e.weight}`);
+  return parts.join("\u0002");
+}
+
+function layoutContainer(W: Work, size: Map<string, { w: number; h: number }>): ContainerLayout {
+  const nodes = W.children.map((c) => {
+    const sz = size.get(c) ?? { w: 40, h: 20 };
+    return { id: c, w: sz.w, h: sz.h };
+  });
+  const edges = [...W.internal.values()].map((e) => ({ from: e.from, to: e.to, weight: e.weight }));
+  const r = layered(nodes, edges, { nodeSep: NODE_SEP, rankSep: RANK_SEP, edgeSep: EDGE_SEP });
+  return { w: r.w, h: r.h, pos: r.pos, rank: r.rank, edges: r.edges };
+}
+
+function now(): number {
+  return typeof performance !== "undefined" ? performance.now() : Date.now();
+}

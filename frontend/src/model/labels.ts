@@ -1,0 +1,99 @@
+// What each box of the graph says, and how big it is. Boxes use a monospace font so that sizes can
+// be computed from character counts (in the worker too) without measuring text. Pure.
+import { t } from "../i18n";
+import type { TreeItem } from "./hierarchy";
+import { ellipsize, fmtPct, fmtUs, shortDtype, shortWeightName } from "./format";
+
+export const FONT_PX = 11;
+/** Advance width of one monospace character at FONT_PX (0.6 em, plus slack for wider fonts). */
+export const CHAR_W = 6.75;
+export const LINE_H = 14;
+export const PAD_X = 8;
+export const PAD_Y = 6;
+export const MAX_CHARS = 46;
+export const MAX_WEIGHT_LINES = 3;
+export const MAX_KERNEL_LINES = 4;
+export const HEADER_H = 20;
+export const MIN_W = 80;
+
+export type LineKind = "title" | "sub" | "weight" | "kernel" | "more" | "time";
+
+export interface BoxLine {
+  kind: LineKind;
+  text: string;
+  /** Full text when `text` was shortened (shown as a tooltip). */
+  full?: string;
+}
+
+export interface BoxLabel {
+  lines: BoxLine[];
+  width: number;
+  height: number;
+}
+
+function line(kind: LineKind, s: string): BoxLine {
+  const text = ellipsize(s, MAX_CHARS);
+  return text === s ? { kind, text } : { kind, text, full: s };
+}
+
+export function groupTitle(it: TreeItem): string {
+  if (it.depth === 1 && it.name === "layer" && it.layer !== null) return t("layerTitle", { n: it.layer });
+  return it.phase ? `${it.name} (${it.phase + 1})` : it.name;
+}
+
+/** Lines of a visible leaf: an op node, an external input or a collapsed group. */
+export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
+  const lines: BoxLine[] = [];
+  if (it.kind === "op" && it.node) {
+    const n = it.node;
+    lines.push(line("title", n.label || n.op));
+    const shape = n.shape && n.shape !== "?" ? ` · ${n.shape}` : "";
+    lines.push(line("sub", `%${n.id}${shape}`));
+    const ws = n.weights ?? [];
+    ws.slice(0, MAX_WEIGHT_LINES).forEach((w) => lines.push(line("weight", `▪ ${shortWeightName(w.name)} ${w.shape}`)));
+    if (ws.length > MAX_WEIGHT_LINES) lines.push(line("more", `  +${ws.length - MAX_WEIGHT_LINES} …`));
+    const ks = n.kernels ?? [];
+    ks.slice(0, MAX_KERNEL_LINES).forEach((k) => {
+      const d = k.stats?.median_us ?? k.duration_us;
+      const l = line("kernel", `⚡ ${k.kernel} (${fmtUs(d)})`);
+      l.full = `${k.name || k.kernel} (${fmtUs(d)})`;
+      lines.push(l);
+    });
+    if (ks.length > MAX_KERNEL_LINES) lines.push(line("more", `  +${ks.length - MAX_KERNEL_LINES} ⚡ …`));
+  } else if (it.kind === "input" && it.input) {
+    const x = it.input;
+    lines.push(line("title", x.label || x.id));
+    const shape = x.shape ? ` · ${x.shape}` : "";
+    const dt = x.dtype ? ` ${shortDtype(x.dtype)}` : "";
+    lines.push(line("sub", `%${x.id}${shape}${dt}`));
+  } else {
+    lines.push(line("title", `▸ ${groupTitle(it)}`));
+    lines.push(line("sub", `${t("nodes", { n: it.nodeCount })} · ${t("kernels", { n: it.kernelCount })}`));
+    if (it.timeUs > 0) {
+      const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";
+      lines.push(line("time", `GPU ${fmtUs(it.timeUs)}${share}`));
+    }
+  }
+  return sized(lines);
+}
+
+function sized(lines: BoxLine[]): BoxLabel {
+  let maxc = 0;
+  for (const l of lines) maxc = Math.max(maxc, l.text.length);
+  const width = Math.max(MIN_W, Math.ceil(maxc * CHAR_W + 2 * PAD_X));
+  const height = Math.ceil(lines.length * LINE_H + 2 * PAD_Y);
+  return { lines, width, height };
+}
+
+/** Header of an expanded group: "▾ moe · 104 nodes · 300 µs". */
+export function containerHeader(it: TreeItem, layerTimeUs?: number): { text: string; short: string; width: number } {
+  const parts = [`▾ ${groupTitle(it)}`, t("nodes", { n: it.nodeCount })];
+  let short = groupTitle(it);
+  if (it.timeUs > 0) {
+    const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";
+    parts.push(`${fmtUs(it.timeUs)}${share}`);
+    short += ` · ${fmtUs(it.timeUs)}`;
+  }
+  const text = parts.join(" · ");
+  return { text, short, width: Math.ceil(text.length * CHAR_W + 2 * PAD_X) };
+}

@@ -1,0 +1,1 @@
+export const HOSTILE = "void k<float, &foo>(T* <script>alert(1)</script>)";
