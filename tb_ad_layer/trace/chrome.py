@@ -43,7 +43,7 @@ def chrome_trace(kernels: Sequence[Kernel], launches: Iterable[GraphLaunchBlock]
     for k in kernels:
         args: dict[str, Any] = {"name": k.name, "stream": k.stream_key, "layer": k.layer, "node": k.node,
                                 "correlation": k.correlation, "graph_id": k.graph_id,
-                                "graph_node_id": k.graph_node_id}
+                                "graph_node_id": k.graph_node_id, "eager": k.eager}
         if k.unmapped_reason:
             args["unmapped_reason"] = k.unmapped_reason
         if k.stats is not None:

@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, load_kernel_map
-from tb_ad_layer.trace.mapping import REASON_OUTSIDE, LayerNodes, is_aux_node, map_kernels
+from tb_ad_layer.trace.mapping import (REASON_OUTSIDE, GraphAligner, LayerFitter, LayerNodes, is_aux_node,
+                                       map_kernels)
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import Selection, select
 from tb_ad_layer.trace.segment import Segmentation, segment_layers
@@ -32,9 +33,9 @@ class TraceResult:
     ``unmapped_reason``/``stats``. ``graph_launches``: whole-graph blocks (graph-mode captures).
     ``layer_summaries``: layer index -> ``trace_summary``. ``node_kernels``: node name ->
     ``trace_kernels`` records. ``origin_ns``: start of the shown replay/pass, the zero of every
-    ``start_us``. ``meta`` keys: source, format, phase, schema_version, graph_id, replays, devices,
-    device, num_streams, mapped_share, kernel_count, method, main_stream, graph_trace_mode,
-    layers_found, anchor, consistency.
+    ``start_us``. ``meta`` keys: source, read_from, format, phase, schema_version, graph_id,
+    replays, devices, device, num_streams, mapped_share, kernel_count, method, main_stream,
+    graph_trace_mode, graph_node_count, layers_found, anchor, consistency.
     """
 
     kernels: list[Kernel]
@@ -116,7 +117,9 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | None, *, phase
             warnings.append("no per-kernel data to map onto the graph's layers")
     else:
         kinds = [layer.kind for layer in layers] if layers is not None else None
-        seg = segment_layers(kernels, kinds, is_layer_start=_start_hint(layers, kmap) if layers else None)
+        seg = segment_layers(kernels, kinds, is_layer_start=_start_hint(layers, kmap) if layers else None,
+                             layer_fit=LayerFitter(layers, kmap) if layers else None,
+                             aligner=GraphAligner(layers, kmap) if layers else None)
         t0 = _timed(progress, f"split into {len(seg.layers)} layers (anchor {seg.anchor}, "
                               f"consistency {seg.consistency:.2f})", t0)
         if layers is not None:
@@ -137,6 +140,8 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | None, *, phase
         for idx, ks in zip(indices, seg.layers):
             summaries[idx] = layer_summary(ks, node_group, origin)
     meta = _meta(td, sel, seg)
+    meta["source"] = str(path)
+    meta["read_from"] = str(td.source)  # the .sqlite export when ``path`` is an .nsys-rep
     meta["mapped_share"] = mapped_share
     return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
                        node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,

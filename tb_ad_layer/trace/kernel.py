@@ -38,7 +38,8 @@ class Kernel:
     ``name`` is the full demangled name, ``short`` the shortened family name (see ``names``).
     ``correlation`` is the CUDA runtime launch correlation id; every kernel replayed from one CUDA
     graph launch carries that launch's id. ``graph_id``/``graph_node_id`` are None for eager work
-    (traces write NULL or 0 there). ``index`` is the row in the reader's kernel table.
+    (traces write NULL or 0 there); ``eager`` is True for work launched outside any CUDA graph.
+    ``index`` is the row in the reader's kernel table.
 
     The last four fields are filled by segmentation and mapping: ``layer`` (decoder layer index,
     None outside every layer), ``node`` (FX node name), ``unmapped_reason`` (why ``node`` is None),
@@ -59,6 +60,7 @@ class Kernel:
     graph_node_id: int | None = None
     kind: str = KIND_KERNEL
     index: int = -1
+    eager: bool = False
     layer: int | None = None
     node: str | None = None
     unmapped_reason: str | None = None

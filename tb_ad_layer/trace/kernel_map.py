@@ -5,7 +5,8 @@ A file is a JSON list of rows ``{"op": REGEX, "kernels": [REGEX, ...], "note": T
 (``auto_deploy.torch_linear_simple.default``); each ``kernels`` entry is one slot that one kernel
 of that node can fill, searched in the kernel's short family name and in its full name, so a row
 listing three patterns lets one node take up to three kernels (fp8 linear = quantise + pack +
-GEMM). Matching ignores case. The first row whose ``op`` matches a node decides; rows of a user
+GEMM). List the slots in launch order: mapping preserves it. Unfilled slots are fine (a build
+may skip a kernel). Matching ignores case. The first row whose ``op`` matches a node decides; rows of a user
 file (``--kernel-map FILE``) come before the built-in ones.
 """
 from __future__ import annotations

@@ -3,20 +3,20 @@
 The export schema changes between nsys versions (columns added or renamed, tables created only
 when something was recorded, graph ids NULL in new exports and 0 in old ones, names as
 ``StringIds`` references or inline text), so every query is built from what ``sqlite_master`` and
-``PRAGMA table_info`` report. Kernel rows are fetched with one query in batches and stored in
-``array`` columns: two million rows take a few seconds and about 100 MB.
+``PRAGMA table_info`` report. Kernel rows are read in bulk into ``array`` columns
+(``sqlite_bulk``): two million rows take about three seconds and 100 MB.
 """
 from __future__ import annotations
 
 import sqlite3
-import time
 from array import array
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock
 from tb_ad_layer.trace.names import shorten
+from tb_ad_layer.trace.sqlite_bulk import Decoded, read_columns, read_rows
 from tb_ad_layer.trace.tracedata import NONE, LaunchTimes, NameInfo, NvtxRange, StreamInfo, TraceData
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -29,7 +29,6 @@ NVTX_RANGE_TYPES = (59, 60)  # push/pop and start/end ranges; 34 (marks) have no
 RECAPTURE_HINT = ("re-capture with `nsys profile --cuda-graph-trace=node ...` to get the kernels "
                   "inside CUDA graphs")
 _BATCH = 50_000
-_PROGRESS_EVERY = 500_000
 _MEMCPY_LABELS = {
     0: "Unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
     8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "HtoD (unified)", 12: "DtoH (unified)", 13: "DtoD (unified)",
@@ -149,9 +148,38 @@ def _table_stream_expr(cols: dict[str, str], base: str) -> str:
     return expr
 
 
+class _NameKeys(dict):
+    """Packed (full id << 32 | short id) -> name index, resolving ``StringIds`` on first sight.
+
+    Resolving lazily spares a full-table DISTINCT scan; a trace has only thousands of names.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, names: _NameTable, bits: int) -> None:
+        super().__init__()
+        self._conn = conn
+        self._names = names
+        self._bits = bits
+
+    def _text(self, sid: int) -> str | None:
+        if not sid:
+            return None
+        row = self._conn.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
+        return None if row is None else row[0]
+
+    def __missing__(self, key: int) -> int:
+        full_id, short_id = key >> self._bits, key & ((1 << self._bits) - 1)
+        full = self._text(full_id) or f"<unknown kernel name #{full_id}>"
+        idx = self[key] = self._names.add(full, self._text(short_id))
+        return idx
+
+
 def _kernel_names(conn: sqlite3.Connection, cols: dict[str, str], tables: set[str],
-                  names: _NameTable) -> tuple[str, dict[int, int] | None]:
-    """SQL expression for the per-row name key, and key -> name index (None: key is the text).
+                  names: _NameTable) -> tuple[str, Callable[[Any], int], int | None]:
+    """SQL expression for the per-row name key, the key -> name index function, and the bits of
+    one string id (None for text keys).
+
+    With ``StringIds`` the key is an integer ``full id << bits | short id``; inline text names
+    give a text key.
 
     Names are either ``StringIds`` references (all exports since ~2020) or inline text.
     """
@@ -163,23 +191,15 @@ def _kernel_names(conn: sqlite3.Connection, cols: dict[str, str], tables: set[st
     sample = conn.execute(f'SELECT typeof("{full_col}") FROM {KERNEL_TABLE} LIMIT 1').fetchone()
     inline = "TEXT" in cols[full_col] or (sample is not None and sample[0] == "text") or "StringIds" not in tables
     if inline:
+        def from_text(value: Any) -> int:
+            full, _, short = str(value).partition("\x01")
+            return names.add(full, short or None)
         expr = f'"{full_col}"' + (f' || char(1) || COALESCE("{short_col}", \'\')' if short_col else "")
-        return expr, None
+        return expr, from_text, None
     short_expr = f'COALESCE("{short_col}", 0)' if short_col else "0"
-    pairs = conn.execute(f'SELECT DISTINCT "{full_col}", {short_expr} FROM {KERNEL_TABLE}').fetchall()
-    ids = {p[0] for p in pairs} | {p[1] for p in pairs}
-    text: dict[int, str] = {}
-    id_list = [i for i in ids if i is not None]
-    for chunk in range(0, len(id_list), 900):  # stay under SQLite's bound-parameter limit
-        part = id_list[chunk:chunk + 900]
-        text.update(conn.execute(f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(part))})",
-                                 part).fetchall())
-    key_to_index: dict[int, int] = {}
-    for full_id, short_id in pairs:
-        key = ((full_id or 0) << 32) | (short_id or 0)
-        full = text.get(full_id, f"<unknown kernel name #{full_id}>")
-        key_to_index[key] = names.add(full, text.get(short_id) if short_id else None)
-    return f'("{full_col}" << 32) | {short_expr}', key_to_index
+    max_id = conn.execute("SELECT max(id) FROM StringIds").fetchone()[0] or 0
+    bits = max(1, int(max_id).bit_length())
+    return f'("{full_col}" << {bits}) | {short_expr}', _NameKeys(conn, names, bits).__getitem__, bits
 
 
 def _graph_exprs(cols: dict[str, str]) -> tuple[str, str]:
@@ -189,50 +209,36 @@ def _graph_exprs(cols: dict[str, str]) -> tuple[str, str]:
     return gid, gnid
 
 
-def _read_rows(conn: sqlite3.Connection, sql: str, data: TraceData, stream_map: dict[int, int],
-               name_of: Callable[[object], int], progress: Progress | None, what: str,
-               total: int) -> None:
-    """Run ``sql`` (start, end, stream, name key, corr, gid, gnid) and append to ``data``'s columns."""
-    t0 = time.perf_counter()
-    done = 0
-    next_report = _PROGRESS_EVERY
-    cur = conn.execute(sql)
-    smap = stream_map.__getitem__
-    while True:
-        batch = cur.fetchmany(_BATCH)
-        if not batch:
-            break
-        start, end, stream, name, corr, gid, gnid = zip(*batch)
-        data.append_rows(start, end, map(smap, stream), map(name_of, name), corr, gid, gnid)
-        done += len(batch)
-        if progress is not None and done >= next_report:
-            rate = done / max(time.perf_counter() - t0, 1e-9)
-            progress(f"read {done:,}/{total:,} {what} rows ({rate:,.0f} rows/s)")
-            next_report += _PROGRESS_EVERY
-    if progress is not None and done:
-        rate = done / max(time.perf_counter() - t0, 1e-9)
-        progress(f"read {done:,} {what} rows in {time.perf_counter() - t0:.2f} s ({rate:,.0f} rows/s)")
-
-
 def _read_kernels(conn: sqlite3.Connection, tables: set[str], data: TraceData, names: _NameTable,
                   stream_map: dict[int, int], stream_expr: str, progress: Progress | None) -> None:
     cols = _columns(conn, KERNEL_TABLE)
     for needed in ("start", "end"):
         if needed not in cols:
             raise InputError(f"{KERNEL_TABLE} has no '{needed}' column", field=f"{KERNEL_TABLE}.{needed}")
-    name_expr, key_to_index = _kernel_names(conn, cols, tables, names)
-    if key_to_index is not None:
-        name_of: Callable[[object], int] = key_to_index.__getitem__
-    else:
-        def name_of(value: object) -> int:
-            full, _, short = str(value).partition("\x01")
-            return names.add(full, short or None)
+    name_expr, name_of, bits = _kernel_names(conn, cols, tables, names)
     gid, gnid = _graph_exprs(cols)
-    corr = _col(cols, "correlationId", "-1")
-    sql = (f'SELECT "start", "end", {_table_stream_expr(cols, stream_expr)}, {name_expr}, '
-           f"COALESCE({corr}, -1), {gid}, {gnid} FROM {KERNEL_TABLE}")
+    corr = f'COALESCE({_col(cols, "correlationId", "-1")}, -1)'
     total = conn.execute(f"SELECT count(*) FROM {KERNEL_TABLE}").fetchone()[0]
-    _read_rows(conn, sql, data, stream_map, name_of, progress, "kernel", total)
+    stream_sql = _table_stream_expr(cols, stream_expr)
+    start, end = 'COALESCE("start", 0)', 'COALESCE("end", "start", 0)'
+    stream_bits = max(stream_map, default=0).bit_length()
+    if bits is not None and stream_bits + 2 * bits <= 62:
+        # One integer carries both stream and name: one value less per row.
+        shift = 2 * bits
+        mask = (1 << shift) - 1
+        stream_of = Decoded(lambda key: stream_map[key >> shift]).__getitem__
+        name_packed = Decoded(lambda key: name_of(key & mask)).__getitem__
+        key = f"({stream_sql}) << {shift} | ({name_expr})"
+        got = read_columns(conn, KERNEL_TABLE, [start, end, key, corr, gid, gnid], progress, "kernel", total)
+        if got is not None:
+            s_col, e_col, k_col, c_col, g_col, n_col = got
+            data.append_rows(s_col, e_col, map(stream_of, k_col), map(name_packed, k_col), c_col, g_col, n_col)
+            return
+        sql = f"SELECT {start}, {end}, {key}, {corr}, {gid}, {gnid} FROM {KERNEL_TABLE}"
+        read_rows(conn, sql, data, stream_of, name_packed, progress, "kernel", total, packed=True)
+    else:
+        sql = f"SELECT {start}, {end}, {stream_sql}, {name_expr}, {corr}, {gid}, {gnid} FROM {KERNEL_TABLE}"
+        read_rows(conn, sql, data, stream_map.__getitem__, name_of, progress, "kernel", total)
 
 
 def _read_copies(conn: sqlite3.Connection, table: str, kind: str, data: TraceData, names: _NameTable,
@@ -250,10 +256,10 @@ def _read_copies(conn: sqlite3.Connection, table: str, kind: str, data: TraceDat
         def name_of(value: object) -> int:
             return names.add("[CUDA memset]", "[CUDA memset]", KIND_MEMSET)
     gid, gnid = _graph_exprs(cols)
-    sql = (f'SELECT "start", "end", {_table_stream_expr(cols, stream_expr)}, {name_col}, '
-           f'COALESCE({_col(cols, "correlationId", "-1")}, -1), {gid}, {gnid} FROM "{table}"')
+    sql = (f'SELECT COALESCE("start", 0), COALESCE("end", "start", 0), {_table_stream_expr(cols, stream_expr)}, '
+           f'{name_col}, COALESCE({_col(cols, "correlationId", "-1")}, -1), {gid}, {gnid} FROM "{table}"')
     total = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-    _read_rows(conn, sql, data, stream_map, name_of, progress, kind, total)
+    read_rows(conn, sql, data, stream_map.__getitem__, name_of, progress, kind, total)
 
 
 def _read_graph_launches(conn: sqlite3.Connection, tables: set[str]) -> list[GraphLaunchBlock]:
@@ -291,6 +297,16 @@ def _read_graph_launch_correlations(conn: sqlite3.Connection, tables: set[str]) 
     marks = ",".join("?" * len(ids))
     return {r[0] for r in conn.execute(
         f"SELECT correlationId FROM {RUNTIME_TABLE} WHERE nameId IN ({marks}) AND correlationId IS NOT NULL", ids)}
+
+
+def _guarded(path: Path, load: Callable[[], Any]) -> Callable[[], Any]:
+    """``load`` with database damage reported as InputError (loaders run long after reading)."""
+    def run() -> Any:
+        try:
+            return load()
+        except (sqlite3.DatabaseError, TypeError, ValueError) as err:
+            raise InputError(f"corrupt or unreadable nsys export ({err})", path=path) from None
+    return run
 
 
 def _launch_loader(path: Path) -> Callable[[], LaunchTimes]:
@@ -358,6 +374,9 @@ def read_nsys_sqlite(path: str | Path, progress: Progress | None = None) -> Trac
             return _read(conn, path, progress)
         except sqlite3.DatabaseError as err:
             raise InputError(f"corrupt or unreadable nsys export ({err})", path=path) from None
+        except (TypeError, ValueError, OverflowError) as err:
+            # Values of the wrong type where the schema promises integers.
+            raise InputError(f"corrupt values in nsys export ({err})", path=path) from None
     finally:
         conn.close()
 
@@ -392,8 +411,8 @@ def _read(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
     data.streams = streams.streams
     data.graph_launches = _read_graph_launches(conn, tables)
     data.graph_launch_correlations = _read_graph_launch_correlations(conn, tables)
-    data.nvtx_loader = _nvtx_loader(path)
-    data.launch_loader = _launch_loader(path)
+    data.nvtx_loader = _guarded(path, _nvtx_loader(path))
+    data.launch_loader = _guarded(path, _launch_loader(path))
     has_graph_kernels = data.graph_id[:kernel_rows].count(NONE) != kernel_rows
     if data.graph_launches and not has_graph_kernels:
         data.warnings.append(

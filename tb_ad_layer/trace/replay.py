@@ -2,34 +2,30 @@
 
 Decode: the busiest graph (most kernels per replay, or the ``graph_id`` asked for) is replayed
 many times. One replay is the set of kernels sharing one ``cudaGraphLaunch`` correlation id; a
-replay is complete when it covers every distinct ``graphNodeId`` of the graph. The replay shown is
-the complete one whose wall time is closest to the median, and every replay's durations are
+replay is complete when it covers every distinct ``graphNodeId`` of the graph. Every replay's durations are
 aggregated per graph node (per position in the replay when the trace has no node ids) into
-``ReplayStats``.
+``ReplayStats``. The replay shown is the complete one whose total kernel time is closest to the
+median.
 
-Prefill: kernels outside graphs. One forward pass is located by NVTX ranges whose text names a
-forward/prefill step when present, else by idle gaps on the busiest stream.
+Prefill: kernels outside graphs; ``passes`` locates one forward pass among them.
 """
 from __future__ import annotations
 
-import bisect
 import operator
-import re
 import statistics
+from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import compress, groupby
 from typing import Iterable, Sequence
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, GraphLaunchBlock, Kernel, ReplayStats
 from tb_ad_layer.trace.nsys_sqlite import RECAPTURE_HINT
+from tb_ad_layer.trace.passes import pass_by_gaps, pass_by_nvtx
 from tb_ad_layer.trace.tracedata import NONE, TraceData
 
 PHASES = ("decode", "prefill")
-_PASS_WORDS = re.compile(r"forward|prefill|context|generat|step|iteration|infer|model|execute", re.I)
-_DIGITS = re.compile(r"\d+")
-_MIN_PASS_KERNELS = 8
-_PASS_COVERAGE = 0.5
 
 
 @dataclass
@@ -53,9 +49,13 @@ class Selection:
     graph_mode_capture: bool = False
 
 
-def _stats(durations: list[int]) -> ReplayStats:
-    return ReplayStats(count=len(durations), median_ns=float(statistics.median(durations)),
-                       min_ns=min(durations), max_ns=max(durations))
+def _stats(durations: Iterable[int]) -> ReplayStats:
+    ordered = sorted(durations)
+    if ordered[0] < 0:  # end before start: a clock glitch counts as zero
+        ordered = [max(0, d) for d in ordered]
+    n = len(ordered)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return ReplayStats(count=n, median_ns=float(median), min_ns=ordered[0], max_ns=ordered[-1])
 
 
 def choose_device(td: TraceData, device: int | None) -> int:
@@ -87,11 +87,19 @@ def _is_kernel_row(td: TraceData) -> list[bool]:
     return [n.kind == KIND_KERNEL for n in td.names]
 
 
-def _graph_rows(td: TraceData, rows: Sequence[int]) -> list[int]:
-    gid = td.graph_id
-    if isinstance(rows, range) and len(rows) == len(td):
-        return [i for i, g in enumerate(gid) if g != NONE]
-    return [i for i in rows if gid[i] != NONE]
+def _column(td: TraceData, col: array, rows: Sequence[int]) -> Iterable[int]:
+    """Values of ``col`` over ``rows``, iterated in C when ``rows`` is the whole table."""
+    return iter(col) if _whole(td, rows) else map(col.__getitem__, rows)
+
+
+def _whole(td: TraceData, rows: Sequence[int]) -> bool:
+    return isinstance(rows, range) and len(rows) == len(td)
+
+
+def _has_graph_rows(td: TraceData, rows: Sequence[int]) -> bool:
+    if _whole(td, rows):
+        return td.graph_id.count(NONE) != len(td)
+    return any(td.graph_id[i] != NONE for i in rows)
 
 
 def _launch_groups(td: TraceData, rows: Sequence[int]) -> dict[int, list[int]]:
@@ -100,10 +108,8 @@ def _launch_groups(td: TraceData, rows: Sequence[int]) -> dict[int, list[int]]:
     launch = td.graph_launch_correlations
     groups: dict[int, list[int]] = defaultdict(list)
     if launch:
-        for i in rows:
-            c = corr[i]
-            if c in launch:
-                groups[c].append(i)
+        for i in compress(rows, map(launch.__contains__, _column(td, corr, rows))):
+            groups[corr[i]].append(i)
         return groups
     # No runtime table: eager launches have one kernel per correlation, graph launches several.
     counts = Counter(corr[i] for i in rows if td.graph_id[i] != NONE)
@@ -114,41 +120,66 @@ def _launch_groups(td: TraceData, rows: Sequence[int]) -> dict[int, list[int]]:
     return groups
 
 
-def _span(td: TraceData, group: Iterable[int]) -> int:
-    g = list(group)
-    return max(td.end[i] for i in g) - min(td.start[i] for i in g)
+def _representative(totals: Sequence[int]) -> int:
+    """Index of the replay whose total kernel time is closest to the median (earliest on ties;
+    replays come in launch order), so one slow warm-up replay is never the one shown."""
+    med = statistics.median(totals)
+    return min(range(len(totals)), key=lambda j: (abs(totals[j] - med), j))
 
 
-def _representative(td: TraceData, groups: list[list[int]]) -> list[int]:
-    """The group whose wall span is closest to the median span (earliest on ties)."""
-    spans = [_span(td, g) for g in groups]
-    med = statistics.median(spans)
-    best = min(range(len(groups)), key=lambda j: (abs(spans[j] - med), min(td.start[i] for i in groups[j])))
-    return groups[best]
+def _durations(td: TraceData, group: Sequence[int]) -> list[int]:
+    return list(map(operator.sub, map(td.end.__getitem__, group), map(td.start.__getitem__, group)))
 
 
 def _with_companions(td: TraceData, group: list[int], rows: Sequence[int]) -> list[int]:
     """Add memcpy/memset rows launched by the same graph launch (same correlation id)."""
     corrs = {td.correlation[i] for i in group} - {NONE}
     have = set(group)
-    extra = [i for i in rows if td.correlation[i] in corrs and i not in have]
-    return group + extra
+    hits = compress(rows, map(corrs.__contains__, _column(td, td.correlation, rows)))
+    return group + [i for i in hits if i not in have]
 
 
-def _decode_by_node_ids(td: TraceData, rows: Sequence[int], graph_rows: list[int],
-                        graph_id: int | None, sel: Selection) -> Selection | None:
-    """Cut a replay with graphNodeIds; None when the chosen graph has no node ids."""
-    gid, gnid, corr = td.graph_id, td.graph_node_id, td.correlation
+def _replays_by_correlation(td: TraceData, g_rows: array) -> list[list[int]]:
+    # Correlation ids grow with time, so this sort mostly merges runs (fast on time-ordered tables).
+    order = sorted(g_rows, key=td.correlation.__getitem__)
+    return [list(grp) for _, grp in groupby(order, key=td.correlation.__getitem__)]
+
+
+def _replays_by_time(td: TraceData, g_rows: array) -> list[list[int]]:
+    """Without correlation ids, a replay ends when a graph node id comes round again."""
+    groups: list[list[int]] = [[]]
+    seen: set[int] = set()
+    for i in sorted(g_rows, key=td.start.__getitem__):
+        n = td.graph_node_id[i]
+        if n in seen:
+            groups.append([])
+            seen = set()
+        seen.add(n)
+        groups[-1].append(i)
+    return groups
+
+
+def _decode_by_node_ids(td: TraceData, rows: Sequence[int], graph_id: int | None,
+                        sel: Selection) -> Selection | None:
+    """Cut a replay with graphNodeIds; None when the chosen graph has no node ids.
+
+    Every step iterates in C (``compress``, ``sorted``, ``groupby``, ``zip``) because a decode
+    trace holds millions of rows.
+    """
+    gid, gnid, name = td.graph_id, td.graph_node_id, td.name
     is_kernel = _is_kernel_row(td)
-    name = td.name
-    # Copies can carry graph node ids too (profiler traces); a replay's size counts kernels only.
-    graph_rows = [i for i in graph_rows if is_kernel[name[i]]]
+    triples = set(zip(_column(td, gid, rows), _column(td, gnid, rows), _column(td, name, rows)))
     nodes_per_graph: dict[int, set[int]] = defaultdict(set)
-    rows_per_graph: Counter[int] = Counter()
-    for g, n in set(zip(map(gid.__getitem__, graph_rows), map(gnid.__getitem__, graph_rows))):
-        if n != NONE:
+    copies_in_graphs = False
+    for g, n, nm in triples:
+        if g == NONE:
+            continue
+        if not is_kernel[nm]:
+            copies_in_graphs = True  # profiler traces give graph ids to copies too
+        elif n != NONE:
             nodes_per_graph[g].add(n)
-    rows_per_graph.update(map(gid.__getitem__, graph_rows))
+    rows_per_graph = Counter(_column(td, gid, rows))
+    rows_per_graph.pop(NONE, None)
     if graph_id is not None:
         if graph_id not in rows_per_graph:
             raise InputError(f"graph id {graph_id} is not in the trace (graph ids: "
@@ -159,38 +190,37 @@ def _decode_by_node_ids(td: TraceData, rows: Sequence[int], graph_rows: list[int
     node_set = nodes_per_graph.get(chosen, set())
     if not node_set:
         return None
+    size = len(node_set)
     sel.graph_id = chosen
-    sel.graph_node_count = len(node_set)
-    g_rows = [i for i in graph_rows if gid[i] == chosen]
-    groups: dict[int, list[int]] = defaultdict(list)
-    if any(corr[i] != NONE for i in g_rows[:1000]):
-        for i in g_rows:
-            groups[corr[i]].append(i)
+    sel.graph_node_count = size
+    g_rows = array("i", compress(rows, map(chosen.__eq__, _column(td, gid, rows))))
+    if copies_in_graphs:
+        g_rows = array("i", (i for i in g_rows if is_kernel[name[i]]))
+    if any(td.correlation[i] != NONE for i in g_rows[:1000]):
+        groups = _replays_by_correlation(td, g_rows)
         sel.method = "graph-node-ids"
     else:
-        # No correlation ids: a replay ends when a node id comes round again.
-        g_rows.sort(key=td.start.__getitem__)
-        seen: set[int] = set()
-        replay = 0
-        for i in g_rows:
-            if gnid[i] in seen:
-                replay += 1
-                seen = set()
-            seen.add(gnid[i])
-            groups[replay].append(i)
+        groups = _replays_by_time(td, g_rows)
         sel.method = "graph-node-ids (time order)"
-    size = len(node_set)
-    complete = [grp for grp in groups.values()
-                if len(grp) == size and len(set(map(gnid.__getitem__, grp))) == size]
+    del g_rows
+    complete = [grp for grp in groups if len(grp) == size]
+    for grp in complete:
+        grp.sort(key=gnid.__getitem__)
+    reference = tuple(sorted(node_set))
+    complete = [grp for grp in complete if tuple(map(gnid.__getitem__, grp)) == reference]
     if not complete:
         sel.warnings.append(f"graph {chosen}: no replay covers all {size} graph nodes; showing the largest")
-        complete = [max(groups.values(), key=len)]
-    durations: dict[int, list[int]] = defaultdict(list)
-    for grp in complete:
-        for i, d in zip(grp, map(operator.sub, map(td.end.__getitem__, grp), map(td.start.__getitem__, grp))):
-            durations[gnid[i]].append(max(0, d))
-    stats = {n: _stats(ds) for n, ds in durations.items()}
-    chosen_rows = _with_companions(td, _representative(td, complete), rows)
+        complete = [max(groups, key=len)]
+        complete[0].sort(key=gnid.__getitem__)
+    del groups
+    stats: dict[int, ReplayStats] = {}
+    durations = [_durations(td, grp) for grp in complete]
+    if len(complete) > 1 or len(complete[0]) == size:
+        # Each complete replay is sorted by node id, so column k of every replay is node k.
+        for node, ds in zip(map(gnid.__getitem__, complete[0]), zip(*durations)):
+            stats[node] = _stats(ds)
+    chosen_rows = _with_companions(td, complete[_representative(list(map(sum, durations)))], rows)
+    del durations
     kernels = td.kernels(chosen_rows)
     for k in kernels:
         if k.graph_node_id is not None and k.kind == KIND_KERNEL:
@@ -223,7 +253,7 @@ def _decode_by_launch(td: TraceData, rows: Sequence[int], graph_id: int | None, 
     for grp in replays:
         for pos, i in enumerate(grp):
             per_position[pos].append(max(0, td.end[i] - td.start[i]))
-    chosen = _representative(td, replays)
+    chosen = replays[_representative([sum(_durations(td, grp)) for grp in replays])]
     pos_of = {i: pos for pos, i in enumerate(chosen)}
     kernels = td.kernels(_with_companions(td, list(chosen), rows))
     for k in kernels:
@@ -237,71 +267,6 @@ def _decode_by_launch(td: TraceData, rows: Sequence[int], graph_id: int | None, 
     sel.replays = len(replays)
     sel.method = "launch-correlation"
     return sel
-
-
-def _launch_time_of(td: TraceData, rows: list[int]) -> list[int]:
-    """CPU launch time per row (via correlation id), GPU start time where unknown."""
-    lt = td.launch_times
-    if lt is None or not len(lt.correlation):
-        return [td.start[i] for i in rows]
-    corr_arr, start_arr = lt.correlation, lt.start_ns
-    out = []
-    for i in rows:
-        c = td.correlation[i]
-        j = bisect.bisect_left(corr_arr, c) if c != NONE else len(corr_arr)
-        out.append(start_arr[j] if j < len(corr_arr) and corr_arr[j] == c else td.start[i])
-    return out
-
-
-def _pass_by_nvtx(td: TraceData, rows: list[int]) -> tuple[list[int], str] | None:
-    """Rows launched inside the middle complete NVTX forward-pass range, or None."""
-    ranges = [r for r in td.nvtx if _PASS_WORDS.search(r.text)]
-    if not ranges:
-        return None
-    times = _launch_time_of(td, rows)
-    order = sorted(range(len(rows)), key=times.__getitem__)
-    sorted_times = [times[j] for j in order]
-    by_text: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    for r in ranges:
-        lo = bisect.bisect_left(sorted_times, r.start_ns)
-        hi = bisect.bisect_right(sorted_times, r.end_ns)
-        if hi - lo >= _MIN_PASS_KERNELS:
-            by_text[_DIGITS.sub("#", r.text)].append((lo, hi, r.start_ns))
-    # A forward-pass annotation covers most launches; op-level ranges that merely mention
-    # "forward" (FSDP::pre_forward, aten ops) cover a sliver.
-    by_text = {t: f for t, f in by_text.items()
-               if sum(hi - lo for lo, hi, _ in f) >= _PASS_COVERAGE * len(rows)}
-    if not by_text:
-        return None
-    text = max(sorted(by_text), key=lambda t: statistics.median(hi - lo for lo, hi, _ in by_text[t]))
-    found = by_text[text]
-    mode = Counter(hi - lo for lo, hi, _ in found).most_common(1)[0][0]
-    complete = [f for f in found if f[1] - f[0] == mode]
-    lo, hi, _ = complete[len(complete) // 2]
-    return [rows[j] for j in order[lo:hi]], f"nvtx:{text}"
-
-
-def _pass_by_gaps(td: TraceData, rows: list[int]) -> tuple[list[int], str]:
-    """Split at long idle gaps of the busiest stream and take the middle typical pass."""
-    main = Counter(td.stream[i] for i in rows).most_common(1)[0][0]
-    main_rows = sorted((i for i in rows if td.stream[i] == main), key=td.start.__getitem__)
-    if len(main_rows) < 2 * _MIN_PASS_KERNELS:
-        return rows, "whole-trace"
-    gaps = [max(0, td.start[b] - td.end[a]) for a, b in zip(main_rows, main_rows[1:])]
-    threshold = max(200_000, 50 * statistics.median(gaps))
-    chunks: list[list[int]] = [[main_rows[0]]]
-    for gap, i in zip(gaps, main_rows[1:]):
-        if gap > threshold:
-            chunks.append([])
-        chunks[-1].append(i)
-    chunks = [c for c in chunks if len(c) >= _MIN_PASS_KERNELS]
-    if len(chunks) <= 1:
-        return rows, "whole-trace"
-    mode = Counter(len(c) for c in chunks).most_common(1)[0]
-    typical = [c for c in chunks if len(c) == mode[0]] if mode[1] > 1 else [max(chunks, key=len)]
-    chunk = typical[len(typical) // 2]
-    lo, hi = td.start[chunk[0]], td.end[chunk[-1]]
-    return [i for i in rows if lo <= td.start[i] <= hi], "idle-gaps"
 
 
 def _eager_rows(td: TraceData, rows: Sequence[int]) -> list[int]:
@@ -321,11 +286,13 @@ def select(td: TraceData, phase: str | None = None, device: int | None = None,
     """
     if phase is not None and phase not in PHASES:
         raise InputError(f"unknown phase {phase!r}; use one of {', '.join(PHASES)}", field="phase")
+    if not len(td) and not td.graph_launches:
+        raise InputError("trace has no GPU kernels (the kernel table is empty)", path=td.source)
     dev = choose_device(td, device)
     rows = _device_rows(td, dev)
     launches = [b for b in td.graph_launches if b.device == dev]
-    graph_rows = _graph_rows(td, rows)
-    has_launch_kernels = bool(graph_rows) or bool(_launch_groups(td, rows))
+    has_graph_rows = _has_graph_rows(td, rows)
+    has_launch_kernels = has_graph_rows or bool(_launch_groups(td, rows))
     graph_mode = bool(launches) and not has_launch_kernels
     sel = Selection(kernels=[], phase="decode", device=dev, launches=launches, graph_mode_capture=graph_mode)
     if phase is None:
@@ -339,7 +306,7 @@ def select(td: TraceData, phase: str | None = None, device: int | None = None,
             raise InputError("trace has no CUDA graph replays (no kernels with graph ids or sharing a "
                              "cudaGraphLaunch correlation id), so there is no decode replay to cut; "
                              "use --phase prefill", path=td.source, field="phase")
-        result = _decode_by_node_ids(td, rows, graph_rows, graph_id, sel) if graph_rows else None
+        result = _decode_by_node_ids(td, rows, graph_id, sel) if has_graph_rows else None
         return result if result is not None else _decode_by_launch(td, rows, graph_id, sel)
     sel.phase = "prefill"
     eager = _eager_rows(td, rows)
@@ -349,7 +316,9 @@ def select(td: TraceData, phase: str | None = None, device: int | None = None,
                              f"{dev}; use --phase decode", path=td.source, field="phase")
         sel.method = "whole-trace"
         return sel
-    found = _pass_by_nvtx(td, eager)
-    chosen, sel.method = found if found is not None else _pass_by_gaps(td, eager)
+    found = pass_by_nvtx(td, eager)
+    chosen, sel.method = found if found is not None else pass_by_gaps(td, eager)
     sel.kernels = td.kernels(chosen)
+    for k in sel.kernels:
+        k.eager = True
     return sel

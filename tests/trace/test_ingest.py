@@ -1,0 +1,153 @@
+"""The converter's entry points: ingest_trace, kernel_sequences, Chrome trace output."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.trace.chrome import chrome_trace, write_chrome_trace
+from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
+from tb_ad_layer.trace.summary import busy_ns
+from tests.trace.helpers import FIXTURES, layers_from_truth, load_truth
+
+
+@pytest.fixture(scope="module")
+def decode():
+    truth = load_truth(FIXTURES / "dsv3_decode.truth.json")
+    messages: list[str] = []
+    result = ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers_from_truth(truth), progress=messages.append)
+    return truth, result, messages
+
+
+def test_meta(decode) -> None:
+    _, result, messages = decode
+    m = result.meta
+    assert m["format"] == "nsys-sqlite" and m["phase"] == "decode" and m["schema_version"] == "3.25.0"
+    assert m["graph_id"] == 7 and m["replays"] == 12 and m["devices"] == [0] and m["device"] == 0
+    assert m["num_streams"] == 2 and m["kernel_count"] == len(result.kernels) == 181
+    assert m["layers_found"] == 5 and m["main_stream"] == "pid31337/dev0/ctx1/s7"
+    assert 0.98 < m["mapped_share"] < 1.0  # the three unknown kernels
+    assert m["source"].endswith("dsv3_decode.sqlite")
+    assert any("rows/s" in msg for msg in messages) and any("mapped" in msg for msg in messages)
+    assert result.origin_ns == min(k.start_ns for k in result.kernels)
+
+
+def test_layer_summaries(decode) -> None:
+    truth, result, _ = decode
+    assert sorted(result.layer_summaries) == [0, 1, 2, 3, 4]
+    s0, s2 = result.layer_summaries[0], result.layer_summaries[2]
+    assert s0["kernel_count"] == 28 and s2["kernel_count"] == 40 and s0["num_streams"] == 2
+    assert set(s0["groups"]) == {"norm", "mla", "mlp"}
+    assert set(s2["groups"]) == {"norm", "mla", "moe", "unmapped"}
+    assert s2["total_duration_us"] == pytest.approx(sum(s2["groups"].values()), abs=0.01)
+    for stream in s2["streams"]:
+        assert stream["busy_us"] <= stream["span_us"] and stream["gaps_us"] == pytest.approx(
+            stream["span_us"] - stream["busy_us"], abs=0.002)
+    assert [u["kernel"] for u in s2["unmapped"]] == ["[CUDA memset]", "mystery_kernel"] or \
+        sorted(u["kernel"] for u in s2["unmapped"]) == ["[CUDA memset]", "mystery_kernel"]
+
+
+def test_node_trace_kernels(decode) -> None:
+    _, result, _ = decode
+    recs = result.node_kernels["trtllm_moe_fused_default"]
+    assert [r["kernel"] for r in recs] == ["routingIndicesClusterKernel",
+                                           recs[1]["kernel"], "activationDeepSeekKernel", recs[3]["kernel"],
+                                           "finalizeKernelVecLoad"]
+    for r in recs:
+        assert r["stats"]["count"] == 12 and r["duration_us"] == r["stats"]["median_us"]
+        assert r["stats"]["min_us"] <= r["stats"]["median_us"] <= r["stats"]["max_us"]
+        assert r["stream"] == "pid31337/dev0/ctx1/s7" and r["start_us"] >= 0 and r["name"].startswith(("void", "bmm"))
+    fp8 = result.node_kernels["finegrained_fp8_linear_default"]
+    assert [r["kernel"] for r in fp8] == ["scale_1x128_kernel", "pack_fp32_to_ue8m0_kernel", "sm100_fp8_gemm_1d1d_impl"]
+    assert "view" not in result.node_kernels  # views launch nothing
+
+
+def test_chrome_trace(decode, tmp_path: Path) -> None:
+    _, result, _ = decode
+    path = tmp_path / "t.json"
+    write_chrome_trace(path, result.kernels, result.graph_launches, result.origin_ns, result.meta["main_stream"])
+    doc = json.loads(path.read_text())
+    assert doc["displayTimeUnit"] == "ns"
+    meta = [e for e in doc["traceEvents"] if e["ph"] == "M"]
+    assert {e["args"]["name"] for e in meta if e["name"] == "process_name"} == {"GPU 0 (pid 31337)"}
+    assert {e["args"]["name"] for e in meta if e["name"] == "thread_name"} == {"stream 7 (main)", "stream 23"}
+    events = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == 181 and min(e["ts"] for e in events) == 0
+    moe = next(e for e in events if e["args"]["node"] == "trtllm_moe_fused_default")
+    assert moe["args"]["layer"] == 2 and moe["args"]["graph_id"] == 7 and moe["args"]["replays"] == 12
+    assert any("&" in e["args"]["name"] and "<" in e["args"]["name"] for e in events)
+
+
+def test_chrome_trace_graph_blocks() -> None:
+    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", None)
+    doc = chrome_trace(result.kernels, result.graph_launches)
+    blocks = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_graph"]
+    assert len(blocks) == 4 and all(b["name"] == "CUDA graph 7" for b in blocks)
+
+
+def test_graph_mode_with_layers_warns_and_maps_nothing() -> None:
+    truth = load_truth(FIXTURES / "dsv3_graphmode.truth.json")
+    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", layers_from_truth(truth))
+    assert result.layer_summaries == {} and result.node_kernels == {}
+    assert any("--cuda-graph-trace=node" in w for w in result.warnings)
+    assert all(k.unmapped_reason == "outside any layer" for k in result.kernels)
+
+
+def test_kernel_sequences() -> None:
+    seq = kernel_sequences(FIXTURES / "dsv3_decode.sqlite")
+    assert seq["num_layers"] == 5 and seq["phase"] == "decode" and seq["graph_id"] == 7
+    assert [l["kind"] for l in seq["layers"]] == ["A", "A", "B", "B", "B"]
+    assert [l["kernel_count"] for l in seq["layers"]] == [28, 28, 40, 40, 40]
+    first = seq["layers"][0]["kernels"][0]
+    assert set(first) >= {"kernel", "name", "duration_us", "stream", "start_us", "stats"}
+    assert [k["kernel"] for k in seq["outside"]][:1] == ["indexSelectLargeIndex"]
+    one = kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=3)
+    assert [l["layer"] for l in one["layers"]] == [3] and one["outside"] == []
+    with pytest.raises(InputError, match=r"layer 9 is not in the trace: 5 layers found \(0..4\)"):
+        kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=9)
+
+
+def test_prefill_ingest_and_phase_errors() -> None:
+    truth = load_truth(FIXTURES / "dsv3_prefill.truth.json")
+    result = ingest_trace(FIXTURES / "dsv3_prefill.sqlite", layers_from_truth(truth), phase="prefill")
+    assert result.meta["phase"] == "prefill" and result.meta["replays"] == 1
+    assert result.meta["mapped_share"] == 1.0
+    assert all(k.stats is None for k in result.kernels)
+    with pytest.raises(InputError, match="--phase prefill"):
+        ingest_trace(FIXTURES / "dsv3_prefill.sqlite", layers_from_truth(truth), phase="decode")
+
+
+def test_layer_count_mismatch_through_ingest() -> None:
+    truth = load_truth(FIXTURES / "dsv3_decode.truth.json")
+    layers = layers_from_truth(truth)[:3]
+    with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 3 layers"):
+        ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers)
+
+
+def test_busy_time_merges_overlaps() -> None:
+    assert busy_ns([(0, 10), (5, 15), (20, 20), (30, 40)]) == 25
+    assert busy_ns([]) == 0
+
+
+def test_kernel_sequences_of_profiler_graph_trace() -> None:
+    from tests.trace.helpers import HTA
+
+    messages: list[str] = []
+    seq = kernel_sequences(HTA, progress=messages.append)
+    assert seq["phase"] == "decode" and seq["replays"] == 5 and seq["format"] == "torch-profiler"
+    assert sum(l["kernel_count"] for l in seq["layers"]) + len(seq["outside"]) == 20  # 8 kernels + 12 memsets
+    assert any("GPU events" in m for m in messages)
+
+
+def test_two_device_chrome_trace() -> None:
+    from tb_ad_layer.trace.reader import read_trace
+    from tb_ad_layer.trace.replay import select
+
+    td = read_trace(FIXTURES / "dsv3_decode_2gpu_2021.sqlite")
+    kernels = select(td, device=0).kernels + select(td, device=1).kernels
+    doc = chrome_trace(kernels)
+    procs = {e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    assert procs == {"GPU 0 (pid 31337)", "GPU 1 (pid 31338)"}
+    assert len({(e["pid"], e["tid"]) for e in doc["traceEvents"] if e["ph"] == "X"}) == 4
