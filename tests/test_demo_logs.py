@@ -21,8 +21,9 @@ def fingerprint(logdir: Path) -> dict[str, object]:
         con = sqlite3.connect(store)
         meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta")}
         meta.pop("source_dir")
-        if meta.get("trace"):
-            meta["trace"]["source"] = Path(meta["trace"]["source"]).name
+        for key in ("source", "read_from"):
+            if meta.get("trace") and meta["trace"].get(key):
+                meta["trace"][key] = Path(meta["trace"][key]).name
         out[run] = {
             "meta": meta,
             "files": sorted(con.execute("SELECT sha256, size, role FROM files").fetchall()),
