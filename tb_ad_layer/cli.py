@@ -25,7 +25,7 @@ examples:
   # one layer as seed-schema JSON, DOT and PNG
   tb-ad-layer extract /data/ad_dumps/dsv3 --layer 5 --dot l5.dot --png l5.png
   # per-layer kernel sequences of a trace
-  tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json
+  tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json --dump /data/ad_dumps/dsv3
   # a converted run's kernels as Chrome trace JSON for Perfetto
   tb-ad-layer export-trace logs/dsv3_decode --chrome dsv3.trace.json
 then: tensorboard --logdir logs   (the "AD Layers" tab)
@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--phase", choices=["decode", "prefill"])
     k.add_argument("--device", type=int, metavar="N")
     k.add_argument("--graph-id", type=int, metavar="ID")
+    k.add_argument("--dump", metavar="DUMP_DIR",
+                   help="segment with this dump's layers (count and kinds) instead of inferring "
+                        "them from the repeating kernel pattern")
+    k.add_argument("--module", help="GraphModule section of --dump to use")
     k.add_argument("-q", "--quiet", action="store_true")
 
     x = sub.add_parser("export-trace", help="write a run's stored kernels as Chrome trace JSON")
@@ -150,8 +154,13 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
 def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.trace.ingest import kernel_sequences
 
+    layers = None
+    if args.dump:
+        from tb_ad_layer.convert import load_stage, resolve_inputs
+        from tb_ad_layer.trace_attach import layer_nodes
+        layers = layer_nodes(load_stage(resolve_inputs(args.dump)[-1], args.module).lg)
     data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
-                            graph_id=args.graph_id, progress=progress)
+                            graph_id=args.graph_id, layers=layers, progress=progress)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if args.output:
         _write_text(Path(args.output), text)

@@ -23,6 +23,8 @@ from tb_ad_layer.trace.summary import kernel_record, layer_summary, node_trace_k
 from tb_ad_layer.trace.tracedata import TraceData
 
 Progress = Callable[[str], None]
+# Below this share of mapped layer kernels, the trace does not describe this graph.
+MIN_MAPPED_SHARE = 0.5
 
 
 @dataclass
@@ -128,6 +130,16 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | None, *, phase
             mapping = map_kernels(layers, seg, kmap)
             mapped_share = round(mapping.mapped_share, 4)
             _timed(progress, f"mapped {mapped_share:.1%} of layer kernels to nodes", t0)
+            if mapped_share < MIN_MAPPED_SHARE:
+                # Forced onto the wrong graph, segmentation still finds *some* anchor; storing
+                # that would show kernels on the wrong nodes. Refuse and say what was seen.
+                kinds_text = ", ".join(f"{n} {k}" for k, n in sorted(
+                    {k: kinds.count(k) for k in set(kinds)}.items())) if kinds else "?"
+                raise InputError(
+                    f"only {mapped_share:.0%} of the trace's layer kernels match the ops of the "
+                    f"graph's {len(layers)} layers ({kinds_text}); the trace looks like another "
+                    f"model, stage or rank (check --device, --graph-id, --phase, or extend the "
+                    f"table with --kernel-map)", path=path)
         else:
             for j, ks in enumerate(seg.layers):
                 for k in ks:
@@ -150,8 +162,11 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | None, *, phase
 
 def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str | None = None,
                      device: int | None = None, graph_id: int | None = None,
+                     layers: Sequence[LayerNodes] | None = None,
                      progress: Progress | None = None) -> dict[str, Any]:
-    """Per-layer kernel sequences of one replay/pass, with layers inferred from repetition.
+    """Per-layer kernel sequences of one replay/pass, with layers inferred from repetition, or
+    taken from ``layers`` (a graph's layers) when given: repetition alone cannot tell how many
+    layers a mixed dense/MoE pattern holds.
 
     Returns ``{"source", "format", "phase", "graph_id", "replays", "device", "main_stream",
     "num_layers", "warnings", "layers": [{"layer", "kind", "kernel_count", "total_duration_us",
@@ -159,7 +174,8 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
     replay_duration_us, stream, start_us, stats}]}], "outside": [...]}``; ``layer`` keeps only
     that layer (InputError when the trace has no such layer).
     """
-    result = ingest_trace(path, None, phase=phase, device=device, graph_id=graph_id, progress=progress)
+    result = ingest_trace(path, layers, phase=phase, device=device, graph_id=graph_id,
+                          progress=progress)
     seg = result.segmentation
     origin = result.origin_ns
     found = seg.layers if seg else []
