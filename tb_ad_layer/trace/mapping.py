@@ -126,10 +126,24 @@ def _align(kernels: list[Kernel], cands: list[_Slots], matcher: _Matcher, main: 
     Among equally long assignments, kernels go to the earliest slots.
     """
     flat = [(s, j) for s in cands for j, free in enumerate(s.free) if free]
-    n, m = len(kernels), len(flat)
-    if not n or not m:
+    if not kernels or not flat:
         return list(kernels)
-    accepts = [[matcher.accepts(s, j, k) for s, j in flat] for k in kernels]
+    matched = dict(_lcs_pairs([[matcher.accepts(s, j, k) for s, j in flat] for k in kernels]))
+    left: list[Kernel] = []
+    for i, k in enumerate(kernels):
+        if i in matched:
+            slots, slot = flat[matched[i]]
+            _take(slots, slot, k, main)
+        else:
+            left.append(k)
+    return left
+
+
+def _lcs_pairs(accepts: list[list[bool]]) -> list[tuple[int, int]]:
+    """Longest order-preserving matching of kernels (rows) to slots (columns) where
+    ``accepts[i][j]``; returns ``(kernel, slot)`` pairs. Ties go to the earliest slots."""
+    n = len(accepts)
+    m = len(accepts[0]) if n else 0
     table = [[0] * (m + 1)]
     for i in range(n):
         prev, row, acc = table[-1], [0] * (m + 1), accepts[i]
@@ -139,21 +153,19 @@ def _align(kernels: list[Kernel], cands: list[_Slots], matcher: _Matcher, main: 
                 best = prev[j] + 1
             row[j + 1] = best
         table.append(row)
-    left: list[Kernel] = []
+    pairs: list[tuple[int, int]] = []
     i, j = n, m
-    while i > 0:
-        if j > 0 and table[i][j - 1] == table[i][j]:
+    while i > 0 and j > 0:
+        if table[i][j - 1] == table[i][j]:
             j -= 1  # leave this slot free: pushes matches to earlier slots
-        elif j > 0 and accepts[i - 1][j - 1] and table[i - 1][j - 1] + 1 == table[i][j]:
-            slots, slot = flat[j - 1]
-            _take(slots, slot, kernels[i - 1], main)
+        elif accepts[i - 1][j - 1] and table[i - 1][j - 1] + 1 == table[i][j]:
+            pairs.append((i - 1, j - 1))
             i -= 1
             j -= 1
         else:
-            left.append(kernels[i - 1])
             i -= 1
-    left.reverse()
-    return left
+    pairs.reverse()
+    return pairs
 
 
 def _lcs_length(kernels: Sequence[Kernel], cands: list[_Slots], matcher: _Matcher) -> int:
@@ -214,25 +226,8 @@ class GraphAligner:
         if not n or not m or n * m > self.MAX_CELLS:
             return labels
         accepts = [[self._matcher.accepts(s, j, k) for _, s, j in flat] for k in kernels]
-        table = [[0] * (m + 1)]
-        for i in range(n):
-            prev, row, acc = table[-1], [0] * (m + 1), accepts[i]
-            for j in range(m):
-                best = prev[j + 1] if prev[j + 1] > row[j] else row[j]
-                if acc[j] and prev[j] + 1 > best:
-                    best = prev[j] + 1
-                row[j + 1] = best
-            table.append(row)
-        i, j = n, m
-        while i > 0 and j > 0:
-            if table[i][j - 1] == table[i][j]:
-                j -= 1
-            elif accepts[i - 1][j - 1] and table[i - 1][j - 1] + 1 == table[i][j]:
-                labels[i - 1] = flat[j - 1][0]
-                i -= 1
-                j -= 1
-            else:
-                i -= 1
+        for i, j in _lcs_pairs(accepts):
+            labels[i] = flat[j][0]
         return labels
 
 
