@@ -133,10 +133,9 @@ class _Membership:
                 layer = order[k][0]
                 out[layer] = max(out[layer], last_model)
                 k += 1
-            if self.owner[j] == NO_LAYER and self.seed[j] != NO_LAYER or self.seed[j] == NO_LAYER \
+            if self.owner[j] == NO_LAYER and not self.floating[j] \
                     and self.nodes[j].kind not in (PLACEHOLDER, OUTPUT):
-                if not self.floating[j]:
-                    last_model = j
+                last_model = j
         return out
 
     # -- pass 2 -------------------------------------------------------------------------------
