@@ -179,7 +179,7 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     nodes = graph.nodes
     defined: dict[str, int] = {}          # name -> line
     weights = graph.weights
-    pending: list[tuple[int, str, int]] = []  # (node index, ref name, line) not yet defined
+    pending: dict[str, int] = {}          # name referenced before (or without) a definition -> line
     raw_refs: list[list[str]] = []
     ref_match = _REF.finditer
     n = len(lines)
@@ -239,24 +239,25 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         idx = len(nodes)
         refs: list[str] = []
         if args:
-            for m in ref_match(args):
-                ref = m.group(1)
+            for ref, shape_, dtype_ in _REF.findall(args):
                 refs.append(ref)
                 if ref not in defined:
-                    pending.append((idx, ref, lineno))
-                    if m.group(2) is not None and ref not in weights:
-                        weights[ref] = Weight(ref, m.group(2), m.group(3))
+                    pending.setdefault(ref, lineno)
+                    if shape_ and ref not in weights:
+                        weights[ref] = Weight(ref, shape_, dtype_)
             if "[" in args:
                 cleaned = _QUOTED.sub(" ", args) if "'" in args or '"' in args else args
                 for grp in _GROUP.findall(cleaned):
                     if "%" in grp:
                         grp = _REF.sub(" ", grp)
-                    for ref in _BARE.findall(grp):
-                        if ref in defined:
-                            refs.append(ref)
-                        elif ref not in _NOT_REFS and not _SYMBOL.match(ref):
-                            refs.append(ref)
-                            pending.append((idx, ref, lineno))
+                    found = _BARE.findall(grp)
+                    if not found:
+                        continue
+                    refs.extend(found)
+                    # Set difference runs in C: long expert-weight lists cost little here.
+                    for ref in set(found).difference(defined):
+                        if ref not in pending and ref not in _NOT_REFS and not _SYMBOL.match(ref):
+                            pending[ref] = lineno
         if kind != OUTPUT:
             defined[name] = lineno
         raw_refs.append(refs)
@@ -271,8 +272,8 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     return i
 
 
-def _resolve(path: str, graph: Graph, defined: dict[str, int],
-             pending: list[tuple[int, str, int]], raw_refs: list[list[str]]) -> None:
+def _resolve(path: str, graph: Graph, defined: dict[str, int], pending: dict[str, int],
+             raw_refs: list[list[str]]) -> None:
     """Split every node's references into node inputs and weights, now that all names are known.
 
     A never-defined reference is a weight/buffer, unless its name follows the graph's own node
@@ -281,7 +282,7 @@ def _resolve(path: str, graph: Graph, defined: dict[str, int],
     weights = graph.weights
     if pending:
         bases = {_TRAILING_INDEX.sub("", n.name) for n in graph.nodes if n.kind == CALL}
-        for idx, ref, lineno in pending:
+        for ref, lineno in pending.items():
             if ref in defined:
                 if defined[ref] > lineno:
                     raise InputError(f"%{ref} is used before its definition on line "
@@ -298,6 +299,9 @@ def _resolve(path: str, graph: Graph, defined: dict[str, int],
         inputs: list[str] = []
         wts: list[str] = []
         for r in dict.fromkeys(refs):
-            (wts if r in weights and r not in defined else inputs).append(r)
+            if r in defined:
+                inputs.append(r)
+            elif r in weights:
+                wts.append(r)
         node.inputs = tuple(inputs)
         node.weights = tuple(wts)

@@ -17,15 +17,6 @@ _BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|
 @lru_cache(maxsize=1 << 18)
 def layer_of_weight(name: str) -> int | None:
     """The decoder layer a weight belongs to (``layers_N_``, ``layers.N.``, ``fused_*_N_*``), or None."""
-    # Hot path (one call per weight of a 61-layer MoE graph): try the common spelling first.
-    k = name.find("layers_")
-    if k >= 0 and (k == 0 or name[k - 1] in "_."):
-        end = k + 7
-        stop = end
-        while stop < len(name) and name[stop].isdigit():
-            stop += 1
-        if stop > end and (stop == len(name) or name[stop] in "_."):
-            return int(name[end:stop])
     m = _LAYER.search(name)
     if m:
         return int(m.group(1))

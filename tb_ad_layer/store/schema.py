@@ -40,8 +40,7 @@ CREATE TABLE nodes (stage INTEGER NOT NULL, idx INTEGER NOT NULL, name TEXT NOT 
                     inputs TEXT NOT NULL, weights TEXT NOT NULL, line INTEGER NOT NULL,
                     PRIMARY KEY (stage, idx)) WITHOUT ROWID;
 CREATE TABLE weights (stage INTEGER NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
-                      dtype TEXT NOT NULL, layer INTEGER, PRIMARY KEY (stage, name))
-                      WITHOUT ROWID;
+                      dtype TEXT NOT NULL, layer INTEGER);
 CREATE TABLE layers (stage INTEGER NOT NULL, layer INTEGER NOT NULL, kind TEXT NOT NULL,
                      attention TEXT, node_count INTEGER NOT NULL, gpu_time_us REAL,
                      group_counts TEXT NOT NULL, doc TEXT NOT NULL,
@@ -57,6 +56,7 @@ CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT
 
 INDEXES = """
 CREATE INDEX nodes_layer ON nodes (stage, layer);
+CREATE UNIQUE INDEX weights_name ON weights (stage, name);
 CREATE INDEX nodes_name ON nodes (stage, name);
 CREATE INDEX kernels_layer ON kernels (layer, start_ns);
 CREATE INDEX kernels_time ON kernels (start_ns);
