@@ -21,6 +21,14 @@ import { makeLane, type Lane } from "./timeline/lod";
 import { TimelineView, type BucketLane } from "./timeline/timeline";
 import { capture, clear, h, text } from "./ui/dom";
 import { ThemeController } from "./ui/theme";
+import { CompareView } from "./compare/view";
+import { defaultPair, formatPairs, parsePairs, type SideChoice } from "./compare/model";
+import { StageView } from "./stages/view";
+import { OverviewView } from "./overview/view";
+import { Minimap } from "./graph/minimap";
+import { exportFileName, exportSvg, saveBlob, svgToPng, type ExportPart } from "./graph/export";
+import { HelpOverlay } from "./ui/help";
+import { VIEWS, type ViewName } from "./state/hash";
 
 // The backend accepts max_items in [1, 100000] (per stream); beyond, streams come back as buckets.
 const MAX_TIMELINE_ITEMS = 100000;
@@ -75,6 +83,20 @@ export class App {
   private graph: GraphView;
   private details = new DetailsPanel();
   private timeline: TimelineView;
+  private minimap: Minimap;
+  private compareView: CompareView;
+  private stageView: StageView;
+  private overviewView: OverviewView;
+  private help: HelpOverlay;
+  private view: ViewName = "layer";
+  /** The layer view's graph is out of date (the run, stage or layer changed while it was hidden). */
+  private layerDirty = true;
+  private viewEls = new Map<ViewName, HTMLElement>();
+  private tabBar!: HTMLDivElement;
+  private toolbarEl!: HTMLDivElement;
+  private pendingStageSide: "before" | "after" | null = null;
+  /** The layer view's status line (timings), shown while that view is. */
+  private layerStatus = "";
 
   // DOM
   private root!: HTMLDivElement;
@@ -133,11 +155,27 @@ export class App {
 
   constructor() {
     setLang(detectLang(storageGet(LANG_KEY), typeof navigator !== "undefined" ? navigator.language : undefined));
+    this.help = new HelpOverlay();
     this.layoutClient = new LayoutClient("static/layout_worker.js");
     this.graph = new GraphView({
       onSelect: (k) => this.select(k, { centre: false }),
       onToggle: (k) => void this.toggle(k),
       onHover: (k) => this.hover(k),
+      onView: () => this.minimap.schedule(),
+    });
+    this.minimap = new Minimap(this.graph, "minimap");
+    this.compareView = new CompareView(this.api, {
+      onChange: () => this.writeHash(),
+      onError: (e) => this.showError(e),
+    });
+    this.stageView = new StageView(this.api, {
+      onStage: (index) => this.onStageStep(index),
+      onCompare: (run, layer, prev, cur) => void this.openCompare({ run, stage: prev, layer }, { run, stage: cur, layer }),
+      onError: (e) => this.showError(e),
+    });
+    this.overviewView = new OverviewView(this.api, {
+      onOpenLayer: (n) => void this.openLayer(n),
+      onError: (e) => this.showError(e),
     });
     this.timeline = new TimelineView({
       onKernelClick: (k) => void this.selectKernel(k),
@@ -145,13 +183,15 @@ export class App {
       onViewChange: (a, b) => this.onTimelineView(a, b),
     });
     this.theme.onChange((th) => this.onTheme(th));
+    for (const v of [this.compareView, this.stageView, this.overviewView]) v.setTheme(this.theme.current);
+    this.minimap.setTheme(this.theme.current);
   }
 
   // ---------------------------------------------------------------- UI construction
 
   mount(body: HTMLElement): void {
     clear(body);
-    this.root = h("div", { class: "adl-root", "data-testid": "ad-layer-root" });
+    this.root = h("div", { class: "adl-root", "data-testid": "ad-layer-root", "data-view": this.view });
     this.root.appendChild(this.buildToolbar());
     this.errorEl = h("div", { class: "adl-error", "data-testid": "error", role: "alert" });
     this.root.appendChild(this.errorEl);
@@ -166,15 +206,23 @@ export class App {
     zi.addEventListener("click", () => this.graph.zoomBy(1.25));
     zo.addEventListener("click", () => this.graph.zoomBy(0.8));
     zoom.append(zi, zo);
-    gwrap.append(this.busyEl, this.emptyEl, this.legendEl, zoom);
+    gwrap.append(this.busyEl, this.emptyEl, this.legendEl, this.minimap.el, zoom);
     const side = h("div", { class: "adl-side" });
     side.appendChild(this.details.el);
     main.append(gwrap, side);
-    this.root.appendChild(main);
-    this.root.appendChild(this.buildSplitter());
-    this.root.appendChild(this.buildTimeline());
+    const layerView = h("div", { class: "adl-view adl-layerview", "data-testid": "layer-view" });
+    layerView.append(main, this.buildSplitter(), this.buildTimeline());
+    this.viewEls.set("layer", layerView);
+    this.viewEls.set("compare", this.compareView.el);
+    this.viewEls.set("stages", this.stageView.el);
+    this.viewEls.set("overview", this.overviewView.el);
+    for (const [v, el] of this.viewEls) {
+      el.hidden = v !== this.view;
+      this.root.appendChild(el);
+    }
     this.statusEl = h("div", { class: "adl-status", "data-testid": "status" });
     this.root.appendChild(this.statusEl);
+    this.root.appendChild(this.help.el);
     body.appendChild(this.root);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     window.addEventListener("hashchange", () => void this.onHashChange());
@@ -183,7 +231,19 @@ export class App {
 
   private buildToolbar(): HTMLElement {
     const tb = h("div", { class: "adl-toolbar", "data-testid": "toolbar" });
+    this.toolbarEl = tb;
     tb.appendChild(text("span", t("appTitle"), { class: "title" }));
+    this.tabBar = h("div", { class: "seg tabs", role: "tablist", "aria-label": t("views"), "data-testid": "view-tabs" });
+    const tabNames: Record<ViewName, "viewLayer" | "viewCompare" | "viewStages" | "viewOverview"> = {
+      layer: "viewLayer", compare: "viewCompare", stages: "viewStages", overview: "viewOverview",
+    };
+    VIEWS.forEach((v, i) => {
+      const b = h("button", { type: "button", role: "tab", "data-view": v, "data-testid": `view-${v}`, "aria-pressed": String(v === this.view), title: `${t(tabNames[v])} (${i + 1})` });
+      b.textContent = t(tabNames[v]);
+      b.addEventListener("click", () => void this.setView(v));
+      this.tabBar.appendChild(b);
+    });
+    tb.appendChild(this.tabBar);
     this.runSel = h("select", { id: "adl-run", "data-testid": "run-select", "aria-label": t("run") });
     this.stageSel = h("select", { "data-testid": "stage-select", "aria-label": t("stage") });
     this.layerSel = h("select", { "data-testid": "layer-select", "aria-label": t("layer") });
@@ -191,13 +251,13 @@ export class App {
     this.stageSel.addEventListener("change", () => void this.onStageChange());
     this.layerSel.addEventListener("change", () => void this.onLayerChange());
     tb.append(
-      h("span", { class: "grp" }, h("label", { for: "adl-run" }, t("run")), this.runSel),
-      h("span", { class: "grp" }, text("label", t("stage")), this.stageSel),
-      h("span", { class: "grp" }, text("label", t("layer")), this.layerSel),
+      h("span", { class: "grp", "data-views": "layer stages overview" }, h("label", { for: "adl-run" }, t("run")), this.runSel),
+      h("span", { class: "grp", "data-views": "layer overview" }, text("label", t("stage")), this.stageSel),
+      h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("layer")), this.layerSel),
     );
     this.depthSel = h("select", { "data-testid": "depth-select", title: t("depthTitle") });
     this.depthSel.addEventListener("change", () => void this.onDepthChange());
-    tb.appendChild(h("span", { class: "grp" }, text("label", t("depth")), this.depthSel));
+    tb.appendChild(h("span", { class: "grp", "data-views": "layer" }, text("label", t("depth")), this.depthSel));
     this.colorSeg = h("div", { class: "seg", role: "group", "data-testid": "color-mode" });
     for (const [mode, label] of [["group", t("colorGroup")], ["time", t("colorTime")]] as [ColorMode, string][]) {
       const b = h("button", { type: "button", "data-mode": mode, "data-testid": `color-${mode}`, "aria-pressed": String(mode === this.colorMode) });
@@ -205,7 +265,7 @@ export class App {
       b.addEventListener("click", () => this.setColorMode(mode));
       this.colorSeg.appendChild(b);
     }
-    tb.appendChild(h("span", { class: "grp" }, text("label", t("colorBy")), this.colorSeg));
+    tb.appendChild(h("span", { class: "grp", "data-views": "layer" }, text("label", t("colorBy")), this.colorSeg));
     this.hotSel = h("select", { "data-testid": "hotspots-select", title: t("hotspotsTitle", { k: "k" }) });
     for (const k of [0, 3, 5, 10, 20]) {
       const o = h("option", { value: k });
@@ -217,7 +277,7 @@ export class App {
       this.hotK = Number(this.hotSel.value);
       this.repaint();
     });
-    tb.appendChild(h("span", { class: "grp" }, text("label", t("hotspots")), this.hotSel));
+    tb.appendChild(h("span", { class: "grp", "data-views": "layer" }, text("label", t("hotspots")), this.hotSel));
     // search
     this.searchInput = h("input", { type: "search", placeholder: t("searchPlaceholder"), "data-testid": "search-input", "aria-label": t("searchPlaceholder"), spellcheck: "false", autocomplete: "off" });
     this.searchInput.addEventListener("input", () => this.onSearchInput());
@@ -236,9 +296,9 @@ export class App {
     prev.addEventListener("click", () => void this.stepSearch(-1));
     next.addEventListener("click", () => void this.stepSearch(1));
     this.searchCount = h("span", { class: "count", "data-testid": "search-count" });
-    tb.appendChild(h("span", { class: "grp search" }, this.searchInput, prev, next, this.searchCount));
+    tb.appendChild(h("span", { class: "grp search", "data-views": "layer" }, this.searchInput, prev, next, this.searchCount));
     tb.appendChild(h("span", { class: "spacer" }));
-    const fitBtn = h("button", { class: "btn", type: "button", title: t("fitTitle"), "data-testid": "fit-button" });
+    const fitBtn = h("button", { class: "btn", type: "button", title: t("fitTitle"), "data-testid": "fit-button", "data-views": "layer" });
     fitBtn.textContent = t("fit");
     fitBtn.addEventListener("click", () => this.graph.fit(true));
     this.dlLinks = h("div", { class: "grp", "data-testid": "downloads" });
@@ -257,7 +317,9 @@ export class App {
     const linkBtn = h("button", { class: "btn", type: "button", title: t("copyLinkTitle"), "data-testid": "copy-link" });
     linkBtn.textContent = t("copyLink");
     linkBtn.addEventListener("click", () => void this.copyLink(linkBtn));
-    tb.append(fitBtn, linkBtn, this.dlLinks, themeBtn, langBtn);
+    const helpBtn = h("button", { class: "btn iconbtn", type: "button", title: `${t("helpTitle")} (?)`, "aria-label": t("helpTitle"), "data-testid": "help-button" }, "?");
+    helpBtn.addEventListener("click", () => this.help.toggle());
+    tb.append(fitBtn, linkBtn, this.dlLinks, themeBtn, langBtn, helpBtn);
     return tb;
   }
 
@@ -346,7 +408,11 @@ export class App {
     this.updateColorButtons();
     if (st.tl) this.tlScope = st.tl;
     this.updateScopeButtons();
+    this.compareView.setRuns(this.runs);
+    this.applyViewChrome(st.view ?? "layer");
+    if (st.sv) this.pendingStageSide = st.sv;
     await this.openRun(run, st);
+    if (this.view === "compare") await this.showCompare(st.a, st.b, st.mp);
   }
 
   private readHash(): ViewState {
@@ -481,6 +547,15 @@ export class App {
 
   private async loadView(what: string): Promise<void> {
     if (!this.run) return;
+    if (this.view !== "layer") {
+      // The layer graph is laid out when its view is shown again (a hidden view has no size).
+      this.layerDirty = true;
+      this.updateDownloads();
+      this.writeHash();
+      await this.refreshView();
+      return;
+    }
+    this.layerDirty = false;
     const seq = ++this.loadSeq;
     const t0 = performance.now();
     this.showError(null);
@@ -613,6 +688,7 @@ export class App {
       }
     } else if (opts.fit) this.graph.fit(false, true);
     this.setBusy(null);
+    this.minimap.schedule();
     this.updateDetails();
     this.updateLegend();
     this.updateHighlight();
@@ -627,11 +703,12 @@ export class App {
           seq: ++this.timingSeq, what: opts.what, totalMs: performance.now() - opts.t0, fetchMs: opts.fetchMs, layoutMs, renderMs,
           leaves: this.vis?.leaves.length ?? 0, edges: this.vis?.edges.length ?? 0, nodes,
         };
-        this.statusEl.textContent = t("statusLine", {
+        this.layerStatus = t("statusLine", {
           nodes: t("nodes", { n: nodes }), drawn: this.vis?.leaves.length ?? 0, edges: t("edgesN", { n: this.vis?.edges.length ?? 0 }),
           fetch: opts.fetchMs.toFixed(0), layout: layoutMs.toFixed(0), worker: res.stats.totalMs.toFixed(0), cached: res.stats.cached,
           groups: res.stats.containers, draw: renderMs.toFixed(0), total: this.timing.totalMs.toFixed(0),
         });
+        if (this.view === "layer") this.statusEl.textContent = this.layerStatus;
         const ws = this.drawnWaiters;
         this.drawnWaiters = [];
         for (const w of ws) w();
@@ -873,7 +950,178 @@ export class App {
   private onTheme(th: Theme): void {
     this.repaint();
     this.timeline.setTheme(th);
+    this.minimap.setTheme(th);
+    this.compareView.setTheme(th);
+    this.stageView.setTheme(th);
+    this.overviewView.setTheme(th);
     this.updateDetails();
+  }
+
+  // ---------------------------------------------------------------- views (layer, compare, stages, overview)
+
+  /** Tabs, toolbar groups and containers for a view (no loading). */
+  private applyViewChrome(v: ViewName): void {
+    this.view = v;
+    if (this.root) this.root.dataset.view = v;
+    for (const b of Array.from(this.tabBar?.children ?? []) as HTMLButtonElement[]) b.setAttribute("aria-pressed", String(b.dataset.view === v));
+    for (const el of Array.from(this.toolbarEl?.querySelectorAll<HTMLElement>("[data-views]") ?? [])) {
+      el.hidden = !(el.dataset.views ?? "").split(" ").includes(v);
+    }
+    for (const [name, el] of this.viewEls) el.hidden = name !== v;
+    if (this.statusEl) this.statusEl.textContent = v === "layer" ? this.layerStatus : "";
+  }
+
+  async setView(v: ViewName): Promise<void> {
+    if (this.help.open) this.help.close();
+    this.showError(null);
+    this.applyViewChrome(v);
+    this.updateDownloads();
+    this.writeHash();
+    if (v === "layer") {
+      if (this.layerDirty || !this.hier) await this.loadView("layer");
+      else {
+        // Shown again: the graph keeps its view; the timeline and minimap re-measure.
+        this.minimap.schedule();
+      }
+    } else if (v === "compare") {
+      await this.showCompare();
+    } else {
+      await this.refreshView();
+    }
+    this.writeHash();
+  }
+
+  /** Brings the shown side view (stages, overview) up to date with the run, stage and layer. */
+  private async refreshView(): Promise<void> {
+    const run = this.run;
+    if (!run) return;
+    if (this.view === "stages") {
+      const layer = this.layerChoice === "all" ? this.layerList()[0]?.layer ?? 0 : this.layerChoice;
+      await this.stageView.open(run, layer, this.stage);
+      if (this.pendingStageSide) {
+        const side = this.pendingStageSide;
+        this.pendingStageSide = null;
+        await this.stageView.setSide(side);
+      }
+    } else if (this.view === "overview") {
+      await this.overviewView.open(run, this.stage, this.layerChoice);
+    }
+  }
+
+  /** The comparison view: the given sides, what it already shows, or a useful default pair. */
+  private async showCompare(a?: SideChoice, b?: SideChoice, mp?: string): Promise<void> {
+    if (a && b) {
+      await this.compareView.open(a, b, parsePairs(mp));
+      return;
+    }
+    if (this.compareView.current()) return;
+    const run = this.run;
+    if (!run) return;
+    const layer = this.layerChoice === "all" ? this.layerList()[0]?.layer ?? 0 : this.layerChoice;
+    const pair = defaultPair({ run: run.run, stage: this.stage, layer }, this.runs);
+    await this.compareView.open(pair.a, pair.b);
+  }
+
+  private async openCompare(a: SideChoice, b: SideChoice): Promise<void> {
+    this.applyViewChrome("compare");
+    this.updateDownloads();
+    await this.compareView.open(a, b);
+    this.writeHash();
+  }
+
+  /** The stage view stepped: the panel's stage follows (the layer view reloads when shown). */
+  private onStageStep(index: number): void {
+    if (!this.run) return;
+    this.stage = index;
+    this.stageSel.value = String(index);
+    this.layerDirty = true;
+    this.writeHash();
+    void this.loadOverview().then(() => {
+      this.layerSel.value = String(this.layerChoice);
+    });
+  }
+
+  /** Opens a layer in the layer view (from the overview). */
+  private async openLayer(n: number): Promise<void> {
+    this.layerChoice = n;
+    this.layerSel.value = String(n);
+    this.selected = null;
+    this.depth = null;
+    this.layerDirty = true;
+    await this.setView("layer");
+  }
+
+  // ---------------------------------------------------------------- export (SVG / PNG)
+
+  private exportParts(): { parts: ExportPart[]; restore: () => void; name: (string | number)[] } | null {
+    const run = this.run;
+    const restores: (() => void)[] = [];
+    const restore = () => restores.forEach((f) => f());
+    if (this.view === "layer") {
+      const p = this.graph.prepareExport();
+      if (!p || !run) return null;
+      restores.push(p.restore);
+      const st = run.stages.find((x) => x.index === this.stage);
+      const title = `${run.run} · ${st?.file.replace(/\.txt$/, "") ?? this.stage} · ${this.layerChoice === "all" ? t("allLayers") : t("layerTitle", { n: this.layerChoice })}`;
+      return { parts: [{ svg: p.svg, width: p.width, height: p.height, title }], restore, name: [run.run, `stage${this.stage}`, this.layerChoice === "all" ? "all" : `layer${this.layerChoice}`] };
+    }
+    if (this.view === "compare") {
+      const cur = this.compareView.current();
+      if (!cur) return null;
+      const parts: ExportPart[] = [];
+      for (const side of ["a", "b"] as const) {
+        const p = this.compareView.panes[side].graph.prepareExport();
+        if (!p) continue;
+        restores.push(p.restore);
+        const c = cur[side];
+        parts.push({ svg: p.svg, width: p.width, height: p.height, title: `${side.toUpperCase()} · ${c.run} · ${t("stage")} ${c.stage} · ${t("layerTitle", { n: c.layer })}` });
+      }
+      if (!parts.length) return null;
+      return { parts, restore, name: ["compare", cur.a.run, `s${cur.a.stage}`, `L${cur.a.layer}`, "vs", cur.b.run, `s${cur.b.stage}`, `L${cur.b.layer}`] };
+    }
+    if (this.view === "stages") {
+      const p = this.stageView.pane.graph.prepareExport();
+      const c = this.stageView.current();
+      if (!p || !run) return null;
+      restores.push(p.restore);
+      const st = run.stages.find((x) => x.index === c.stage);
+      return {
+        parts: [{ svg: p.svg, width: p.width, height: p.height, title: `${run.run} · ${t("layerTitle", { n: c.layer })} · ${st?.transform ?? c.stage} (${t(c.side === "after" ? "showAfter" : "showBefore")})` }],
+        restore, name: [run.run, `layer${c.layer}`, `stage${c.stage}`, c.side],
+      };
+    }
+    const p = this.overviewView.exportPart();
+    if (!p || !run) return null;
+    return { parts: [{ ...p, title: `${t("overview")} · ${run.run}` }], restore, name: [run.run, "overview", `stage${this.stage}`] };
+  }
+
+  /** Exports the current view as a self-contained SVG or a PNG file. */
+  async exportView(kind: "svg" | "png"): Promise<string | null> {
+    const ex = this.exportParts();
+    if (!ex) {
+      this.statusEl.textContent = t("exportNothing");
+      return null;
+    }
+    const css = getComputedStyle(document.documentElement);
+    const bg = css.getPropertyValue("--bg").trim() || "#ffffff";
+    const fg = css.getPropertyValue("--fg").trim() || "#1d2329";
+    const font = css.getPropertyValue("--sans").trim() || "sans-serif";
+    let res;
+    try {
+      res = exportSvg(ex.parts, { background: bg, foreground: fg, font });
+    } finally {
+      ex.restore();
+    }
+    const name = exportFileName(ex.name, kind);
+    try {
+      if (kind === "svg") saveBlob(new Blob([res.svg], { type: "image/svg+xml;charset=utf-8" }), name);
+      else saveBlob(await svgToPng(res.svg, res.width, res.height, bg), name);
+    } catch (e) {
+      this.showError(new Error(t("exportFailed", { msg: String((e as Error)?.message ?? e) })));
+      return null;
+    }
+    this.statusEl.textContent = t("exported", { name, w: res.width, h: res.height });
+    return name;
   }
 
   // ---------------------------------------------------------------- timeline
@@ -999,6 +1247,11 @@ export class App {
       color: this.colorMode !== "group" ? this.colorMode : undefined,
       depth: this.depth !== null && this.hier && this.depth <= maxGroupDepth(this.hier) ? this.depth : undefined,
       tl: this.tlScope !== "layer" ? this.tlScope : undefined,
+      view: this.view !== "layer" ? this.view : undefined,
+      a: this.view === "compare" ? this.compareView.current()?.a : undefined,
+      b: this.view === "compare" ? this.compareView.current()?.b : undefined,
+      sv: this.view === "stages" && this.stageView.current().side === "before" ? "before" : undefined,
+      mp: this.view === "compare" ? formatPairs(this.compareView.manualPairs()) || undefined : undefined,
     };
   }
 
@@ -1020,15 +1273,20 @@ export class App {
   private async onHashChange(): Promise<void> {
     const st = parseHash(location.hash);
     if (formatHash(st) === this.lastHash) return;
-    const run = this.runs.find((r) => r.run === st.run);
+    // A link without a run (e.g. only a comparison) keeps the run shown.
+    const run = this.runs.find((r) => r.run === st.run) ?? (st.run ? undefined : this.run ?? this.runs[0]);
     if (!run) return;
     this.lastHash = formatHash(st);
     if (st.color) this.colorMode = st.color;
     this.updateColorButtons();
+    this.applyViewChrome(st.view ?? "layer");
+    if (st.sv) this.pendingStageSide = st.sv;
     await this.openRun(run, st);
+    if (this.view === "compare") await this.showCompare(st.a, st.b, st.mp);
   }
 
   private onKey(ev: KeyboardEvent): void {
+    if (this.help.open) return;
     const tgt = ev.target as HTMLElement | null;
     const typing = tgt && (tgt.tagName === "INPUT" || tgt.tagName === "SELECT" || tgt.tagName === "TEXTAREA" || tgt.isContentEditable);
     if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) {
@@ -1039,6 +1297,27 @@ export class App {
       }
       return;
     }
+    if (ev.key === "?") {
+      ev.preventDefault();
+      this.help.toggle();
+      return;
+    }
+    const vi = ["1", "2", "3", "4"].indexOf(ev.key);
+    if (vi >= 0) {
+      ev.preventDefault();
+      void this.setView(VIEWS[vi]);
+      return;
+    }
+    if (this.view === "compare") {
+      if (this.compareView.handleKey(ev)) ev.preventDefault();
+      return;
+    }
+    if (this.view === "stages") {
+      if (this.stageView.handleKey(ev)) ev.preventDefault();
+      this.writeHash();
+      return;
+    }
+    if (this.view === "overview") return;
     if (ev.key === "/") {
       ev.preventDefault();
       this.searchInput.focus();
@@ -1048,26 +1327,47 @@ export class App {
       void this.select(null);
       return;
     }
+    if (ev.key === "m" || ev.key === "M") {
+      ev.preventDefault();
+      this.minimap.setMode(this.minimap.isShown() ? "off" : "on");
+      return;
+    }
     if (this.graph.handleKey(ev)) ev.preventDefault();
   }
 
   private updateDownloads(): void {
+    if (!this.dlLinks) return;
     clear(this.dlLinks);
     if (!this.run) return;
     this.dlLinks.appendChild(text("label", t("download")));
-    const add = (label: string, href: string, id: string) => {
-      const a = h("a", { class: "btn", href, download: "", "data-testid": id });
+    const add = (label: string, href: string, id: string, title?: string) => {
+      const a = h("a", { class: "btn", href, download: "", "data-testid": id, title: title ?? "" });
       a.textContent = label;
-      a.style.lineHeight = "18px";
-      a.style.textDecoration = "none";
       this.dlLinks.appendChild(a);
     };
-    if (this.layerChoice !== "all") {
-      const p = { run: this.run.run, stage: this.stage, layer: this.layerChoice };
-      add(t("dlJson"), downloadUrl("layer.json", p), "download-json");
-      add(t("dlDot"), downloadUrl("layer.dot", p), "download-dot");
+    if (this.view === "compare") {
+      const cur = this.compareView.current();
+      if (cur) {
+        for (const side of ["a", "b"] as const) {
+          const c = cur[side];
+          add(`${side.toUpperCase()} ${t("dlJson")}`, downloadUrl("layer.json", { run: c.run, stage: c.stage, layer: c.layer }), `download-json-${side}`, t("dlJsonTitle"));
+        }
+      }
+    } else if (this.view !== "overview" && this.layerChoice !== "all") {
+      const stage = this.view === "stages" ? this.stageView.current().stage : this.stage;
+      const layer = this.view === "stages" ? this.stageView.current().layer : this.layerChoice;
+      const p = { run: this.run.run, stage, layer };
+      add(t("dlJson"), downloadUrl("layer.json", p), "download-json", t("dlJsonTitle"));
+      add(t("dlDot"), downloadUrl("layer.dot", p), "download-dot", t("dlDotTitle"));
     }
-    if (this.run.trace) add(t("dlTrace"), downloadUrl("trace.json", { run: this.run.run }), "download-trace");
+    if (this.run.trace && this.view !== "compare") add(t("dlTrace"), downloadUrl("trace.json", { run: this.run.run }), "download-trace", t("dlTraceTitle"));
+    const svgBtn = h("button", { class: "btn", type: "button", "data-testid": "export-svg", title: t("exportSvgTitle") });
+    svgBtn.textContent = "SVG";
+    svgBtn.addEventListener("click", () => void this.exportView("svg"));
+    const pngBtn = h("button", { class: "btn", type: "button", "data-testid": "export-png", title: t("exportPngTitle") });
+    pngBtn.textContent = "PNG";
+    pngBtn.addEventListener("click", () => void this.exportView("png"));
+    this.dlLinks.append(svgBtn, pngBtn);
   }
 
   private setBusy(msg: string | null): void {
@@ -1138,6 +1438,16 @@ export class App {
       drawnNodeIds: () => this.graph.drawnNodeIds(),
       searchHits: () => this.hits.map((x) => publicId(x.key)),
       layoutStats: () => this.layoutRes?.stats ?? null,
+      view: (): ViewName => this.view,
+      setView: (v: ViewName) => this.setView(v),
+      compare: () => this.compareView.testState(),
+      openCompare: (a: SideChoice, b: SideChoice) => this.openCompare(a, b),
+      compareJump: (side: "a" | "b", id: string) => this.compareView.jumpTo(side, id),
+      stages: () => this.stageView.testState(),
+      overview: () => this.overviewView.testState(),
+      minimapShown: () => this.minimap.isShown(),
+      minimapPoint: (wx: number, wy: number) => this.minimap.pointOf(wx, wy),
+      helpOpen: () => this.help.open,
     };
   }
 }

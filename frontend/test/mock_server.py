@@ -75,6 +75,50 @@ class ApiError(Exception):
         self.status, self.msg, self.known = status, msg, known or []
 
 
+def compare_response(doc_a: dict, doc_b: dict, a: dict, b: dict) -> dict:
+    """A simplified api/compare: nodes paired by (op, position among nodes of that op); a pair is
+    changed when shape or dtype differ. Enough to drive the panel without the real backend."""
+    by_op: dict[str, list[dict]] = {}
+    for n in doc_b["nodes"]:
+        by_op.setdefault(n["op"], []).append(n)
+    used: dict[str, int] = {}
+    matches, only_a = [], []
+    matched_b = set()
+    for n in doc_a["nodes"]:
+        cands = by_op.get(n["op"], [])
+        i = used.get(n["op"], 0)
+        if i < len(cands):
+            m = cands[i]
+            used[n["op"]] = i + 1
+            matched_b.add(m["id"])
+            changes = [f for f in ("shape", "dtype") if n.get(f) != m.get(f)]
+            ta, tb = float(n.get("time_us") or 0), float(m.get("time_us") or 0)
+            matches.append({"a": n["id"], "b": m["id"], "status": "changed" if changes else "same", "changes": changes,
+                            "op": n["op"], "group": n["group"], "a_time_us": ta, "b_time_us": tb, "delta_us": round(tb - ta, 3)})
+        else:
+            only_a.append(n["id"])
+    only_b = [n["id"] for n in doc_b["nodes"] if n["id"] not in matched_b]
+    counts = {"same": sum(m["status"] == "same" for m in matches), "changed": sum(m["status"] == "changed" for m in matches),
+              "only_a": len(only_a), "only_b": len(only_b)}
+
+    def gsum(doc):
+        out: dict[str, float] = {}
+        for n in doc["nodes"]:
+            out[n["group"]] = out.get(n["group"], 0.0) + float(n.get("time_us") or 0)
+        return out
+
+    ga, gb = gsum(doc_a), gsum(doc_b)
+
+    def delta(x, y):
+        return {"a_us": round(x, 3), "b_us": round(y, 3), "delta_us": round(y - x, 3),
+                "delta_pct": round(100 * (y - x) / x, 1) if x > 0 else None}
+
+    groups = [{"group": g, **delta(ga.get(g, 0.0), gb.get(g, 0.0))} for g in sorted(set(ga) | set(gb))]
+    ta, tb = sum(ga.values()), sum(gb.values())
+    return {"a": {**a, "time_us": ta}, "b": {**b, "time_us": tb}, "matches": matches, "only_a": only_a, "only_b": only_b,
+            "counts": counts, "groups": groups, "layer": delta(ta, tb)}
+
+
 def timeline_response(tl: dict, layer, start, end, max_items: int) -> dict:
     streams = []
     lod = False
@@ -212,6 +256,17 @@ class Handler(BaseHTTPRequestHandler):
     def _api(self, route: str, q):
         if route == "runs":
             return self._json({"runs": self.store.runs()})
+        if route == "compare":
+            sides = {}
+            for side in ("a", "b"):
+                sq = {"run": q.get(f"{side}_run", ""), "stage": q.get(f"{side}_stage", "last"), "layer": q.get(f"{side}_layer")}
+                r = self._run(sq)
+                st = self._stage(r, sq)
+                ly = self._layer(r, sq)
+                sides[side] = (r["run"], {"run": r["run"], "stage": st, "layer": ly})
+            doc_a = self.store.load(sides["a"][0], f"layer_{sides['a'][1]['layer']}.json")
+            doc_b = self.store.load(sides["b"][0], f"layer_{sides['b'][1]['layer']}.json")
+            return self._json(compare_response(doc_a, doc_b, sides["a"][1], sides["b"][1]))
         run = self._run(q)
         rd = run["run"]
         if route == "layer":
@@ -251,7 +306,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(200, b"digraph layer {}\n", "text/vnd.graphviz", {"Content-Disposition": f'attachment; filename="{rd}_layer{layer}.dot"'})
             if kind == "trace.json":
                 return self._send(200, b'{"traceEvents": []}', "application/json", {"Content-Disposition": 'attachment; filename="trace.json"'})
-        raise ApiError(404, f"unknown route: api/{route}", ["runs", "layer", "overview", "stages", "timeline"])
+        raise ApiError(404, f"unknown route: api/{route}", ["runs", "layer", "overview", "stages", "timeline", "compare"])
 
 
 def serve(fixtures: str, static_dir: str, port: int = 0, prefix: str = "", verbose: bool = False,

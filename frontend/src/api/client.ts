@@ -3,6 +3,8 @@
 import { t } from "../i18n";
 import type {
   ApiErrorBody,
+  CompareRef,
+  CompareResponse,
   LayerResponse,
   OverviewResponse,
   RunsResponse,
@@ -95,6 +97,14 @@ export class Api {
 
   stages(run: string, layer: number): Promise<StagesResponse> {
     return this.get<StagesResponse>("stages", { run, layer }, { cache: true });
+  }
+
+  compare(a: CompareRef, b: CompareRef): Promise<CompareResponse> {
+    return this.get<CompareResponse>(
+      "compare",
+      { a_run: a.run, a_stage: a.stage, a_layer: a.layer, b_run: b.run, b_stage: b.stage, b_layer: b.layer },
+      { cache: true },
+    );
   }
 
   timeline(

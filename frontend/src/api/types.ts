@@ -15,7 +15,11 @@ export interface LayerSummary {
   kind: string;
   node_count: number;
   gpu_time_us: number | null;
+  /** GPU time per group (api/overview; "unmapped" for kernels no node claimed). */
   groups?: Record<string, number>;
+  /** Node count per group (api/overview). */
+  group_counts?: Record<string, number>;
+  attention?: string;
 }
 
 export interface TraceInfo {
@@ -140,6 +144,8 @@ export interface LayerResponse {
 }
 
 export interface OverviewResponse {
+  run?: string;
+  stage?: number;
   layers: LayerSummary[];
   none_node_count: number;
 }
@@ -155,7 +161,70 @@ export interface StageDiff {
 }
 
 export interface StagesResponse {
+  run?: string;
+  layer?: number;
   stages: StageDiff[];
+}
+
+export type MatchStatus = "same" | "changed";
+
+export interface CompareMatch {
+  a: string;
+  b: string;
+  status: MatchStatus;
+  /** What differs for a changed pair: "op", "shape", "dtype", "weights", "inputs". */
+  changes?: string[];
+  op?: string;
+  group?: string;
+  a_time_us: number;
+  b_time_us: number;
+  delta_us: number;
+  /** Set by the panel for a pair the user matched by hand. */
+  manual?: boolean;
+}
+
+export interface CompareSide {
+  run: string;
+  stage: number;
+  layer: number;
+  time_us: number | null;
+}
+
+export interface DeltaEntry {
+  a_us: number;
+  b_us: number;
+  delta_us: number;
+  /** null when the A side is 0 (no trace, or a group that only B has). */
+  delta_pct: number | null;
+}
+
+export interface GroupDelta extends DeltaEntry {
+  group: string;
+}
+
+export interface CompareCounts {
+  same: number;
+  changed: number;
+  only_a: number;
+  only_b: number;
+}
+
+export interface CompareResponse {
+  a: CompareSide;
+  b: CompareSide;
+  matches: CompareMatch[];
+  only_a: string[];
+  only_b: string[];
+  counts: CompareCounts;
+  groups: GroupDelta[];
+  layer: DeltaEntry;
+}
+
+/** One side of a comparison as the panel asks for it. */
+export interface CompareRef {
+  run: string;
+  stage: number;
+  layer: number;
 }
 
 export interface TimelineKernel {

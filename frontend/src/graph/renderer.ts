@@ -6,6 +6,7 @@ import { groupColor, heatColor, heatTextColor, heatValue, type Theme } from "../
 import { fmtUs } from "../model/format";
 import { isGroupKey, publicId, SCENE, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { FONT_PX, LINE_H, PAD_X, PAD_Y, type BoxLabel } from "../model/labels";
+import { countsAttr, statusColor, stripSegments, type DiffStatus, type StatusCounts } from "../model/status";
 import type { VisibleGraph, VisibleEdge } from "../model/visible";
 import { edgeLabel } from "../model/visible";
 import { capture, s } from "../ui/dom";
@@ -13,6 +14,8 @@ import { roundedPath } from "./paths";
 import { centreOn, clampK, fit, isVisible, pan, zoomAt, type Viewport } from "./viewport";
 
 export type ColorMode = "group" | "time";
+/** "status": op nodes coloured by their difference status (comparison and stage views). */
+export type PaintMode = ColorMode | "status";
 
 /** Zoom from which node text is shown (CSS hides it below), and edge labels. */
 const LOD_TEXT_K = 0.12;
@@ -32,12 +35,30 @@ export interface GraphCallbacks {
   onSelect(key: string | null): void;
   onToggle(key: string): void;
   onHover(key: string | null): void;
+  /**
+   * The viewport changed; `auto` for moves the view made itself (fit, centring on a node, their
+   * animation frames) rather than the user's pan and zoom. Not called for setViewport(v, false).
+   */
+  onView?(v: Viewport, auto: boolean): void;
+}
+
+/** What a visible leaf or container shows in "status" mode (computed by a view model). */
+export interface LeafMark {
+  /** Op nodes: fill and stroke by status. */
+  status?: DiffStatus;
+  /** A pill on the node's top-right corner (a duration delta, or status counts). */
+  badge?: { text: string; tone: "slower" | "faster" | "diff" | "neutral" };
+  /** Groups: how many nodes of each status they hold (a strip along a collapsed group's bottom). */
+  counts?: StatusCounts;
 }
 
 export interface Paint {
-  mode: ColorMode;
+  mode: PaintMode;
   theme: Theme;
   hot: Map<string, number>; // op key -> rank
+  marks?: Map<string, LeafMark>;
+  /** Order of statuses in strips and count attributes. */
+  statusOrder?: DiffStatus[];
 }
 
 /** The depth-2 group an item belongs to (for colours): "moe" for moe/moe_router, etc. */
@@ -58,7 +79,9 @@ export class GraphView {
   private view: Viewport = { x: 0, y: 0, k: 1 };
   private boxes = new Map<string, LayoutBox>();
   private nodeEls = new Map<string, SVGGElement>();
-  private leafParts = new Map<string, { rect: SVGRectElement; stack: SVGRectElement | null; badge: SVGGElement | null; w: number; lab: BoxLabel; text: boolean; input: boolean }>();
+  private leafParts = new Map<string, { rect: SVGRectElement; stack: SVGRectElement | null; badge: SVGGElement | null; w: number; h: number; lab: BoxLabel; text: boolean; input: boolean }>();
+  /** Mark badges and strips (status mode), per key. */
+  private markEls = new Map<string, SVGGElement>();
   private pendingLabels: { x: number; y: number; text: string }[] = [];
   private labelsG: SVGGElement | null = null;
   private matRaf = 0;
@@ -102,6 +125,7 @@ export class GraphView {
     this.boxes = new Map(layout.boxes.map((b) => [b.key, b]));
     this.nodeEls.clear();
     this.leafParts.clear();
+    this.markEls.clear();
     this.edgeEls.clear();
     this.edgesByKey.clear();
     this.pendingLabels = [];
@@ -193,7 +217,7 @@ export class GraphView {
     const rect = s("rect", { class: "box", width: b.w, height: b.h, rx: it.kind === "input" ? b.h / 2.5 : 5 });
     g.appendChild(rect);
     this.nodeEls.set(it.key, g);
-    this.leafParts.set(it.key, { rect, stack, badge: null, w: b.w, lab, text: false, input: it.kind === "input" });
+    this.leafParts.set(it.key, { rect, stack, badge: null, w: b.w, h: b.h, lab, text: false, input: it.kind === "input" });
     return g;
   }
 
@@ -305,16 +329,27 @@ export class GraphView {
       const it = h.items.get(key);
       if (!it) continue;
       const gc = groupColor(colourGroup(h, it), paint.theme);
+      const mark = paint.mode === "status" ? paint.marks?.get(key) : undefined;
       if (g.classList.contains("c")) {
         const r = g.firstChild as SVGRectElement;
         r.setAttribute("fill", gc.box);
         r.setAttribute("stroke", gc.stroke);
+        this.setMark(key, g, mark, paint, true);
         continue;
       }
       const parts = this.leafParts.get(key);
       if (!parts) continue;
       let fill = gc.fill;
+      let stroke = gc.stroke;
       let textFill = "";
+      if (paint.mode === "status" && it.kind === "op") {
+        const st = mark?.status ?? "same";
+        const sc = statusColor(st, paint.theme);
+        fill = sc.fill;
+        stroke = sc.stroke;
+        g.setAttribute("data-status", st);
+      } else g.removeAttribute("data-status");
+      this.setMark(key, g, mark, paint, false);
       if (paint.mode === "time" && it.kind !== "input") {
         if (it.timeUs > 0) {
           const v = heatValue(it.timeUs, max);
@@ -325,10 +360,10 @@ export class GraphView {
         }
       }
       parts.rect.setAttribute("fill", fill);
-      parts.rect.setAttribute("stroke", gc.stroke);
+      parts.rect.setAttribute("stroke", stroke);
       if (parts.stack) {
         parts.stack.setAttribute("fill", fill);
-        parts.stack.setAttribute("stroke", gc.stroke);
+        parts.stack.setAttribute("stroke", stroke);
       }
       if (textFill) g.setAttribute("data-tc", textFill === "#ffffff" || textFill === "#f2f2f2" ? "light" : "dark");
       else g.removeAttribute("data-tc");
@@ -344,6 +379,45 @@ export class GraphView {
         this.setBadge(key, null);
       }
     }
+  }
+
+  /**
+   * The status decorations of one key: a badge (top-right pill; inside the header band for an
+   * expanded group) and, for a collapsed group, a strip of its nodes' statuses along its bottom.
+   * The group itself is not recoloured: only the nodes that differ are.
+   */
+  private setMark(key: string, g: SVGGElement, mark: LeafMark | undefined, paint: Paint, container: boolean): void {
+    const old = this.markEls.get(key);
+    old?.remove();
+    this.markEls.delete(key);
+    if (mark?.counts) g.setAttribute("data-status-counts", countsAttr(mark.counts, paint.statusOrder ?? ["same", "changed", "only_a", "only_b", "added", "removed"]));
+    else g.removeAttribute("data-status-counts");
+    if (!mark || (!mark.badge && !mark.counts)) return;
+    const b = this.boxes.get(key);
+    if (!b) return;
+    const mg = s("g", { class: "mark" });
+    if (mark.counts && !container && this.leafParts.get(key)?.stack) {
+      const order = paint.statusOrder ?? ["same", "changed", "only_a", "only_b", "added", "removed"];
+      const strip = s("g", { class: "strip", transform: `translate(6,${b.h - 7})` });
+      for (const seg of stripSegments(mark.counts, order, Math.max(10, b.w - 12))) {
+        strip.appendChild(s("rect", { x: seg.x.toFixed(2), y: 0, width: Math.max(1, seg.w).toFixed(2), height: 4, fill: statusColor(seg.status, paint.theme).solid }));
+      }
+      mg.appendChild(strip);
+    }
+    if (mark.badge && mark.badge.text) {
+      const txt = mark.badge.text;
+      const w = Math.max(22, txt.length * 6.4 + 10);
+      const bx = container ? b.w - 6 : b.w + 2;
+      const by = container ? 4 : -7;
+      const badge = s("g", { class: `mbadge ${mark.badge.tone}`, transform: `translate(${bx},${by})` });
+      badge.append(s("rect", { x: -w, y: 0, width: w, height: 15, rx: 7.5 }));
+      const tx = s("text", { x: -w / 2, y: 11 });
+      tx.textContent = txt;
+      badge.appendChild(tx);
+      mg.appendChild(badge);
+    }
+    g.appendChild(mg);
+    this.markEls.set(key, mg);
   }
 
   // ---------------------------------------------------------------- states
@@ -405,7 +479,7 @@ export class GraphView {
     return { w: Math.max(1, r.width), h: Math.max(1, r.height) };
   }
 
-  private setView(v: Viewport): void {
+  private setView(v: Viewport, notify = true, auto = false): void {
     this.view = v;
     this.scheduleMaterialize();
     this.vp.setAttribute("transform", `translate(${v.x.toFixed(2)},${v.y.toFixed(2)}) scale(${v.k.toFixed(5)})`);
@@ -416,6 +490,65 @@ export class GraphView {
       this.lodClass = lod;
     }
     this.scaleHeaders(v.k);
+    if (notify) this.cb.onView?.({ ...v }, auto);
+  }
+
+  /** Sets the viewport from outside (a synchronised pane, the minimap); `notify` calls onView. */
+  setViewport(v: Viewport, notify = false): void {
+    cancelAnimationFrame(this.anim);
+    this.setView({ x: v.x, y: v.y, k: clampK(v.k) }, notify);
+  }
+
+  /** Size of the view in pixels. */
+  viewSize(): { w: number; h: number } {
+    return this.size();
+  }
+
+  /** The drawn layout (boxes and total size), or null before the first draw. */
+  layoutInfo(): { width: number; height: number; boxes: LayoutBox[]; containers: Set<string> } | null {
+    const d = this.data;
+    if (!d) return null;
+    return { width: d.layout.width, height: d.layout.height, boxes: d.layout.boxes, containers: new Set(d.vis.containers.map((c) => c.key)) };
+  }
+
+  /** The colour group of a drawn key (for the minimap). */
+  colourGroupOf(key: string): string {
+    const it = this.data?.h.items.get(key);
+    return it && this.data ? colourGroup(this.data.h, it) : "other";
+  }
+
+  /**
+   * Gets the SVG ready to be copied for export: every node's text and edge label built, full
+   * group titles, no level-of-detail hiding. Returns the live <svg>, the graph's size and a
+   * function that restores the on-screen state.
+   */
+  prepareExport(): { svg: SVGSVGElement; width: number; height: number; restore: () => void } | null {
+    const d = this.data;
+    if (!d) return null;
+    cancelAnimationFrame(this.matRaf);
+    for (const key of this.leafParts.keys()) this.buildText(key);
+    if (this.pendingLabels.length && this.labelsG) {
+      const frag = document.createDocumentFragment();
+      for (const l of this.pendingLabels) {
+        const lt = s("text", { class: "el", x: l.x, y: l.y });
+        lt.textContent = l.text;
+        frag.appendChild(lt);
+      }
+      this.labelsG.appendChild(frag);
+      this.pendingLabels = [];
+    }
+    const lod = this.lodClass;
+    if (lod) this.svg.classList.remove(lod);
+    this.headerScale = -1;
+    this.scaleHeaders(1);
+    return {
+      svg: this.svg, width: d.layout.width, height: d.layout.height,
+      restore: () => {
+        if (lod) this.svg.classList.add(lod);
+        this.headerScale = -1;
+        this.scaleHeaders(this.view.k);
+      },
+    };
   }
 
   /** Zoomed out, group titles grow (up to their box's width) so the overview stays labelled. */
@@ -455,10 +588,10 @@ export class GraphView {
     const step = () => {
       const f = Math.min(1, (performance.now() - t0) / ms);
       const e = f < 0.5 ? 2 * f * f : 1 - Math.pow(-2 * f + 2, 2) / 2;
-      this.setView({ x: from.x + (target.x - from.x) * e, y: from.y + (target.y - from.y) * e, k: from.k + (target.k - from.k) * e });
+      this.setView({ x: from.x + (target.x - from.x) * e, y: from.y + (target.y - from.y) * e, k: from.k + (target.k - from.k) * e }, true, true);
       if (f < 1) this.anim = requestAnimationFrame(step);
     };
-    if (ms <= 0) this.setView(target);
+    if (ms <= 0) this.setView(target, true, true);
     else this.anim = requestAnimationFrame(step);
   }
 
@@ -473,7 +606,7 @@ export class GraphView {
       target = { k, x: (w - L.width * k) / 2, y: 16 };
     }
     if (animate) this.animateTo(target);
-    else this.setView(target);
+    else this.setView(target, true, true);
   }
 
   /** Node text in the DOM now (for a node about to be looked at). */
@@ -493,7 +626,7 @@ export class GraphView {
     if (b.h * k > h - 48) target.y = 32 - b.y * k;
     if (b.w * k > w - 48) target.x = 32 - b.x * k;
     if (animate) this.animateTo(target);
-    else this.setView(target);
+    else this.setView(target, true, true);
     return true;
   }
 

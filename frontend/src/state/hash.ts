@@ -2,6 +2,15 @@
 
 export type ColorMode = "group" | "time";
 export type TimelineScope = "layer" | "all";
+export type ViewName = "layer" | "compare" | "stages" | "overview";
+export const VIEWS: ViewName[] = ["layer", "compare", "stages", "overview"];
+
+/** One side of a comparison. */
+export interface SideRef {
+  run: string;
+  stage: number;
+  layer: number;
+}
 
 export interface ViewState {
   run?: string;
@@ -14,9 +23,18 @@ export interface ViewState {
   /** "Collapse below depth N" (undefined = the default for the view). */
   depth?: number;
   tl?: TimelineScope;
+  /** Which view is open (undefined = the layer view). */
+  view?: ViewName;
+  /** Comparison sides (view=compare). */
+  a?: SideRef;
+  b?: SideRef;
+  /** Stage view: which graph is shown. */
+  sv?: "before" | "after";
+  /** Comparison: node pairs matched by hand ("a1>b1,a2>b2"). */
+  mp?: string;
 }
 
-const KEYS = ["run", "stage", "layer", "node", "color", "depth", "tl"] as const;
+const KEYS = ["view", "run", "stage", "layer", "node", "color", "depth", "tl", "sv", "mp"] as const;
 
 function toInt(v: string | null): number | undefined {
   if (v === null || !/^-?\d+$/.test(v)) return undefined;
@@ -49,6 +67,18 @@ export function parseHash(hash: string): ViewState {
   if (depth !== undefined && depth >= 1 && depth <= 9) out.depth = depth;
   const tl = p.get("tl");
   if (tl === "layer" || tl === "all") out.tl = tl;
+  const view = p.get("view");
+  if (view && (VIEWS as string[]).includes(view) && view !== "layer") out.view = view as ViewName;
+  for (const side of ["a", "b"] as const) {
+    const run = p.get(`${side}run`);
+    const stage = toInt(p.get(`${side}stage`));
+    const layer = toInt(p.get(`${side}layer`));
+    if (run && stage !== undefined && stage >= 0 && layer !== undefined && layer >= 0) out[side] = { run, stage, layer };
+  }
+  const sv = p.get("sv");
+  if (sv === "before" || sv === "after") out.sv = sv;
+  const mp = p.get("mp");
+  if (mp && out.view === "compare") out.mp = mp;
   return out;
 }
 
@@ -57,7 +87,15 @@ export function formatHash(s: ViewState): string {
   for (const k of KEYS) {
     const v = s[k];
     if (v === undefined || v === null || v === "") continue;
+    if (k === "view" && v === "layer") continue;
     p.set(k, String(v));
+  }
+  for (const side of ["a", "b"] as const) {
+    const r = s[side];
+    if (!r) continue;
+    p.set(`${side}run`, r.run);
+    p.set(`${side}stage`, String(r.stage));
+    p.set(`${side}layer`, String(r.layer));
   }
   const q = p.toString();
   return q ? `#${q}` : "";

@@ -7,6 +7,7 @@ export const CSS = `
   --hl: #ffb000; --hl-stroke: #6b4a00; --hit: #f5c400; --hot: #d7263d; --btn: #ffffff; --btn-hover: #eef1f5;
   --tl-lane: #f4f6f9; --tl-hatch: #e1e5eb; --tl-grid: #e3e7ec; --tl-merged: #6c7d92; --tl-unmapped: #a5adb8;
   --err-bg: #fdecec; --err-fg: #9b1c1c; --shadow: 0 2px 10px rgba(0,0,0,0.12);
+  --slower: #c93636; --faster: #1f8a50; --diff-badge: #4a5563; --side-a: #7a4fd1; --side-b: #0f8a8a;
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace;
   --sans: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif;
 }
@@ -16,6 +17,7 @@ export const CSS = `
   --hl: #ffd54a; --hl-stroke: #fff3c4; --hit: #ffd54a; --hot: #ff5c6c; --btn: #22272e; --btn-hover: #2b313a;
   --tl-lane: #1d2127; --tl-hatch: #2c323a; --tl-grid: #2f353d; --tl-merged: #7f8fa3; --tl-unmapped: #5b6470;
   --err-bg: #3a1d1f; --err-fg: #ffb4b4; --shadow: 0 2px 12px rgba(0,0,0,0.5);
+  --slower: #ff7b7b; --faster: #5ad38e; --diff-badge: #5b6675; --side-a: #b18cf5; --side-b: #4fd1d1;
 }
 html, body { margin: 0; padding: 0; height: 100%; background: var(--bg); color: var(--fg); }
 body { font: 13px/1.4 var(--sans); overflow: hidden; }
@@ -147,6 +149,138 @@ input[type=search] { width: 230px; }
 .adl-tl-msg { position: absolute; inset: 0; display: none; align-items: center; justify-content: center; color: var(--muted); background: var(--bg); }
 .adl-tip { position: absolute; display: none; pointer-events: none; background: var(--panel); color: var(--fg); border: 1px solid var(--border); border-radius: 5px; padding: 4px 7px; font: 11px/1.35 var(--mono); max-width: 560px; word-break: break-all; box-shadow: var(--shadow); z-index: 10; }
 .adl-tip div:first-child { font-weight: 600; }
+
+/* views */
+[hidden] { display: none !important; }
+a.btn { display: inline-block; line-height: 18px; text-decoration: none; }
+.adl-toolbar .tabs button { font-weight: 600; }
+.adl-view { flex: 1; display: flex; flex-direction: column; min-height: 0; }
+.adl-layerview .adl-main { flex: 1; }
+.adl-vbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; padding: 6px 10px; border-bottom: 1px solid var(--border); background: var(--panel); }
+.adl-vbar .spacer, .adl-clegend .spacer { flex: 1; }
+.adl-vbar .title { font-weight: 600; }
+.adl-vbar .grp { display: flex; align-items: center; gap: 5px; }
+.adl-compare .adl-vbar select { max-width: 170px; }
+.adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 230px; }
+.adl-compare .adl-vbar .side { gap: 4px; }
+.adl-vbar .chk { display: inline-flex; align-items: center; gap: 4px; color: var(--muted); font-size: 12px; cursor: pointer; }
+.adl-vmain { flex: 1; display: flex; min-height: 0; position: relative; }
+.sidetag { display: inline-block; min-width: 18px; text-align: center; font-weight: 700; font-size: 11px; color: #fff; border-radius: 4px; padding: 1px 4px; }
+.sidetag.a { background: var(--side-a); }
+.sidetag.b { background: var(--side-b); }
+.adl-clegend { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 14px; padding: 4px 10px; border-bottom: 1px solid var(--border); font-size: 12px; background: var(--bg); }
+.adl-clegend .item, .adl-clegend .legend .item { display: inline-flex; align-items: center; gap: 4px; }
+.adl-clegend .legend { display: inline-flex; flex-wrap: wrap; gap: 4px 14px; align-items: center; }
+.adl-clegend .sw, .adl-olegend .sw { display: inline-block; width: 12px; height: 12px; border-radius: 3px; border: 1.5px solid transparent; box-sizing: border-box; }
+.adl-clegend .sep, .adl-olegend .sep { width: 1px; height: 16px; background: var(--border); }
+.adl-clegend .total { margin-left: auto; }
+.pill { display: inline-block; padding: 0 6px; border-radius: 8px; color: #fff; font: 700 10px/15px var(--mono); }
+.pill.slower { background: var(--slower); }
+.pill.faster { background: var(--faster); }
+.pill.diff { background: var(--diff-badge); }
+.slower { color: var(--slower); }
+.faster { color: var(--faster); }
+.adl-cpanes { flex: 1; display: flex; min-width: 0; }
+.adl-cpane { flex: 1; display: flex; flex-direction: column; min-width: 0; }
+.adl-cpane + .adl-cpane { border-left: 2px solid var(--border); }
+.adl-phead { display: flex; flex-wrap: wrap; align-items: center; gap: 2px 8px; padding: 4px 10px; font-size: 12px; border-bottom: 1px solid var(--border); background: var(--panel); min-height: 22px; }
+.adl-phead .run { font-weight: 600; }
+.adl-phead .dim { color: var(--muted); }
+.adl-phead .time { margin-left: auto; font-weight: 600; font-variant-numeric: tabular-nums; }
+.adl-pane { flex: 1; }
+/* status marks */
+.adl-svg .mark { pointer-events: none; }
+.adl-svg .mbadge rect { fill: var(--diff-badge); }
+.adl-svg .mbadge.slower rect { fill: var(--slower); }
+.adl-svg .mbadge.faster rect { fill: var(--faster); }
+.adl-svg .mbadge text { fill: #fff !important; font-weight: 700; font-size: 10px; text-anchor: middle; }
+.adl-svg .n[data-status="changed"] .box, .adl-svg .n[data-status="only_a"] .box, .adl-svg .n[data-status="only_b"] .box,
+.adl-svg .n[data-status="added"] .box, .adl-svg .n[data-status="removed"] .box { stroke-width: 2.2; }
+.adl-svg.lod-min .mbadge text { display: none; }
+/* side panels of the views */
+:is(.adl-cside, .adl-sside, .adl-oside) { padding: 4px 12px 30px; font-size: 12px; box-sizing: border-box; }
+:is(.adl-cside, .adl-sside, .adl-oside) h3 { font-size: 11px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); margin: 14px 0 6px; }
+:is(.adl-cside, .adl-sside, .adl-oside) .hint { color: var(--muted); font-size: 12px; }
+:is(.adl-cside, .adl-sside, .adl-oside) .dim { color: var(--muted); }
+:is(.adl-cside, .adl-sside, .adl-oside) .sub { font-size: 12px; margin-top: 4px; word-break: break-all; }
+:is(.adl-cside, .adl-sside, .adl-oside) .big { font-size: 14px; font-weight: 600; word-break: break-all; }
+:is(.adl-cside, .adl-sside, .adl-oside) .chip { display: inline-block; font-size: 11px; padding: 0 7px; border: 1px solid; border-radius: 8px; margin-bottom: 6px; }
+:is(.adl-cside, .adl-sside, .adl-oside) .mono { font-family: var(--mono); font-size: 11.5px; }
+:is(.adl-cside, .adl-sside, .adl-oside) .wrap { word-break: break-all; white-space: pre-wrap; }
+:is(.adl-cside, .adl-sside, .adl-oside) table.tbl { border-collapse: collapse; width: 100%; font-size: 12px; }
+:is(.adl-cside, .adl-sside, .adl-oside) table.tbl th { text-align: left; font-weight: 600; color: var(--muted); padding: 2px 6px 2px 0; border-bottom: 1px solid var(--border); }
+:is(.adl-cside, .adl-sside, .adl-oside) table.tbl td { padding: 3px 6px 3px 0; border-bottom: 1px solid var(--border); vertical-align: top; }
+:is(.adl-cside, .adl-sside, .adl-oside) td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+:is(.adl-cside, .adl-sside, .adl-oside) tfoot td { font-weight: 700; border-top: 2px solid var(--border); }
+:is(.adl-cside, .adl-sside, .adl-oside) .dot { display: inline-block; width: 9px; height: 9px; border-radius: 50%; margin-right: 5px; vertical-align: 0; flex: none; }
+:is(.adl-cside, .adl-sside, .adl-oside) ul.links { list-style: none; padding: 0; margin: 0; }
+:is(.adl-cside, .adl-sside, .adl-oside) ul.links li { padding: 2px 0; }
+:is(.adl-cside, .adl-sside, .adl-oside) ul.nodelist { max-height: 260px; overflow: auto; border: 1px solid var(--border); border-radius: 5px; padding: 3px 6px; background: var(--bg); }
+:is(.adl-cside, .adl-sside, .adl-oside) .link { background: none; border: none; padding: 0; color: var(--accent); cursor: pointer; font: inherit; text-align: left; word-break: break-all; }
+:is(.adl-cside, .adl-sside, .adl-oside) .link:hover { text-decoration: underline; }
+:is(.adl-cside, .adl-sside, .adl-oside) .link .dim { color: var(--muted); }
+:is(.adl-cside, .adl-sside, .adl-oside) .tag { font-size: 11px; font-variant-numeric: tabular-nums; }
+:is(.adl-cside, .adl-sside, .adl-oside) .seg { margin-bottom: 6px; }
+:is(.adl-cside, .adl-sside, .adl-oside) .seg button { font-size: 11.5px; padding: 2px 6px; height: 24px; }
+.sortbtn { background: none; border: none; padding: 0; font: inherit; font-weight: 600; color: var(--muted); cursor: pointer; }
+.sortbtn:hover { color: var(--accent); }
+th[aria-sort="ascending"] .sortbtn, th[aria-sort="descending"] .sortbtn { color: var(--fg); }
+.dbar { display: block; height: 4px; margin-top: 2px; background: var(--tl-lane); border-radius: 2px; overflow: hidden; }
+.dbar .fill { display: block; height: 100%; margin-left: auto; }
+.dbar .fill.slower { background: var(--slower); }
+.dbar .fill.faster { background: var(--faster); }
+table.pair td:first-child { white-space: nowrap; }
+table.pair tr.diffrow td { background: var(--accent-bg); }
+table.pair tr.diffrow td:first-child { font-weight: 700; color: var(--fg); }
+td.pre { white-space: pre-wrap; }
+.adl-cside .manual { border: 1px dashed var(--accent); border-radius: 6px; padding: 6px 8px; background: var(--accent-bg); }
+.adl-cside .manual .pairline { margin: 4px 0; word-break: break-all; }
+.adl-cside .manual .btn { margin-top: 6px; }
+.btn.xs { height: 20px; padding: 0 6px; font-size: 11px; line-height: 18px; }
+/* stage strip */
+.stagebar { flex-wrap: nowrap; }
+.adl-strip { flex: 1; display: flex; gap: 6px; overflow-x: auto; padding: 2px 2px 4px; scrollbar-width: thin; }
+.scard { flex: none; display: flex; flex-direction: column; align-items: flex-start; gap: 2px; max-width: 260px; padding: 4px 8px; border: 1px solid var(--border); border-radius: 6px; background: var(--btn); color: var(--fg); font: inherit; font-size: 12px; cursor: pointer; text-align: left; }
+.scard:hover { background: var(--btn-hover); }
+.scard.cur { border-color: var(--accent); background: var(--accent-bg); box-shadow: inset 0 0 0 1px var(--accent); }
+.scard.quiet { opacity: 0.62; }
+.scard .st { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 240px; }
+.scard .sm { display: flex; gap: 6px; color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
+.scard .d.added { color: var(--faster); font-weight: 700; }
+.scard .d.removed { color: var(--slower); font-weight: 700; }
+.scard .d.changed { color: #b07a00; font-weight: 700; }
+:root[data-theme="dark"] .scard .d.changed { color: #f2b632; }
+/* overview */
+.adl-ochart { flex: 1; display: flex; flex-direction: column; min-width: 0; padding: 8px 8px 4px; }
+.adl-ochart .hint { color: var(--muted); font-size: 12px; padding: 2px 8px; }
+.adl-osvg { flex: 1; width: 100%; min-height: 200px; display: block; }
+.adl-osvg text { font-family: var(--sans); }
+.adl-osvg .obar { cursor: pointer; outline: none; }
+.adl-osvg .obar:hover .seg, .adl-osvg .obar:focus .seg { opacity: 0.8; }
+.adl-osvg .obar:focus-visible .hit { stroke: var(--accent); stroke-width: 1.5; }
+.adl-olegend { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center; font-size: 12px; }
+.adl-olegend .item { display: inline-flex; align-items: center; gap: 4px; }
+.adl-olegend .kind { display: inline-block; width: 14px; height: 6px; border-radius: 2px; }
+.adl-oside .bar { display: inline-block; width: 70px; height: 8px; background: var(--tl-lane); border: 1px solid var(--border); border-radius: 4px; overflow: hidden; }
+.adl-oside .bar .fill { display: block; height: 100%; }
+.adl-oside .btn { margin-top: 10px; }
+.adl-oside dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 3px 10px; margin: 0; }
+.adl-oside dt { color: var(--muted); }
+.adl-oside dd { margin: 0; }
+/* minimap */
+.adl-minimap { position: absolute; top: 10px; right: 10px; z-index: 4; display: none; background: var(--panel); border: 1px solid var(--border); border-radius: 6px; box-shadow: var(--shadow); padding: 3px; opacity: 0.94; }
+.adl-minimap.on { display: block; }
+.adl-minimap-canvas { display: block; cursor: pointer; }
+/* keyboard help */
+.adl-help { position: fixed; inset: 0; z-index: 50; background: rgba(10, 14, 20, 0.45); display: flex; align-items: center; justify-content: center; }
+.adl-help-box { background: var(--panel); color: var(--fg); border: 1px solid var(--border); border-radius: 10px; box-shadow: var(--shadow); padding: 14px 18px 18px; max-width: min(900px, 92vw); max-height: 86vh; overflow: auto; outline: none; }
+.adl-help-head { display: flex; align-items: center; justify-content: space-between; gap: 20px; }
+.adl-help-head h2 { margin: 0; font-size: 16px; }
+.adl-help-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 6px 28px; }
+.adl-help-grid h3 { font-size: 11px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); margin: 14px 0 6px; }
+.adl-help-grid dl { display: grid; grid-template-columns: max-content 1fr; gap: 5px 12px; margin: 0; font-size: 12.5px; align-items: baseline; }
+.adl-help-grid dd { margin: 0; }
+kbd { display: inline-block; min-width: 16px; text-align: center; font: 11px/16px var(--mono); padding: 1px 5px; border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 4px; background: var(--bg); }
 `;
 
 export function injectCss(doc: Document = document): void {

@@ -1,0 +1,816 @@
+// The comparison view: (run, stage, layer) on each side, two panes that expand, collapse, pan and
+// zoom together, node status colours with a legend and counts, duration deltas on matched nodes,
+// the per-group / whole-layer delta table (sortable), the largest node deltas, and the unmatched
+// nodes as lists that jump to the node. Every name is inserted as text.
+import type { Api } from "../api/client";
+import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
+import { GraphPane } from "../graph/pane";
+import type { LeafMark, Paint } from "../graph/renderer";
+import { t, type StringKey } from "../i18n";
+import { groupColor, type Theme } from "../model/colors";
+import { fmtUs, shortDtype } from "../model/format";
+import { expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
+import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
+import { clear, h, text } from "../ui/dom";
+import {
+  applyManualPairs, buildCompareModel, DEFAULT_DELTA_SORT, deltaBadge, deltaRows, keyForRel, listedNodes, mirrorExpanded, nextSort, relGroupPath,
+  sortDeltaRows, statusByKey, stepIndex, topNodeDeltas, followView, type CompareModel, type DeltaRow, type DeltaSort, type ListedNode,
+  type DeltaSortKey, type Side, type SideChoice,
+} from "./model";
+
+export interface CompareCallbacks {
+  /** The chosen sides changed (the controller records them in the URL). */
+  onChange(a: SideChoice, b: SideChoice): void;
+  onError(e: unknown): void;
+}
+
+const STATUS_LABEL: Record<string, StringKey> = {
+  same: "statusSame",
+  changed: "statusChanged",
+  only_a: "statusOnlyA",
+  only_b: "statusOnlyB",
+};
+
+export function fmtSignedUs(us: number): string {
+  if (!Number.isFinite(us)) return "–";
+  if (us === 0) return fmtUs(0);
+  return `${us > 0 ? "+" : "−"}${fmtUs(Math.abs(us))}`;
+}
+
+export function fmtSignedPct(p: number | null): string {
+  if (p === null || !Number.isFinite(p)) return "–";
+  return `${p > 0 ? "+" : p < 0 ? "−" : ""}${Math.abs(p).toFixed(1)}%`;
+}
+
+/** Chooser of one side: run, stage, layer. */
+class SideChooser {
+  readonly el: HTMLElement;
+  readonly runSel: HTMLSelectElement;
+  readonly stageSel: HTMLSelectElement;
+  readonly layerSel: HTMLSelectElement;
+  private runs: RunInfo[] = [];
+
+  constructor(readonly side: Side, private readonly api: Api, private readonly onChange: () => void) {
+    const id = `adl-cmp-${side}`;
+    this.runSel = h("select", { id, "data-testid": `compare-${side}-run`, "aria-label": `${t(side === "a" ? "sideA" : "sideB")} ${t("run")}` });
+    this.stageSel = h("select", { "data-testid": `compare-${side}-stage`, "aria-label": `${t(side === "a" ? "sideA" : "sideB")} ${t("stage")}` });
+    this.layerSel = h("select", { "data-testid": `compare-${side}-layer`, "aria-label": `${t(side === "a" ? "sideA" : "sideB")} ${t("layer")}` });
+    this.runSel.addEventListener("change", async () => {
+      const r = this.run();
+      if (!r) return;
+      const layer = Number(this.layerSel.value);
+      await this.fill({ run: r.run, stage: r.default_stage, layer });
+      this.onChange();
+    });
+    this.stageSel.addEventListener("change", async () => {
+      await this.fill({ run: this.runSel.value, stage: Number(this.stageSel.value), layer: Number(this.layerSel.value) });
+      this.onChange();
+    });
+    this.layerSel.addEventListener("change", () => this.onChange());
+    const tag = text("span", side === "a" ? "A" : "B", { class: `sidetag ${side}` });
+    tag.title = t(side === "a" ? "sideA" : "sideB");
+    this.el = h("span", { class: "grp side", "data-testid": `compare-side-${side}` }, tag, this.runSel, this.stageSel, this.layerSel);
+  }
+
+  setRuns(runs: RunInfo[]): void {
+    this.runs = runs;
+    clear(this.runSel);
+    for (const r of runs) {
+      const o = h("option", { value: r.run });
+      o.textContent = r.run;
+      this.runSel.appendChild(o);
+    }
+  }
+
+  run(): RunInfo | undefined {
+    return this.runs.find((r) => r.run === this.runSel.value);
+  }
+
+  private async layersOf(run: RunInfo, stage: number): Promise<LayerSummary[]> {
+    if (stage === run.default_stage) return run.layers;
+    try {
+      return (await this.api.overview(run.run, stage)).layers;
+    } catch {
+      return run.layers;
+    }
+  }
+
+  /** Fills the selects for a choice (falls back to what exists) and returns what is selected. */
+  async fill(c: SideChoice): Promise<SideChoice> {
+    const run = this.runs.find((r) => r.run === c.run) ?? this.runs[0];
+    if (!run) return c;
+    this.runSel.value = run.run;
+    clear(this.stageSel);
+    const stages = [...run.stages].sort((x, y) => x.index - y.index);
+    for (const s of stages) {
+      const o = h("option", { value: s.index });
+      o.textContent = `${s.file.replace(/\.txt$/, "")}${s.index === run.default_stage ? ` (${t("stageFinal")})` : ""}`;
+      this.stageSel.appendChild(o);
+    }
+    const stage = stages.some((s) => s.index === c.stage) ? c.stage : run.default_stage;
+    this.stageSel.value = String(stage);
+    const layers = await this.layersOf(run, stage);
+    clear(this.layerSel);
+    for (const l of layers) {
+      const o = h("option", { value: l.layer });
+      o.textContent = t("layerOption", { n: l.layer, kind: l.kind });
+      this.layerSel.appendChild(o);
+    }
+    const layer = layers.some((l) => l.layer === c.layer) ? c.layer : layers[0]?.layer ?? 0;
+    this.layerSel.value = String(layer);
+    return { run: run.run, stage, layer };
+  }
+
+  value(): SideChoice {
+    return { run: this.runSel.value, stage: Number(this.stageSel.value), layer: Number(this.layerSel.value) };
+  }
+}
+
+export class CompareView {
+  readonly el: HTMLDivElement;
+  readonly panes: Record<Side, GraphPane>;
+  private choosers: Record<Side, SideChooser>;
+  private legendEl: HTMLDivElement;
+  private headEls: Record<Side, HTMLDivElement>;
+  private sideEl: HTMLDivElement;
+  private selEl: HTMLDivElement;
+  private tableEl: HTMLDivElement;
+  private topEl: HTMLDivElement;
+  private listsEl: HTMLDivElement;
+  private syncBox: HTMLInputElement;
+  private runs: RunInfo[] = [];
+  private theme: Theme = "light";
+  /** The API's answer, and that answer with the user's manual pairs applied (what is shown). */
+  private raw: CompareResponse | null = null;
+  private res: CompareResponse | null = null;
+  private manual: [string, string][] = [];
+  /** The unmatched node last selected on each side (a manual pair in the making). */
+  private pick: Record<Side, string | null> = { a: null, b: null };
+  private model: CompareModel | null = null;
+  private docs: Record<Side, LayerResponse | null> = { a: null, b: null };
+  private sort: DeltaSort = DEFAULT_DELTA_SORT;
+  private active: Side = "a";
+  private loadSeq = 0;
+  private unmatched: ListedNode[] = [];
+  private unmatchedIdx = -1;
+  private listTab: "only_a" | "only_b" | "changed" = "only_a";
+  private loaded: { a: SideChoice; b: SideChoice } | null = null;
+  private loading = false;
+
+  constructor(private readonly api: Api, private readonly cb: CompareCallbacks) {
+    this.el = h("div", { class: "adl-view adl-compare", "data-testid": "compare-view" });
+    const bar = h("div", { class: "adl-vbar" });
+    this.choosers = {
+      a: new SideChooser("a", api, () => void this.onChoose()),
+      b: new SideChooser("b", api, () => void this.onChoose()),
+    };
+    const swap = h("button", { class: "btn", type: "button", title: `${t("swapSides")} (X)`, "data-testid": "compare-swap" }, "⇄");
+    swap.addEventListener("click", () => void this.swap());
+    this.syncBox = h("input", { type: "checkbox", checked: true, "data-testid": "compare-sync", id: "adl-cmp-sync" });
+    const syncLbl = h("label", { class: "chk", for: "adl-cmp-sync", title: t("syncTitle") }, this.syncBox, t("syncPanes"));
+    const expAll = h("button", { class: "btn", type: "button", "data-testid": "compare-expand-all" });
+    expAll.textContent = t("expandAll");
+    expAll.addEventListener("click", () => void this.setDepth(99));
+    const colGroups = h("button", { class: "btn", type: "button", "data-testid": "compare-collapse" });
+    colGroups.textContent = t("collapseToGroups");
+    colGroups.title = t("collapseToGroupsTitle");
+    colGroups.addEventListener("click", () => void this.setDepth(2));
+    bar.append(this.choosers.a.el, swap, this.choosers.b.el, h("span", { class: "spacer" }), syncLbl, expAll, colGroups);
+    this.el.appendChild(bar);
+    this.legendEl = h("div", { class: "adl-clegend", "data-testid": "compare-legend" });
+    this.el.appendChild(this.legendEl);
+
+    const main = h("div", { class: "adl-vmain" });
+    const panesEl = h("div", { class: "adl-cpanes" });
+    this.headEls = { a: h("div", { class: "adl-phead a", "data-testid": "compare-head-a" }), b: h("div", { class: "adl-phead b", "data-testid": "compare-head-b" }) };
+    const mk = (side: Side) =>
+      new GraphPane(`compare-pane-${side}`, {
+        onSelect: (k) => void this.onSelect(side, k),
+        onToggle: (k) => void this.onToggle(side, k),
+        onHover: (k) => this.onHover(side, k),
+        onView: (from, to, auto) => this.onView(side, from, to, auto),
+        onActivate: () => (this.active = side),
+      }, () => this.paintFor(side));
+    this.panes = { a: mk("a"), b: mk("b") };
+    for (const side of ["a", "b"] as Side[]) {
+      panesEl.appendChild(h("div", { class: `adl-cpane ${side}` }, this.headEls[side], this.panes[side].el));
+    }
+    this.sideEl = h("div", { class: "adl-side adl-cside", "data-testid": "compare-side" });
+    this.selEl = h("div", { class: "sec", "data-testid": "compare-selection" });
+    this.tableEl = h("div", { class: "sec", "data-testid": "compare-deltas" });
+    this.topEl = h("div", { class: "sec", "data-testid": "compare-top" });
+    this.listsEl = h("div", { class: "sec", "data-testid": "compare-unmatched" });
+    this.sideEl.append(this.selEl, this.tableEl, this.listsEl, this.topEl);
+    main.append(panesEl, this.sideEl);
+    this.el.appendChild(main);
+  }
+
+  setRuns(runs: RunInfo[]): void {
+    this.runs = runs;
+    this.choosers.a.setRuns(runs);
+    this.choosers.b.setRuns(runs);
+  }
+
+  setTheme(th: Theme): void {
+    this.theme = th;
+    this.panes.a.setTheme(th);
+    this.panes.b.setTheme(th);
+    this.renderLegend();
+    this.renderSide();
+  }
+
+  /** The sides shown (or being loaded). */
+  current(): { a: SideChoice; b: SideChoice } | null {
+    return this.loaded;
+  }
+
+  isLoading(): boolean {
+    return this.loading;
+  }
+
+  /** Opens a comparison (no reload when it is already shown); `pairs`: manual matches to apply. */
+  async open(a: SideChoice, b: SideChoice, pairs?: [string, string][]): Promise<void> {
+    const fa = await this.choosers.a.fill(a);
+    const fb = await this.choosers.b.fill(b);
+    const cur = this.loaded;
+    if (cur && same(cur.a, fa) && same(cur.b, fb) && this.res) {
+      if (pairs && JSON.stringify(pairs) !== JSON.stringify(this.manual)) this.setManual(pairs);
+      return;
+    }
+    await this.load(fa, fb, pairs ?? []);
+  }
+
+  /** Node pairs matched by hand. */
+  manualPairs(): [string, string][] {
+    return this.manual.map(([x, y]) => [x, y]);
+  }
+
+  /** Replaces the manual pairs and shows the comparison with them. */
+  setManual(pairs: [string, string][]): void {
+    this.manual = pairs.map(([x, y]) => [x, y]);
+    this.pick = { a: null, b: null };
+    this.recompute();
+    this.panes.a.repaint();
+    this.panes.b.repaint();
+    this.renderLegend();
+    this.renderSide();
+    const cur = this.loaded;
+    if (cur) this.cb.onChange(cur.a, cur.b);
+  }
+
+  private recompute(): void {
+    if (!this.raw) return;
+    this.res = applyManualPairs(this.raw, this.manual, this.docs.a, this.docs.b);
+    // Keep only the pairs that applied (a pair whose nodes are gone is dropped).
+    const applied = new Set((this.res.matches ?? []).filter((m) => m.manual).map((m) => `${m.a}\u0000${m.b}`));
+    this.manual = this.manual.filter(([x, y]) => applied.has(`${x}\u0000${y}`));
+    this.model = buildCompareModel(this.res);
+    const lists = listedNodes(this.model, this.docs.a, this.docs.b);
+    this.unmatched = [...lists.onlyA, ...lists.onlyB];
+    this.unmatchedIdx = -1;
+  }
+
+  private async onChoose(): Promise<void> {
+    await this.load(this.choosers.a.value(), this.choosers.b.value());
+  }
+
+  private async swap(): Promise<void> {
+    const a = this.choosers.a.value();
+    const b = this.choosers.b.value();
+    await this.choosers.a.fill(b);
+    await this.choosers.b.fill(a);
+    await this.load(b, a);
+  }
+
+  private async load(a: SideChoice, b: SideChoice, pairs: [string, string][] = []): Promise<void> {
+    const seq = ++this.loadSeq;
+    this.loaded = { a, b };
+    this.manual = pairs;
+    this.pick = { a: null, b: null };
+    this.loading = true;
+    this.cb.onChange(a, b);
+    // Keep the user's expansion (by in-layer path) across reloads.
+    const prevHier = this.panes.a.hier;
+    const prevExpanded = this.panes.a.expanded;
+    this.panes.a.setBusy(t("loading"));
+    this.panes.b.setBusy(t("loading"));
+    let res: CompareResponse;
+    let da: LayerResponse;
+    let db: LayerResponse;
+    try {
+      [res, da, db] = await Promise.all([this.api.compare(a, b), this.api.layer(a.run, a.stage, a.layer), this.api.layer(b.run, b.stage, b.layer)]);
+    } catch (e) {
+      if (seq !== this.loadSeq) return;
+      this.loading = false;
+      this.panes.a.setBusy(null);
+      this.panes.b.setBusy(null);
+      this.cb.onError(e);
+      return;
+    }
+    if (seq !== this.loadSeq) return;
+    this.raw = res;
+    this.docs = { a: da, b: db };
+    this.recompute();
+    const lists = listedNodes(this.model!, da, db);
+    this.listTab = lists.onlyA.length ? "only_a" : lists.onlyB.length ? "only_b" : "changed";
+    if (this.manual.length !== pairs.length) this.cb.onChange(a, b);
+    const expandFor = (hh: Hierarchy): Set<string> => {
+      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, new Set([SCENE, ...[...hh.items.keys()].filter(isGroupKey)]));
+      return expandedToDepth(hh, GraphPane.defaultDepth(hh));
+    };
+    this.renderHeads();
+    this.renderLegend();
+    this.renderSide();
+    await Promise.all([this.panes.a.setLayers([da], expandFor), this.panes.b.setLayers([db], expandFor)]);
+    if (seq !== this.loadSeq) return;
+    this.alignZoom();
+    this.loading = false;
+  }
+
+  // ---------------------------------------------------------------- painting
+
+  private paintFor(side: Side): Paint {
+    const pane = this.panes[side];
+    const marks = new Map<string, LeafMark>();
+    const m = this.model;
+    const hier = pane.hier;
+    const vis = pane.vis;
+    const order: DiffStatus[] = side === "a" ? ["same", "changed", "only_a"] : ["same", "changed", "only_b"];
+    if (m && hier && vis) {
+      const st = statusByKey(m, side, hier);
+      const agg = aggregateStatus(hier, st);
+      const hasTime = !!(this.res && ((this.res.a.time_us ?? 0) > 0 || (this.res.b.time_us ?? 0) > 0));
+      for (const k of vis.leaves) {
+        const it = hier.items.get(k);
+        if (!it) continue;
+        if (it.kind === "op" && it.node) {
+          const status = st.get(k) ?? "same";
+          const mark: LeafMark = { status };
+          if (hasTime && (status === "same" || status === "changed")) {
+            const d = m.match[side].get(it.node.id)?.delta_us ?? null;
+            const b = deltaBadge(d, fmtUs);
+            if (b) mark.badge = b;
+          }
+          marks.set(k, mark);
+        } else if (it.kind === "group") {
+          const counts = agg.get(k);
+          if (counts) {
+            const txt = countsBadge(counts, order);
+            marks.set(k, { counts, badge: txt ? { text: txt, tone: "diff" } : undefined });
+          }
+        }
+      }
+      for (const c of vis.containers) {
+        if (c.key === SCENE) continue;
+        const counts = agg.get(c.key);
+        const txt = countsBadge(counts, order);
+        if (counts) marks.set(c.key, { counts, badge: txt ? { text: txt, tone: "diff" } : undefined });
+      }
+    }
+    return { mode: "status", theme: this.theme, hot: new Map(), marks, statusOrder: COMPARE_STATUSES };
+  }
+
+  // ---------------------------------------------------------------- synchronisation
+
+  private other(side: Side): Side {
+    return side === "a" ? "b" : "a";
+  }
+
+  private synced(): boolean {
+    return this.syncBox.checked;
+  }
+
+  private onView(side: Side, from: { x: number; y: number; k: number }, to: { x: number; y: number; k: number }, auto: boolean): void {
+    if (auto || !this.synced()) return;
+    const o = this.panes[this.other(side)];
+    if (!o.vis) return;
+    o.setViewport(followView(from, to, o.getView()));
+  }
+
+  private async onToggle(side: Side, key: string): Promise<void> {
+    const pane = this.panes[side];
+    if (!pane.hier || key === SCENE) return;
+    pane.expanded = toggleGroup(pane.expanded, key);
+    const open = pane.expanded.has(key);
+    const jobs = [pane.relayout({ anchor: key })];
+    if (this.synced()) {
+      const o = this.panes[this.other(side)];
+      const rel = relGroupPath(key);
+      const ok = o.hier && rel !== null ? keyForRel(o.hier, rel) : null;
+      if (ok && o.expanded.has(ok) !== open) {
+        o.expanded = toggleGroup(o.expanded, ok);
+        jobs.push(o.relayout({ anchor: ok }));
+      }
+    }
+    await Promise.all(jobs);
+  }
+
+  private async setDepth(depth: number): Promise<void> {
+    const jobs: Promise<boolean>[] = [];
+    for (const side of ["a", "b"] as Side[]) {
+      const p = this.panes[side];
+      if (!p.hier) continue;
+      p.expanded = expandedToDepth(p.hier, depth);
+      jobs.push(p.relayout({ fit: true }));
+    }
+    await Promise.all(jobs);
+  }
+
+  /**
+   * After a load both panes are fitted; when their zooms are close, both take the smaller one so
+   * that the same node is drawn at the same size on both sides (each keeps its own centring).
+   */
+  private alignZoom(): void {
+    const va = this.panes.a.getView();
+    const vb = this.panes.b.getView();
+    const r = Math.max(va.k, vb.k) / Math.max(1e-9, Math.min(va.k, vb.k));
+    if (r > 2.5) return;
+    const k = Math.min(va.k, vb.k);
+    for (const side of ["a", "b"] as Side[]) {
+      const p = this.panes[side];
+      const { w } = p.graph.viewSize();
+      const L = p.graph.layoutInfo();
+      if (!L) continue;
+      // Both from the top (so the two layers line up), centred across where they fit.
+      const x = L.width * k < w ? (w - L.width * k) / 2 : 16;
+      p.setViewport({ k, x, y: 16 });
+    }
+  }
+
+  private partnerKey(side: Side, key: string | null): string | null {
+    if (!key || !this.model) return null;
+    const o = this.other(side);
+    if (key.startsWith("n:")) {
+      const id = this.model.partner[side].get(key.slice(2));
+      return id ? opKey(id) : null;
+    }
+    if (isGroupKey(key)) {
+      const rel = relGroupPath(key);
+      const oh = this.panes[o].hier;
+      return oh && rel !== null ? keyForRel(oh, rel) : null;
+    }
+    return null;
+  }
+
+  private onHover(side: Side, key: string | null): void {
+    this.panes[this.other(side)].setHovered(this.partnerKey(side, key));
+  }
+
+  private async onSelect(side: Side, key: string | null, centreSelf = false): Promise<void> {
+    const pane = this.panes[side];
+    const o = this.other(side);
+    const id = key && key.startsWith("n:") ? key.slice(2) : null;
+    const st = id ? this.model?.status[side].get(id) : undefined;
+    const unmatched = st === "only_a" || st === "only_b";
+    this.pick[side] = unmatched ? id : null;
+    const pk = this.partnerKey(side, key);
+    const jobs: Promise<void>[] = [pane.select(key, { centre: centreSelf, reveal: centreSelf })];
+    if (pk) {
+      this.pick[o] = null;
+      jobs.push(this.panes[o].select(pk, { centre: true, reveal: true }));
+    } else if (!(unmatched && this.pick[o])) {
+      // An unmatched node keeps the other side's unmatched selection: the two can be matched by hand.
+      this.pick[o] = null;
+      jobs.push(this.panes[o].select(null));
+    }
+    await Promise.all(jobs);
+    this.active = side;
+    this.renderSelection(side, key);
+  }
+
+  /** Selects a node by id on one side (reveals and centres it there, and its partner opposite). */
+  async jumpTo(side: Side, id: string): Promise<boolean> {
+    const k = this.panes[side].keyForNode(id);
+    if (!k) return false;
+    this.active = side;
+    await this.onSelect(side, k, true);
+    return true;
+  }
+
+  // ---------------------------------------------------------------- keyboard
+
+  handleKey(ev: KeyboardEvent): boolean {
+    const k = ev.key;
+    if (k === "n" || k === "N") {
+      if (!this.unmatched.length) return true;
+      this.unmatchedIdx = stepIndex(this.unmatched.length, this.unmatchedIdx, ev.shiftKey ? -1 : 1);
+      const it = this.unmatched[this.unmatchedIdx];
+      void this.jumpTo(it.side, it.id);
+      return true;
+    }
+    if (k === "x" || k === "X") {
+      void this.swap();
+      return true;
+    }
+    if (k === "Escape") {
+      void this.onSelect(this.active, null);
+      return true;
+    }
+    if (k === "m" || k === "M") {
+      for (const p of [this.panes.a, this.panes.b]) p.minimap.setMode(p.minimap.isShown() ? "off" : "on");
+      return true;
+    }
+    if (k === "f" || k === "F") {
+      this.panes.a.graph.fit(true);
+      this.panes.b.graph.fit(true);
+      return true;
+    }
+    return this.panes[this.active].graph.handleKey(ev);
+  }
+
+  // ---------------------------------------------------------------- headers, legend, side panel
+
+  private renderHeads(): void {
+    const res = this.res;
+    for (const side of ["a", "b"] as Side[]) {
+      const el = this.headEls[side];
+      clear(el);
+      const c = res?.[side];
+      const doc = this.docs[side];
+      if (!c || !doc) continue;
+      const run = this.runs.find((r) => r.run === c.run);
+      const stage = run?.stages.find((s) => s.index === c.stage);
+      el.appendChild(text("span", side === "a" ? "A" : "B", { class: `sidetag ${side}` }));
+      el.appendChild(text("span", c.run, { class: "run mono" }));
+      el.appendChild(text("span", `${stage ? stage.transform : c.stage}`, { class: "dim" }));
+      el.appendChild(text("span", `${t("layerOption", { n: c.layer, kind: doc.kind })}`, {}));
+      el.appendChild(text("span", t("nodes", { n: doc.nodes.length }), { class: "dim" }));
+      if (c.time_us !== null && c.time_us !== undefined && c.time_us > 0) el.appendChild(text("span", fmtUs(c.time_us), { class: "time" }));
+      else el.appendChild(text("span", t("noTraceShort"), { class: "dim" }));
+    }
+  }
+
+  private renderLegend(): void {
+    const el = this.legendEl;
+    clear(el);
+    const res = this.res;
+    const counts = this.model?.counts;
+    for (const s of COMPARE_STATUSES) {
+      const sc = statusColor(s, this.theme);
+      const sw = h("span", { class: "sw" });
+      sw.style.background = sc.fill;
+      sw.style.borderColor = sc.stroke;
+      const n = text("b", String(counts ? counts[s as keyof typeof counts] : 0), { "data-testid": `compare-count-${s}` });
+      const item = h("span", { class: "item", "data-status": s }, sw, `${t(STATUS_LABEL[s])} `, n);
+      el.appendChild(item);
+    }
+    el.appendChild(h("span", { class: "sep" }));
+    const slower = h("span", { class: "pill slower" }, "+");
+    const faster = h("span", { class: "pill faster" }, "−");
+    el.appendChild(h("span", { class: "item" }, slower, t("slowerInB")));
+    el.appendChild(h("span", { class: "item" }, faster, t("fasterInB")));
+    el.appendChild(h("span", { class: "item" }, text("span", "~2 −3", { class: "pill diff" }), t("countsOnGroups")));
+    if (res) {
+      const L = deltaRows(res).whole;
+      const tot = h("span", { class: "item total", "data-testid": "compare-layer-delta" });
+      tot.append(`${t("layerTime")}: ${fmtUs(L.a)} → ${fmtUs(L.b)} `);
+      tot.appendChild(text("b", `${fmtSignedUs(L.delta)} (${fmtSignedPct(L.pct)})`, { class: L.delta > 0 ? "slower" : L.delta < 0 ? "faster" : "" }));
+      el.appendChild(tot);
+    }
+  }
+
+  private renderSide(): void {
+    this.renderSelection(this.active, this.panes[this.active].selected);
+    this.renderTable();
+    this.renderLists();
+    this.renderTop();
+  }
+
+  private renderTable(): void {
+    const el = this.tableEl;
+    clear(el);
+    el.appendChild(text("h3", t("deltaTable")));
+    const res = this.res;
+    if (!res) return;
+    const { groups, whole } = deltaRows(res);
+    if (!(whole.a > 0 || whole.b > 0)) {
+      el.appendChild(text("p", t("compareNoTrace"), { class: "hint" }));
+    }
+    const rows = sortDeltaRows(groups, this.sort);
+    const table = h("table", { class: "tbl deltas", "data-testid": "delta-table" });
+    const head = h("tr");
+    const cols: [DeltaSortKey, string][] = [
+      ["group", t("group")], ["a", "A"], ["b", "B"], ["delta", "Δ"], ["pct", "Δ%"],
+    ];
+    for (const [key, label] of cols) {
+      const th = h("th", { "aria-sort": this.sort.key === key ? (this.sort.dir > 0 ? "ascending" : "descending") : "none" });
+      const btn = h("button", { class: "sortbtn", type: "button", "data-sort": key, "data-testid": `delta-sort-${key}`, title: t("sortBy") });
+      btn.textContent = `${label}${this.sort.key === key ? (this.sort.dir > 0 ? " ▲" : " ▼") : ""}`;
+      btn.addEventListener("click", () => {
+        this.sort = nextSort(this.sort, key);
+        this.renderTable();
+      });
+      th.appendChild(btn);
+      head.appendChild(th);
+    }
+    table.appendChild(h("thead", {}, head));
+    const maxAbs = Math.max(1e-9, ...rows.map((r) => Math.abs(r.delta)), Math.abs(whole.delta));
+    const row = (r: DeltaRow) => {
+      const tr = h("tr", { "data-group": r.whole ? "" : r.group, "data-delta": r.delta.toFixed(3) });
+      if (r.whole) tr.setAttribute("data-testid", "delta-layer");
+      else tr.setAttribute("data-testid", "delta-row");
+      const name = h("td", {});
+      if (!r.whole) {
+        const chip = h("span", { class: "dot" });
+        chip.style.background = groupColor(r.group, this.theme).bar;
+        name.append(chip, r.group);
+      } else name.textContent = t("wholeLayer");
+      const dcell = h("td", { class: `num ${r.delta > 0 ? "slower" : r.delta < 0 ? "faster" : ""}` });
+      const bar = h("span", { class: "dbar" });
+      const fill = h("span", { class: r.delta > 0 ? "fill slower" : "fill faster" });
+      fill.style.width = `${Math.min(100, (Math.abs(r.delta) / maxAbs) * 100).toFixed(1)}%`;
+      bar.appendChild(fill);
+      dcell.append(fmtSignedUs(r.delta), bar);
+      tr.append(name, text("td", fmtUs(r.a), { class: "num" }), text("td", fmtUs(r.b), { class: "num" }), dcell,
+        text("td", fmtSignedPct(r.pct), { class: `num ${r.delta > 0 ? "slower" : r.delta < 0 ? "faster" : ""}` }));
+      return tr;
+    };
+    const body = h("tbody");
+    for (const r of rows) body.appendChild(row(r));
+    table.appendChild(body);
+    table.appendChild(h("tfoot", {}, row(whole)));
+    el.appendChild(table);
+  }
+
+  private renderTop(): void {
+    const el = this.topEl;
+    clear(el);
+    const res = this.res;
+    if (!res) return;
+    const top = topNodeDeltas(res, 10);
+    if (!top.length) return;
+    el.appendChild(text("h3", t("topNodeDeltas")));
+    const ul = h("ul", { class: "links", "data-testid": "top-deltas" });
+    for (const m of top) {
+      const a = this.docs.a?.nodes.find((n) => n.id === m.a);
+      const btn = h("button", { class: "link", type: "button" });
+      btn.append(text("span", a?.label || m.op || m.a, {}), text("span", ` %${m.a}`, { class: "dim mono" }));
+      btn.addEventListener("click", () => void this.jumpTo("a", m.a));
+      const li = h("li", {}, btn, text("span", ` ${fmtSignedUs(m.delta_us)}`, { class: `tag ${m.delta_us > 0 ? "slower" : "faster"}` }));
+      ul.appendChild(li);
+    }
+    el.appendChild(ul);
+  }
+
+  private renderLists(): void {
+    const el = this.listsEl;
+    clear(el);
+    const m = this.model;
+    if (!m) return;
+    const lists = listedNodes(m, this.docs.a, this.docs.b);
+    el.appendChild(text("h3", t("unmatchedTitle")));
+    const seg = h("div", { class: "seg", role: "tablist" });
+    const tabs: ["only_a" | "only_b" | "changed", string, ListedNode[]][] = [
+      ["only_a", t("statusOnlyA"), lists.onlyA],
+      ["only_b", t("statusOnlyB"), lists.onlyB],
+      ["changed", t("statusChanged"), lists.changed],
+    ];
+    for (const [key, label, items] of tabs) {
+      const b = h("button", { type: "button", role: "tab", "aria-pressed": String(this.listTab === key), "data-testid": `unmatched-tab-${key}` });
+      b.textContent = `${label} (${items.length})`;
+      b.addEventListener("click", () => {
+        this.listTab = key;
+        this.renderLists();
+      });
+      seg.appendChild(b);
+    }
+    el.appendChild(seg);
+    const items = tabs.find((x) => x[0] === this.listTab)![2];
+    const ul = h("ul", { class: "links nodelist", "data-testid": `unmatched-list-${this.listTab}` });
+    if (!items.length) ul.appendChild(text("li", t("none"), { class: "dim" }));
+    for (const it of items) {
+      const btn = h("button", { class: "link", type: "button", "data-testid": "unmatched-item", "data-side": it.side, "data-node-id": it.id });
+      const sw = h("span", { class: "dot" });
+      sw.style.background = statusColor(it.status, this.theme).solid;
+      btn.append(sw, text("span", it.label, {}), text("span", ` %${it.id}`, { class: "dim mono" }));
+      if (it.group) btn.appendChild(text("span", ` · ${it.group}`, { class: "dim" }));
+      btn.addEventListener("click", () => void this.jumpTo(it.side, it.id));
+      ul.appendChild(h("li", {}, btn));
+    }
+    el.appendChild(ul);
+    if (this.unmatched.length) el.appendChild(text("p", t("unmatchedHint"), { class: "hint" }));
+    if (this.manual.length) {
+      el.appendChild(text("h3", `${t("manualPairs")} (${this.manual.length})`));
+      const ml = h("ul", { class: "links", "data-testid": "compare-manual-list" });
+      for (const [x, y] of this.manual) {
+        const go = h("button", { class: "link", type: "button" });
+        go.append(text("span", `%${x}`, { class: "mono" }), " ↔ ", text("span", `%${y}`, { class: "mono" }));
+        go.addEventListener("click", () => void this.jumpTo("a", x));
+        const un = h("button", { class: "btn xs", type: "button", title: t("manualUnmatch"), "aria-label": t("manualUnmatch") }, "×");
+        un.addEventListener("click", () => this.setManual(this.manual.filter(([p, q]) => !(p === x && q === y))));
+        ml.appendChild(h("li", {}, go, " ", un));
+      }
+      el.appendChild(ml);
+    }
+  }
+
+  private renderSelection(side: Side, key: string | null): void {
+    const el = this.selEl;
+    clear(el);
+    const m = this.model;
+    if (!m || !key) {
+      el.appendChild(text("h3", t("compareSelection")));
+      el.appendChild(text("p", t("compareHint"), { class: "hint" }));
+      return;
+    }
+    const pane = this.panes[side];
+    const it = pane.hier?.items.get(key);
+    el.appendChild(text("h3", t("compareSelection")));
+    if (!it) return;
+    if (this.pick.a && this.pick.b) {
+      const [pa, pb] = [this.pick.a, this.pick.b];
+      const card = h("div", { class: "manual", "data-testid": "compare-manual" });
+      card.appendChild(text("div", t("manualPairTitle"), { class: "sub" }));
+      const la = this.docs.a?.nodes.find((n) => n.id === pa);
+      const lb = this.docs.b?.nodes.find((n) => n.id === pb);
+      card.appendChild(h("div", { class: "pairline" }, text("span", "A", { class: "sidetag a" }), text("span", ` ${la?.label ?? pa} `, {}), text("span", `%${pa}`, { class: "mono dim" })));
+      card.appendChild(h("div", { class: "pairline" }, text("span", "B", { class: "sidetag b" }), text("span", ` ${lb?.label ?? pb} `, {}), text("span", `%${pb}`, { class: "mono dim" })));
+      const btn = h("button", { class: "btn", type: "button", "data-testid": "compare-manual-match" });
+      btn.textContent = t("manualMatch");
+      btn.addEventListener("click", () => this.setManual([...this.manual, [pa, pb]]));
+      card.appendChild(btn);
+      el.appendChild(card);
+      return;
+    }
+    if (it.kind !== "op" || !it.node) {
+      // A group: its counts on both sides.
+      el.appendChild(text("div", publicId(key), { class: "mono" }));
+      const o = this.other(side);
+      const pk = this.partnerKey(side, key);
+      const ca = aggregateStatus(pane.hier!, statusByKey(m, side, pane.hier!)).get(key);
+      const oh = this.panes[o].hier;
+      const cb = pk && oh ? aggregateStatus(oh, statusByKey(m, o, oh)).get(pk) : undefined;
+      const line = (s: Side, c: typeof ca) => text("div", `${s.toUpperCase()}: ${c ? COMPARE_STATUSES.filter((x) => c[x]).map((x) => `${t(STATUS_LABEL[x])} ${c[x]}`).join(" · ") : t("none")}`, { class: "sub" });
+      el.append(line(side, ca), line(o, cb));
+      return;
+    }
+    const id = it.node.id;
+    const match: CompareMatch | undefined = m.match[side].get(id);
+    const status = m.status[side].get(id) ?? "same";
+    const aId = side === "a" ? id : match?.a;
+    const bId = side === "b" ? id : match?.b;
+    const na = aId ? this.docs.a?.nodes.find((n) => n.id === aId) : undefined;
+    const nb = bId ? this.docs.b?.nodes.find((n) => n.id === bId) : undefined;
+    const chip = h("span", { class: "chip", "data-testid": "compare-selection-status" });
+    const sc = statusColor(status, this.theme);
+    chip.style.background = sc.fill;
+    chip.style.borderColor = sc.stroke;
+    chip.textContent = t(STATUS_LABEL[status]);
+    el.appendChild(chip);
+    const table = h("table", { class: "tbl pair" });
+    table.appendChild(h("tr", {}, h("th"), text("th", "A"), text("th", "B")));
+    const changes = new Set(match?.changes ?? []);
+    const row = (label: string, va: string, vb: string, field?: string) => {
+      const tr = h("tr", {}, text("td", label, { class: "dim" }), text("td", va, { class: "mono wrap" }), text("td", vb, { class: "mono wrap" }));
+      if (field && changes.has(field)) tr.classList.add("diffrow");
+      table.appendChild(tr);
+    };
+    row(t("nodeId"), na ? `%${na.id}` : "—", nb ? `%${nb.id}` : "—");
+    row(t("opTarget"), na?.op ?? "—", nb?.op ?? "—", "op");
+    row(t("output"), na ? na.shape : "—", nb ? nb.shape : "—", "shape");
+    row("dtype", na ? shortDtype(na.dtype) : "—", nb ? shortDtype(nb.dtype) : "—", "dtype");
+    row(t("weights"), na ? String(na.weights?.length ?? 0) : "—", nb ? String(nb.weights?.length ?? 0) : "—", "weights");
+    row(t("inputs"), na ? String(na.inputs?.length ?? 0) : "—", nb ? String(nb.inputs?.length ?? 0) : "—", "inputs");
+    row(t("gpuTime"), na ? fmtUs(na.time_us) : "—", nb ? fmtUs(nb.time_us) : "—");
+    el.appendChild(table);
+    if (!match && (status === "only_a" || status === "only_b")) {
+      el.appendChild(text("p", t("manualHint"), { class: "hint" }));
+    }
+    if (match?.manual) {
+      const un = h("button", { class: "btn", type: "button", "data-testid": "compare-manual-unmatch" });
+      un.textContent = t("manualUnmatch");
+      un.addEventListener("click", () => this.setManual(this.manual.filter(([x, y]) => !(x === match.a && y === match.b))));
+      el.appendChild(h("div", { class: "sub" }, text("span", `${t("manualMatched")} `, { class: "dim" }), un));
+    }
+    if (match) {
+      const d = match.delta_us;
+      el.appendChild(text("div", `Δ ${fmtSignedUs(d)}`, { class: `sub ${d > 0 ? "slower" : d < 0 ? "faster" : ""}`, "data-testid": "compare-selection-delta" }));
+      if (match.changes?.length) el.appendChild(text("div", `${t("whatChanged")}: ${match.changes.join(", ")}`, { class: "sub" }));
+    }
+    const kern = (n: typeof na) => (n?.kernels ?? []).map((k) => `${k.kernel} ${fmtUs(k.stats?.median_us ?? k.duration_us)}`).join("\n");
+    if ((na?.kernels?.length ?? 0) + (nb?.kernels?.length ?? 0) > 0) {
+      const kt = h("table", { class: "tbl pair" });
+      kt.appendChild(h("tr", {}, text("td", t("kernelsTitle"), { class: "dim" }), text("td", kern(na), { class: "mono wrap pre" }), text("td", kern(nb), { class: "mono wrap pre" })));
+      el.appendChild(kt);
+    }
+  }
+
+  // ---------------------------------------------------------------- test hook
+
+  testState() {
+    return {
+      loading: this.loading,
+      sides: this.loaded,
+      counts: this.model?.counts ?? null,
+      manual: this.manualPairs(),
+      drawn: { a: this.panes.a.draws, b: this.panes.b.draws },
+      selected: { a: this.panes.a.selected ? publicId(this.panes.a.selected) : null, b: this.panes.b.selected ? publicId(this.panes.b.selected) : null },
+      expanded: { a: [...this.panes.a.expanded].filter((k) => k !== SCENE).map(publicId), b: [...this.panes.b.expanded].filter((k) => k !== SCENE).map(publicId) },
+      views: { a: this.panes.a.getView(), b: this.panes.b.getView() },
+    };
+  }
+}
+
+function same(x: SideChoice, y: SideChoice): boolean {
+  return x.run === y.run && x.stage === y.stage && x.layer === y.layer;
+}

@@ -1,0 +1,232 @@
+// A self-contained graph pane for the comparison and stage views: the hierarchy of one layer, its
+// expanded groups, its own layout worker (so two panes lay out at the same time), the SVG view,
+// a minimap and zoom buttons. The controller decides what is expanded and how nodes are painted.
+import type { LayerResponse } from "../api/types";
+import { t } from "../i18n";
+import { LayoutClient, Superseded } from "../layout/client";
+import { buildLayoutRequest } from "../layout/request";
+import type { Theme } from "../model/colors";
+import { ancestors, buildHierarchy, expandedToDepth, inputKey, maxGroupDepth, opKey, revealKey, SCENE, type Hierarchy } from "../model/hierarchy";
+import { visibleGraph, type VisibleGraph } from "../model/visible";
+import { h } from "../ui/dom";
+import { Minimap } from "./minimap";
+import { GraphView, type Paint } from "./renderer";
+import type { Viewport } from "./viewport";
+
+export interface PaneCallbacks {
+  onSelect(key: string | null): void;
+  onToggle(key: string): void;
+  onHover?(key: string | null): void;
+  /** This pane's view moved from -> to; `auto` when the view moved itself (fit, centring). */
+  onView?(from: Viewport, to: Viewport, auto: boolean): void;
+  /** Any pointer or key activity in the pane (it becomes the keyboard target). */
+  onActivate?(): void;
+}
+
+let workerUrl = "static/layout_worker.js";
+
+/** Where pane workers load from (tests and benchmarks may point elsewhere). */
+export function setPaneWorkerUrl(url: string): void {
+  workerUrl = url;
+}
+
+export class GraphPane {
+  readonly el: HTMLDivElement;
+  readonly graph: GraphView;
+  readonly minimap: Minimap;
+  hier: Hierarchy | null = null;
+  layers: LayerResponse[] = [];
+  expanded = new Set<string>([SCENE]);
+  vis: VisibleGraph | null = null;
+  selected: string | null = null;
+  /** Number of completed draws (tests wait on it). */
+  draws = 0;
+  private client: LayoutClient | null = null;
+  private seq = 0;
+  private last: Viewport = { x: 0, y: 0, k: 1 };
+  private busyEl: HTMLDivElement;
+  private msgEl: HTMLDivElement;
+  private waiters: (() => void)[] = [];
+
+  constructor(testid: string, cb: PaneCallbacks, private readonly paint: () => Paint) {
+    this.graph = new GraphView({
+      onSelect: (k) => cb.onSelect(k),
+      onToggle: (k) => cb.onToggle(k),
+      onHover: (k) => cb.onHover?.(k),
+      onView: (v, auto) => {
+        const from = this.last;
+        this.last = v;
+        this.minimap.schedule();
+        cb.onView?.(from, v, auto);
+      },
+    });
+    this.el = this.graph.el;
+    this.el.dataset.testid = testid;
+    this.el.classList.add("adl-pane");
+    this.minimap = new Minimap(this.graph, `${testid}-minimap`);
+    this.busyEl = h("div", { class: "adl-busy" });
+    this.msgEl = h("div", { class: "adl-empty" });
+    const zoom = h("div", { class: "adl-zoom" });
+    const zi = h("button", { class: "btn iconbtn", type: "button", title: t("zoomIn"), "aria-label": t("zoomIn") }, "+");
+    const zo = h("button", { class: "btn iconbtn", type: "button", title: t("zoomOut"), "aria-label": t("zoomOut") }, "−");
+    const fit = h("button", { class: "btn iconbtn", type: "button", title: t("fitTitle"), "aria-label": t("fitTitle") }, "⤢");
+    zi.addEventListener("click", () => this.graph.zoomBy(1.25));
+    zo.addEventListener("click", () => this.graph.zoomBy(0.8));
+    fit.addEventListener("click", () => this.graph.fit(true));
+    zoom.append(zi, zo, fit);
+    this.el.append(this.busyEl, this.msgEl, this.minimap.el, zoom);
+    const activate = () => cb.onActivate?.();
+    this.el.addEventListener("pointerdown", activate);
+    this.el.addEventListener("focus", activate);
+  }
+
+  setTheme(th: Theme): void {
+    this.minimap.setTheme(th);
+    this.repaint();
+  }
+
+  setBusy(msg: string | null): void {
+    this.busyEl.textContent = msg ?? "";
+    this.busyEl.classList.toggle("on", msg !== null);
+  }
+
+  setMessage(msg: string | null): void {
+    this.msgEl.textContent = msg ?? "";
+    this.msgEl.classList.toggle("on", msg !== null);
+  }
+
+  /** Resolves after the next completed draw. */
+  nextDraw(): Promise<void> {
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  /** Shows these layers. `expanded`: a set of group keys, or a depth ("collapse below depth N"). */
+  async setLayers(layers: LayerResponse[], expanded: Set<string> | number | ((h: Hierarchy) => Set<string>)): Promise<boolean> {
+    this.layers = layers;
+    this.hier = buildHierarchy(layers);
+    const hh = this.hier;
+    if (typeof expanded === "number") this.expanded = expandedToDepth(hh, expanded);
+    else if (typeof expanded === "function") this.expanded = expanded(hh);
+    else this.expanded = new Set([SCENE, ...[...expanded].filter((k) => hh.items.has(k))]);
+    this.selected = null;
+    this.graph.setSelected(null);
+    this.setMessage(null);
+    return this.relayout({ fit: true });
+  }
+
+  clear(msg: string | null): void {
+    this.hier = null;
+    this.layers = [];
+    this.vis = null;
+    this.seq++;
+    this.graph.el.querySelector("g.vp")?.replaceChildren();
+    this.setMessage(msg);
+    this.minimap.schedule();
+  }
+
+  /** Default depth for a layer of n nodes: everything open when small, sub-groups closed when big. */
+  static defaultDepth(hh: Hierarchy): number {
+    return hh.opKeys.length > 250 ? 3 : maxGroupDepth(hh) + 1;
+  }
+
+  keyForNode(id: string): string | null {
+    if (!this.hier) return null;
+    if (this.hier.items.has(opKey(id))) return opKey(id);
+    if (this.hier.items.has(inputKey(id))) return inputKey(id);
+    return this.hier.items.has(`g:${id}`) ? `g:${id}` : null;
+  }
+
+  /** Lays out what is expanded and draws it. False when superseded or failed. */
+  async relayout(opts: { fit?: boolean; anchor?: string; centre?: string } = {}): Promise<boolean> {
+    const hier = this.hier;
+    if (!hier) return false;
+    const seq = ++this.seq;
+    this.vis = visibleGraph(hier, this.expanded);
+    const vis = this.vis;
+    const { req, labels, headers } = buildLayoutRequest(hier, vis, seq);
+    if (vis.leaves.length > 400) this.setBusy(t("layingOut", { n: vis.leaves.length }));
+    let anchorScreen: { x: number; y: number } | null = null;
+    if (opts.anchor) {
+      const b = this.graph.boxOf(opts.anchor);
+      if (b) {
+        const v = this.graph.getView();
+        anchorScreen = { x: b.x * v.k + v.x, y: b.y * v.k + v.y };
+      }
+    }
+    if (!this.client) this.client = new LayoutClient(workerUrl);
+    let res;
+    try {
+      res = await this.client.layout(req);
+    } catch (e) {
+      if (e instanceof Superseded) return false;
+      if (seq === this.seq) {
+        this.setBusy(null);
+        this.setMessage(t("layoutFailed", { msg: String((e as Error)?.message ?? e) }));
+      }
+      return false;
+    }
+    if (seq !== this.seq || hier !== this.hier) return false;
+    this.graph.render({ h: hier, vis, layout: res, labels, headers }, this.paint());
+    this.graph.setSelected(this.selected ? vis.rep.get(this.selected) ?? null : null);
+    const centre = opts.centre ? vis.rep.get(opts.centre) : undefined;
+    if (centre) this.graph.centreOn(centre, false);
+    else if (anchorScreen && opts.anchor) {
+      const b = this.graph.boxOf(opts.anchor) ?? (vis.rep.get(opts.anchor) ? this.graph.boxOf(vis.rep.get(opts.anchor)!) : undefined);
+      if (b) {
+        const v = this.graph.getView();
+        this.setViewport({ x: v.x + anchorScreen.x - (b.x * v.k + v.x), y: v.y + anchorScreen.y - (b.y * v.k + v.y), k: v.k });
+      }
+    } else if (opts.fit) {
+      this.graph.fit(false, true);
+    }
+    this.setBusy(null);
+    this.minimap.schedule();
+    this.draws++;
+    const ws = this.waiters;
+    this.waiters = [];
+    requestAnimationFrame(() => setTimeout(() => ws.forEach((w) => w()), 0));
+    return true;
+  }
+
+  repaint(): void {
+    if (this.vis) this.graph.applyPaint(this.paint());
+  }
+
+  /** Sets the view without telling the controller (a synchronised follower). */
+  setViewport(v: Viewport): void {
+    this.graph.setViewport(v, false);
+    this.last = this.graph.getView();
+    this.minimap.schedule();
+  }
+
+  getView(): Viewport {
+    return this.graph.getView();
+  }
+
+  /** Selects a key; expands its ancestors (re-laying out) when hidden and centres it when asked. */
+  async select(key: string | null, opts: { centre?: boolean; reveal?: boolean } = {}): Promise<void> {
+    this.selected = key;
+    if (key && this.hier && opts.reveal && ancestors(this.hier, key).some((a) => !this.expanded.has(a))) {
+      this.expanded = revealKey(this.hier, this.expanded, key);
+      await this.relayout({ centre: opts.centre ? key : undefined });
+      return;
+    }
+    const rep = key && this.vis ? this.vis.rep.get(key) ?? null : null;
+    this.graph.setSelected(rep);
+    if (rep && opts.centre) this.graph.centreOn(rep);
+  }
+
+  setHovered(key: string | null): void {
+    this.graph.setHovered(key && this.vis ? this.vis.rep.get(key) ?? null : null);
+  }
+
+  /** Whether the key is drawn right now (itself, not a collapsed group standing for it). */
+  isDrawn(key: string): boolean {
+    return this.vis?.rep.get(key) === key;
+  }
+
+  dispose(): void {
+    this.client?.terminate();
+    this.client = null;
+  }
+}

@@ -1,0 +1,304 @@
+// The model overview: per-layer GPU time as bars stacked by group (node counts without a trace),
+// the layer kinds marked under the bars, the current layer outlined; clicking a bar opens that
+// layer. Beside it, the per-group totals of the current (or hovered) layer.
+import type { Api } from "../api/client";
+import type { LayerSummary, OverviewResponse, RunInfo } from "../api/types";
+import type { ExportPart } from "../graph/export";
+import { t } from "../i18n";
+import { groupColor, type Theme } from "../model/colors";
+import { fmtPct, fmtUs } from "../model/format";
+import { clear, h, s, text } from "../ui/dom";
+import { chartGeom, groupTotals, overviewModel, UNMAPPED, type OverviewMetric, type OverviewModel } from "./model";
+
+export interface OverviewCallbacks {
+  onOpenLayer(layer: number): void;
+  onError(e: unknown): void;
+}
+
+const KIND_LIGHT: Record<string, string> = { dense: "#8a96a3", moe: "#d9730d", mamba: "#8a4fd1", ssm: "#8a4fd1", gdn: "#c2407a", hybrid: "#2a9d8f" };
+const KIND_DARK: Record<string, string> = { dense: "#aab4bf", moe: "#f0a04b", mamba: "#b88af0", ssm: "#b88af0", gdn: "#ee7fb0", hybrid: "#4fc2b3" };
+
+export function kindColor(kind: string, theme: Theme): string {
+  const p = theme === "dark" ? KIND_DARK : KIND_LIGHT;
+  return p[kind] ?? (theme === "dark" ? "#98a4b3" : "#7b8794");
+}
+
+function segColor(group: string, theme: Theme): string {
+  if (group === UNMAPPED) return theme === "dark" ? "#59616c" : "#b9c0c8";
+  return groupColor(group, theme).bar;
+}
+
+export class OverviewView {
+  readonly el: HTMLDivElement;
+  private chartEl: HTMLDivElement;
+  private svg: SVGSVGElement;
+  private legendEl: HTMLDivElement;
+  private sideEl: HTMLDivElement;
+  private titleEl: HTMLSpanElement;
+  private metricSeg: HTMLDivElement;
+  private theme: Theme = "light";
+  private run: RunInfo | null = null;
+  private stage = 0;
+  private current: number | "all" = 0;
+  private hovered: number | null = null;
+  private res: OverviewResponse | null = null;
+  private model: OverviewModel | null = null;
+  private metric: OverviewMetric | null = null;
+  private seq = 0;
+  private size = { w: 0, h: 0 };
+  loading = false;
+
+  constructor(private readonly api: Api, private readonly cb: OverviewCallbacks) {
+    this.el = h("div", { class: "adl-view adl-overview", "data-testid": "overview-view" });
+    const bar = h("div", { class: "adl-vbar" });
+    this.titleEl = h("span", { class: "title", "data-testid": "overview-title" });
+    this.metricSeg = h("div", { class: "seg", role: "group", "data-testid": "overview-metric" });
+    for (const [m, key] of [["time", "metricTime"], ["nodes", "metricNodes"]] as const) {
+      const b = h("button", { type: "button", "data-metric": m, "data-testid": `overview-metric-${m}` });
+      b.textContent = t(key);
+      b.addEventListener("click", () => {
+        this.metric = m;
+        this.rebuild();
+      });
+      this.metricSeg.appendChild(b);
+    }
+    this.legendEl = h("div", { class: "adl-olegend", "data-testid": "overview-legend" });
+    bar.append(this.titleEl, this.metricSeg, this.legendEl);
+    this.el.appendChild(bar);
+    const main = h("div", { class: "adl-vmain" });
+    this.chartEl = h("div", { class: "adl-ochart" });
+    this.svg = s("svg", { class: "adl-osvg", "data-testid": "overview-chart", role: "img", "aria-label": t("overview") });
+    this.chartEl.appendChild(this.svg);
+    this.chartEl.appendChild(text("div", t("overviewHint"), { class: "hint" }));
+    this.sideEl = h("div", { class: "adl-side adl-oside", "data-testid": "overview-side" });
+    main.append(this.chartEl, this.sideEl);
+    this.el.appendChild(main);
+    const ro = new ResizeObserver(() => {
+      const r = this.svg.getBoundingClientRect();
+      if (Math.abs(r.width - this.size.w) > 1 || Math.abs(r.height - this.size.h) > 1) this.draw();
+    });
+    ro.observe(this.chartEl);
+  }
+
+  setTheme(th: Theme): void {
+    this.theme = th;
+    this.draw();
+    this.renderSide();
+    this.renderLegend();
+  }
+
+  /** Shows the overview of (run, stage) with `current` outlined. */
+  async open(run: RunInfo, stage: number, current: number | "all"): Promise<void> {
+    this.current = current;
+    if (this.run?.run === run.run && this.stage === stage && this.res) {
+      this.draw();
+      this.renderSide();
+      return;
+    }
+    this.run = run;
+    this.stage = stage;
+    const seq = ++this.seq;
+    this.loading = true;
+    let res: OverviewResponse;
+    try {
+      res = await this.api.overview(run.run, stage);
+    } catch (e) {
+      if (seq !== this.seq) return;
+      this.loading = false;
+      this.cb.onError(e);
+      return;
+    }
+    if (seq !== this.seq) return;
+    this.res = res;
+    this.rebuild();
+    this.loading = false;
+  }
+
+  private rebuild(): void {
+    const hasTime = (this.res?.layers ?? []).some((l) => (l.gpu_time_us ?? 0) > 0);
+    const metric: OverviewMetric = hasTime ? this.metric ?? "time" : "nodes";
+    this.model = overviewModel(this.res, metric);
+    for (const b of Array.from(this.metricSeg.children) as HTMLButtonElement[]) {
+      b.setAttribute("aria-pressed", String(b.dataset.metric === metric));
+      if (b.dataset.metric === "time") {
+        b.disabled = !hasTime;
+        b.title = hasTime ? "" : t("needsTrace");
+      }
+    }
+    const stage = this.run?.stages.find((x) => x.index === this.stage);
+    this.titleEl.textContent = `${t("overview")} · ${this.run?.run ?? ""} · ${stage ? stage.transform : this.stage}`;
+    this.renderLegend();
+    this.draw();
+    this.renderSide();
+  }
+
+  private renderLegend(): void {
+    const el = this.legendEl;
+    clear(el);
+    const m = this.model;
+    if (!m) return;
+    for (const g of m.groups) {
+      const sw = h("span", { class: "sw" });
+      sw.style.background = segColor(g, this.theme);
+      el.appendChild(h("span", { class: "item" }, sw, g));
+    }
+    el.appendChild(h("span", { class: "sep" }));
+    for (const k of m.kinds) {
+      const sw = h("span", { class: "kind" });
+      sw.style.background = kindColor(k, this.theme);
+      el.appendChild(h("span", { class: "item", "data-kind": k }, sw, k));
+    }
+  }
+
+  private fmt(v: number): string {
+    return this.model?.metric === "time" ? fmtUs(v) : String(Math.round(v));
+  }
+
+  private draw(): void {
+    const svg = this.svg;
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    const m = this.model;
+    const r = svg.getBoundingClientRect();
+    this.size = { w: r.width, h: r.height };
+    if (!m || !m.bars.length || r.width < 20) return;
+    const W = r.width;
+    const H = r.height;
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svg.setAttribute("width", String(Math.round(W)));
+    svg.setAttribute("height", String(Math.round(H)));
+    const g = chartGeom(m.bars.length, m.max, W, H);
+    const fg = this.theme === "dark" ? "#98a2ad" : "#5f6b77";
+    const grid = this.theme === "dark" ? "#2f353d" : "#e3e7ec";
+    const axis = s("g", { class: "axis" });
+    for (const tv of g.ticks) {
+      const y = g.y0 + g.h - g.scale(tv);
+      axis.appendChild(s("line", { x1: g.x0, x2: g.x0 + g.plotW, y1: y, y2: y, stroke: grid, "stroke-width": 1 }));
+      const lt = s("text", { x: g.x0 - 6, y: y + 4, "text-anchor": "end", fill: fg, "font-size": 11 });
+      lt.textContent = this.fmt(tv);
+      axis.appendChild(lt);
+    }
+    const ylx = Math.max(12, g.x0 - 60);
+    const yl = s("text", { x: ylx, y: g.y0 + g.h / 2, fill: fg, "font-size": 11, "text-anchor": "middle", transform: `rotate(-90 ${ylx} ${g.y0 + g.h / 2})` });
+    yl.textContent = m.metric === "time" ? t("axisTime") : t("axisNodes");
+    axis.appendChild(yl);
+    const xl = s("text", { x: g.x0 + g.plotW / 2, y: H - 4, fill: fg, "font-size": 11, "text-anchor": "middle" });
+    xl.textContent = t("layer");
+    axis.appendChild(xl);
+    svg.appendChild(axis);
+    const labelEvery = Math.max(1, Math.ceil(24 / (g.barW + g.gap)));
+    const bars = s("g", { class: "bars" });
+    m.bars.forEach((b, i) => {
+      const x = g.barX(i);
+      const cur = this.current === b.layer;
+      const bg = s("g", { class: `obar${cur ? " cur" : ""}`, "data-testid": "overview-bar", "data-layer": b.layer, "data-kind": b.kind, tabindex: 0, role: "button" });
+      const tip = s("title");
+      tip.textContent = [
+        `${t("layerOption", { n: b.layer, kind: b.kind })} · ${this.fmt(b.total)}`,
+        ...[...b.segments].reverse().map((sg) => `${sg.group}: ${this.fmt(sg.value)}${b.total > 0 ? ` (${fmtPct(sg.value / b.total)})` : ""}`),
+      ].join("\n");
+      bg.appendChild(tip);
+      bg.appendChild(s("rect", { class: "hit", x: x - g.gap / 2, y: g.y0, width: g.barW + g.gap, height: g.h + 14, fill: "transparent" }));
+      for (const sg of b.segments) {
+        const y1 = g.y0 + g.h - g.scale(sg.start);
+        const hh = g.scale(sg.value);
+        bg.appendChild(s("rect", { class: "seg", x, y: y1 - hh, width: g.barW, height: Math.max(0, hh), fill: segColor(sg.group, this.theme), "data-group": sg.group }));
+      }
+      if (cur) {
+        const top = g.y0 + g.h - g.scale(b.total);
+        bg.appendChild(s("rect", { class: "curbox", x: x - 2, y: top - 2, width: g.barW + 4, height: g.scale(b.total) + 4, fill: "none", stroke: this.theme === "dark" ? "#8cbcff" : "#1a66e0", "stroke-width": 2, rx: 2 }));
+      }
+      bg.appendChild(s("rect", { class: "kindmark", x, y: g.y0 + g.h + 3, width: g.barW, height: 6, rx: 1.5, fill: kindColor(b.kind, this.theme) }));
+      if (i % labelEvery === 0 || cur) {
+        const lt = s("text", { x: x + g.barW / 2, y: g.y0 + g.h + 22, "text-anchor": "middle", fill: cur ? (this.theme === "dark" ? "#e6e9ed" : "#1d2329") : fg, "font-size": 10.5, "font-weight": cur ? 700 : 400 });
+        lt.textContent = String(b.layer);
+        bg.appendChild(lt);
+      }
+      bg.addEventListener("click", () => this.cb.onOpenLayer(b.layer));
+      bg.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          this.cb.onOpenLayer(b.layer);
+        }
+      });
+      bg.addEventListener("mouseenter", () => {
+        this.hovered = b.layer;
+        this.renderSide();
+      });
+      bg.addEventListener("mouseleave", () => {
+        this.hovered = null;
+        this.renderSide();
+      });
+      bars.appendChild(bg);
+    });
+    svg.appendChild(bars);
+  }
+
+  private renderSide(): void {
+    const el = this.sideEl;
+    clear(el);
+    const res = this.res;
+    if (!res) return;
+    const shown = this.hovered ?? (this.current === "all" ? null : this.current);
+    const L: LayerSummary | undefined = res.layers.find((l) => l.layer === shown);
+    const sec = h("div", { class: "sec" });
+    if (L) {
+      sec.appendChild(text("h3", t("groupTotalsTitle")));
+      sec.appendChild(text("div", `${t("layerOption", { n: L.layer, kind: L.kind })}${L.gpu_time_us ? ` · ${fmtUs(L.gpu_time_us)}` : ""} · ${t("nodes", { n: L.node_count })}`, { class: "big", "data-testid": "overview-side-layer" }));
+      const rows = groupTotals(L);
+      if (!rows.length) sec.appendChild(text("p", t("noGroupData"), { class: "hint" }));
+      const tb = h("table", { class: "tbl gtot", "data-testid": "overview-groups", hidden: !rows.length });
+      tb.appendChild(h("tr", {}, text("th", t("group")), text("th", t("gpuTime")), text("th", ""), text("th", t("nodeCount"))));
+      for (const r of rows) {
+        const tr = h("tr", { "data-group": r.group });
+        const name = h("td");
+        const dot = h("span", { class: "dot" });
+        dot.style.background = segColor(r.group, this.theme);
+        name.append(dot, r.group);
+        const bar = h("span", { class: "bar" });
+        const fill = h("span", { class: "fill" });
+        fill.style.width = `${((r.share ?? 0) * 100).toFixed(1)}%`;
+        fill.style.background = segColor(r.group, this.theme);
+        bar.appendChild(fill);
+        tr.append(name, text("td", r.us !== null ? `${fmtUs(r.us)}${r.share !== null ? ` · ${fmtPct(r.share)}` : ""}` : "–", { class: "num" }), h("td", {}, bar), text("td", r.nodes !== null ? String(r.nodes) : "–", { class: "num" }));
+        tb.appendChild(tr);
+      }
+      sec.appendChild(tb);
+      const open = h("button", { class: "btn", type: "button", "data-testid": "overview-open" });
+      open.textContent = t("openLayer", { n: L.layer });
+      open.addEventListener("click", () => this.cb.onOpenLayer(L.layer));
+      sec.appendChild(open);
+    } else {
+      sec.appendChild(text("p", t("overviewPick"), { class: "hint" }));
+    }
+    el.appendChild(sec);
+    // Run-wide summary.
+    const m = this.model;
+    if (m) {
+      const sum = h("div", { class: "sec" });
+      sum.appendChild(text("h3", t("modelSummary")));
+      const kinds = new Map<string, number>();
+      let total = 0;
+      for (const b of m.bars) {
+        kinds.set(b.kind, (kinds.get(b.kind) ?? 0) + 1);
+        total += b.total;
+      }
+      const dl = h("dl", { class: "kv" });
+      const kv = (k: string, v: string) => dl.append(text("dt", k), text("dd", v));
+      kv(t("layersN"), `${m.bars.length} (${[...kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
+      if (m.metric === "time") kv(t("gpuTimeAllLayers"), fmtUs(total));
+      kv(t("outsideLayers"), t("nodes", { n: m.noneNodeCount }));
+      sum.appendChild(dl);
+      el.appendChild(sum);
+    }
+  }
+
+  exportPart(): ExportPart | null {
+    const r = this.svg.getBoundingClientRect();
+    if (!this.model || r.width < 20) return null;
+    return { svg: this.svg, width: r.width, height: r.height };
+  }
+
+  testState() {
+    return { loading: this.loading, metric: this.model?.metric ?? null, bars: this.model?.bars.length ?? 0, current: this.current };
+  }
+}

@@ -1,0 +1,626 @@
+"""Browser tests of the panel's comparison, stage and overview views, the minimap, the keyboard
+help, the language switch and SVG/PNG export, against a real tensorboard (see conftest.py).
+
+Screenshots go to test-artifacts/e2e_panel2/.
+"""
+from __future__ import annotations
+
+import shutil
+import struct
+import xml.etree.ElementTree as ET
+import zlib
+from pathlib import Path
+
+import pytest
+
+from .conftest import ARTIFACTS, shot
+
+pytestmark = pytest.mark.e2e
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+def wait_layer(page, after: int = 0, timeout: int = 30000) -> int:
+    page.wait_for_function(
+        "(s) => { const h = window.__adLayer; const t = h && h.timing(); return !!t && t.seq > s && !h.state().busy; }",
+        arg=after, timeout=timeout)
+    return page.evaluate("window.__adLayer.timing().seq")
+
+
+def layer_seq(page) -> int:
+    return page.evaluate("window.__adLayer && window.__adLayer.timing() ? window.__adLayer.timing().seq : 0")
+
+
+def wait_compare(page, after: dict | None = None, timeout: int = 30000) -> dict:
+    after = after or {"a": 0, "b": 0}
+    page.wait_for_function(
+        """(p) => { const h = window.__adLayer; if (!h) return false; const c = h.compare();
+               return !!c.sides && !c.loading && c.drawn.a > p.a && c.drawn.b > p.b; }""",
+        arg=after, timeout=timeout)
+    page.wait_for_timeout(350)  # pan/zoom animations settle
+    return page.evaluate("window.__adLayer.compare()")
+
+
+def wait_stage(page, after: int = 0, timeout: int = 30000) -> dict:
+    page.wait_for_function(
+        "(d) => { const h = window.__adLayer; if (!h) return false; const s = h.stages(); return !s.loading && s.draws > d; }",
+        arg=after, timeout=timeout)
+    page.wait_for_timeout(300)
+    return page.evaluate("window.__adLayer.stages()")
+
+
+def runs_by_name(api) -> dict:
+    return {r["run"]: r for r in api("runs")["runs"]}
+
+
+def compare_hash(a: tuple, b: tuple) -> str:
+    return (f"#view=compare&arun={a[0]}&astage={a[1]}&alayer={a[2]}"
+            f"&brun={b[0]}&bstage={b[1]}&blayer={b[2]}")
+
+
+def status_ids(page, pane: str, status: str) -> list[str]:
+    return page.eval_on_selector_all(
+        f"[data-testid=compare-pane-{pane}] g[data-testid=graph-node][data-status={status}]",
+        "els => els.map(e => e.getAttribute('data-node-id'))")
+
+
+def save_download(download, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    dst = ARTIFACTS / name
+    shutil.copyfile(download.path(), dst)
+    return dst
+
+
+def read_png(data: bytes) -> tuple[int, int, bytes]:
+    """Decodes a PNG's header and image data; returns (width, height, raw scanlines)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"
+    pos = 8
+    width = height = 0
+    idat = b""
+    color_type = bit_depth = None
+    seen_end = False
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        ctype = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(ctype + body) & 0xFFFFFFFF == crc, f"bad CRC in {ctype!r}"
+        if ctype == b"IHDR":
+            width, height, bit_depth, color_type = struct.unpack(">IIBB", body[:10])
+        elif ctype == b"IDAT":
+            idat += body
+        elif ctype == b"IEND":
+            seen_end = True
+            break
+        pos += 12 + length
+    assert seen_end, "no IEND chunk"
+    raw = zlib.decompress(idat)
+    channels = {6: 4, 2: 3, 0: 1, 4: 2}[color_type]
+    assert bit_depth == 8
+    assert len(raw) == height * (1 + width * channels), "image data does not match the header size"
+    return width, height, raw
+
+
+def check_comparison(page, api, a: tuple, b: tuple, name: str) -> dict:
+    """Opens a comparison and checks the status counts and deltas against api/compare."""
+    page.goto(page.panel_url + compare_hash(a, b))
+    st = wait_compare(page)
+    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    assert st["sides"] == {"a": {"run": a[0], "stage": a[1], "layer": a[2]}, "b": {"run": b[0], "stage": b[1], "layer": b[2]}}
+    # The legend shows exactly the API's counts ...
+    for s in ("same", "changed", "only_a", "only_b"):
+        assert page.inner_text(f"[data-testid=compare-count-{s}]") == str(exp["counts"][s]), s
+    # ... and the panes colour exactly those nodes (everything is expanded for layers this size).
+    a_changed = {m["a"] for m in exp["matches"] if m["status"] == "changed"}
+    b_changed = {m["b"] for m in exp["matches"] if m["status"] == "changed"}
+    a_same = {m["a"] for m in exp["matches"] if m["status"] == "same"}
+    assert set(status_ids(page, "a", "changed")) == a_changed
+    assert set(status_ids(page, "b", "changed")) == b_changed
+    assert set(status_ids(page, "a", "same")) == a_same
+    assert set(status_ids(page, "a", "only_a")) == set(exp["only_a"])
+    assert set(status_ids(page, "b", "only_b")) == set(exp["only_b"])
+    assert status_ids(page, "a", "only_b") == [] and status_ids(page, "b", "only_a") == []
+    # Only nodes carry a status colour, never the groups around them (msProbe flags the parent).
+    assert page.locator("[data-testid^=compare-pane] [data-testid=group-box][data-status]").count() == 0
+    # The delta table: one row per group, the whole-layer row, values as the API computed them.
+    rows = page.eval_on_selector_all("[data-testid=delta-row]", "els => els.map(e => [e.dataset.group, Number(e.dataset.delta)])")
+    assert sorted(g for g, _ in rows) == sorted(g["group"] for g in exp["groups"])
+    by_group = {g["group"]: g["delta_us"] for g in exp["groups"]}
+    for g, d in rows:
+        assert d == pytest.approx(by_group[g], abs=1e-3)
+    whole = float(page.get_attribute("[data-testid=delta-layer]", "data-delta"))
+    assert whole == pytest.approx(exp["layer"]["delta_us"], abs=1e-3)
+    # Matched nodes whose time changed (by at least 0.05 µs) carry a delta badge, on both sides.
+    moved = {m["a"]: m["delta_us"] for m in exp["matches"] if abs(m["delta_us"]) >= 0.05}
+    for side, key in (("a", "a"), ("b", "b")):
+        badges = page.eval_on_selector_all(
+            f"[data-testid=compare-pane-{side}] g[data-testid=graph-node]:has(.mbadge)",
+            "els => els.map(e => [e.dataset.nodeId, e.querySelector('.mbadge').classList.contains('slower') ? 1 : -1])")
+        ids = {m[key]: m["delta_us"] for m in exp["matches"] if abs(m["delta_us"]) >= 0.05}
+        assert {i for i, _ in badges} == set(ids)
+        for i, sign in badges:
+            assert sign == (1 if ids[i] > 0 else -1)
+    shot(page, name)
+    return exp
+
+
+# ------------------------------------------------------------------------------------------ compare
+
+@pytest.fixture
+def cpage(page, panel_url):
+    page.panel_url = panel_url
+    return page
+
+
+def test_compare_decode_vs_unfused_counts_and_deltas(cpage, api):
+    page = cpage
+    runs = runs_by_name(api)
+    a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
+    b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
+    exp = check_comparison(page, api, a, b, "compare_decode_vs_unfused")
+    assert exp["counts"]["changed"] + exp["counts"]["only_a"] + exp["counts"]["only_b"] > 0
+    # A non-zero delta table, sorted by size (largest |Δ| first) by default.
+    rows = page.eval_on_selector_all("[data-testid=delta-row]", "els => els.map(e => Number(e.dataset.delta))")
+    assert rows and any(abs(d) > 0 for d in rows)
+    assert [abs(d) for d in rows] == sorted((abs(d) for d in rows), reverse=True)
+    assert abs(float(page.get_attribute("[data-testid=delta-layer]", "data-delta"))) > 0
+    # Sorting by Δ%: by size, then reversed on a second click.
+    page.click("[data-testid=delta-sort-pct]")
+    pct = {g["group"]: abs(g["delta_pct"]) for g in exp["groups"] if g["delta_pct"] is not None}
+    order = page.eval_on_selector_all("[data-testid=delta-row]", "els => els.map(e => e.dataset.group)")
+    assert [g for g in order if g in pct] == sorted(pct, key=lambda g: -pct[g])
+    page.click("[data-testid=delta-sort-pct]")
+    order2 = page.eval_on_selector_all("[data-testid=delta-row]", "els => els.map(e => e.dataset.group)")
+    assert [g for g in order2 if g in pct] == sorted(pct, key=lambda g: pct[g])
+
+
+def test_compare_unmatched_list_jumps_to_node(cpage, api):
+    page = cpage
+    runs = runs_by_name(api)
+    a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
+    b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
+    page.goto(page.panel_url + compare_hash(a, b))
+    wait_compare(page)
+    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    # Only-left list: every unmatched A node, and a click selects and centres it.
+    page.click("[data-testid=unmatched-tab-only_a]")
+    items = page.eval_on_selector_all("[data-testid=unmatched-list-only_a] [data-testid=unmatched-item]", "els => els.map(e => e.dataset.nodeId)")
+    assert sorted(items) == sorted(exp["only_a"])
+    target = items[len(items) // 2]
+    page.click(f"[data-testid=unmatched-list-only_a] [data-testid=unmatched-item][data-node-id='{target}']")
+    page.wait_for_function("(id) => window.__adLayer.compare().selected.a === id", arg=target)
+    page.wait_for_timeout(400)
+    node = page.locator(f"[data-testid=compare-pane-a] [data-node-id='{target}']")
+    assert "sel" in (node.get_attribute("class") or "")
+    nb = node.bounding_box()
+    pb = page.locator("[data-testid=compare-pane-a]").bounding_box()
+    cx, cy = nb["x"] + nb["width"] / 2, nb["y"] + nb["height"] / 2
+    assert pb["x"] <= cx <= pb["x"] + pb["width"] and pb["y"] <= cy <= pb["y"] + pb["height"], "jumped-to node is not in view"
+    # Only-right list, through the keyboard too (N steps through the unmatched nodes of both sides).
+    page.click("[data-testid=unmatched-tab-only_b]")
+    items_b = page.eval_on_selector_all("[data-testid=unmatched-list-only_b] [data-testid=unmatched-item]", "els => els.map(e => e.dataset.nodeId)")
+    assert sorted(items_b) == sorted(exp["only_b"])
+    page.locator("[data-testid=compare-pane-a]").click(position={"x": 5, "y": 5})
+    page.keyboard.press("n")
+    page.wait_for_function("() => { const s = window.__adLayer.compare().selected; return !!(s.a || s.b); }")
+    # A matched node selects its partner on the other side.
+    m = next(x for x in exp["matches"] if x["status"] == "changed")
+    page.evaluate("([id]) => window.__adLayer.compareJump('a', id)", [m["a"]])
+    page.wait_for_function("(ids) => { const s = window.__adLayer.compare().selected; return s.a === ids[0] && s.b === ids[1]; }", arg=[m["a"], m["b"]])
+    assert page.inner_text("[data-testid=compare-selection-status]") == "changed"
+    shot(page, "compare_jump_selected")
+
+
+def test_compare_panes_follow_each_other(cpage, api):
+    page = cpage
+    runs = runs_by_name(api)
+    a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
+    b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
+    page.goto(page.panel_url + compare_hash(a, b))
+    st = wait_compare(page)
+    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    # Collapse a group on the left: the same group collapses on the right.
+    d = page.evaluate("window.__adLayer.compare().drawn")
+    page.locator("[data-testid=compare-pane-a] [data-group-id='L3/moe'] > text.chead").dispatch_event("dblclick")
+    wait_compare(page, d)
+    assert page.locator("[data-testid=compare-pane-a] [data-group-id='L3/moe'][data-collapsed=true]").count() == 1
+    assert page.locator("[data-testid=compare-pane-b] [data-group-id='L3/moe'][data-collapsed=true]").count() == 1
+    # Zoom with the wheel over the left pane: the right pane zooms by the same factor.
+    v0 = page.evaluate("window.__adLayer.compare().views")
+    box = page.locator("[data-testid=compare-pane-a]").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -240)
+    page.wait_for_timeout(200)
+    v1 = page.evaluate("window.__adLayer.compare().views")
+    fa = v1["a"]["k"] / v0["a"]["k"]
+    fb = v1["b"]["k"] / v0["b"]["k"]
+    assert fa > 1.05 and fb == pytest.approx(fa, rel=1e-3)
+    # Pan (drag) the right pane: the left one moves by the same amount.
+    bb = page.locator("[data-testid=compare-pane-b]").bounding_box()
+    sx, sy = bb["x"] + bb["width"] * 0.7, bb["y"] + bb["height"] * 0.8
+    page.mouse.move(sx, sy)
+    page.mouse.down()
+    page.mouse.move(sx - 60, sy - 90, steps=6)
+    page.mouse.up()
+    page.wait_for_timeout(150)
+    v2 = page.evaluate("window.__adLayer.compare().views")
+    assert v2["b"]["x"] - v1["b"]["x"] == pytest.approx(-60, abs=2)
+    assert v2["a"]["x"] - v1["a"]["x"] == pytest.approx(v2["b"]["x"] - v1["b"]["x"], abs=0.5)
+    assert v2["a"]["y"] - v1["a"]["y"] == pytest.approx(v2["b"]["y"] - v1["b"]["y"], abs=0.5)
+    # Collapsed groups show how many nodes of each status they hold; the counts add up.
+    d = page.evaluate("window.__adLayer.compare().drawn")
+    page.click("[data-testid=compare-collapse]")
+    wait_compare(page, d)
+    shot(page, "compare_collapsed_groups")
+    for side, only in (("a", "only_a"), ("b", "only_b")):
+        attrs = page.eval_on_selector_all(
+            f"[data-testid=compare-pane-{side}] [data-testid=group-box][data-collapsed=true]",
+            "els => els.map(e => e.getAttribute('data-status-counts') || '')")
+        assert attrs, "no collapsed groups"
+        total: dict[str, int] = {}
+        for a_ in attrs:
+            for part in filter(None, a_.split(",")):
+                k, v = part.split(":")
+                total[k] = total.get(k, 0) + int(v)
+        assert total.get("changed", 0) == exp["counts"]["changed"]
+        assert total.get(only, 0) == exp["counts"][only]
+        assert total.get("same", 0) == exp["counts"]["same"]
+        badges = page.eval_on_selector_all(
+            f"[data-testid=compare-pane-{side}] [data-testid=group-box][data-collapsed=true] .mbadge text",
+            "els => els.map(e => e.textContent)")
+        assert any(("~" in t_ or "−" in t_ or "+" in t_) for t_ in badges)
+
+
+def test_compare_manual_matching(cpage, api):
+    """Two unmatched nodes can be matched by hand; counts, colours and the link follow; undo works."""
+    page = cpage
+    runs = runs_by_name(api)
+    a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
+    b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
+    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    page.goto(page.panel_url + compare_hash(a, b))
+    wait_compare(page)
+    xa = next(i for i in exp["only_a"] if i.startswith("flashinfer_mla_with_cache"))
+    xb = next(i for i in exp["only_b"] if i.startswith("torch_mla"))
+    page.click("[data-testid=unmatched-tab-only_a]")
+    page.click(f"[data-testid=unmatched-item][data-side=a][data-node-id='{xa}']")
+    page.click("[data-testid=unmatched-tab-only_b]")
+    page.click(f"[data-testid=unmatched-item][data-side=b][data-node-id='{xb}']")
+    page.wait_for_selector("[data-testid=compare-manual-match]")
+    shot(page, "compare_manual_pick")
+    page.click("[data-testid=compare-manual-match]")
+    page.wait_for_function("() => window.__adLayer.compare().manual.length === 1")
+    c = exp["counts"]
+    assert page.inner_text("[data-testid=compare-count-only_a]") == str(c["only_a"] - 1)
+    assert page.inner_text("[data-testid=compare-count-only_b]") == str(c["only_b"] - 1)
+    assert int(page.inner_text("[data-testid=compare-count-changed]")) + int(page.inner_text("[data-testid=compare-count-same]")) == c["changed"] + c["same"] + 1
+    assert page.get_attribute(f"[data-testid=compare-pane-a] [data-node-id='{xa}']", "data-status") in ("changed", "same")
+    assert page.get_attribute(f"[data-testid=compare-pane-b] [data-node-id='{xb}']", "data-status") in ("changed", "same")
+    assert f"mp={xa}%3E{xb}" in page.evaluate("location.hash")
+    # The link reproduces the pair.
+    page.reload()
+    wait_compare(page)
+    assert page.evaluate("window.__adLayer.compare().manual") == [[xa, xb]]
+    assert page.inner_text("[data-testid=compare-count-only_a]") == str(c["only_a"] - 1)
+    # Selecting the pair shows it as matched by hand, with its delta; unmatching restores the API's answer.
+    page.evaluate("([id]) => window.__adLayer.compareJump('a', id)", [xa])
+    page.wait_for_selector("[data-testid=compare-manual-unmatch]")
+    shot(page, "compare_manual_matched")
+    page.click("[data-testid=compare-manual-unmatch]")
+    page.wait_for_function("() => window.__adLayer.compare().manual.length === 0")
+    for k in ("same", "changed", "only_a", "only_b"):
+        assert page.inner_text(f"[data-testid=compare-count-{k}]") == str(c[k])
+    assert "mp=" not in page.evaluate("location.hash")
+
+
+@pytest.mark.parametrize("what", ["layer3_vs_layer10", "stage2_vs_stage3", "prefill_vs_decode"])
+def test_compare_other_pairs_from_the_same_view(cpage, api, what):
+    page = cpage
+    runs = runs_by_name(api)
+    dec = runs["dsv3_decode"]
+    if what == "layer3_vs_layer10":
+        a, b = ("dsv3_decode", dec["default_stage"], 3), ("dsv3_decode", dec["default_stage"], 10)
+    elif what == "stage2_vs_stage3":
+        st = sorted(s["index"] for s in dec["stages"])
+        a, b = ("dsv3_decode", st[-2], 3), ("dsv3_decode", st[-1], 3)
+    else:
+        a, b = ("dsv3_prefill", runs["dsv3_prefill"]["default_stage"], 3), ("dsv3_decode", dec["default_stage"], 3)
+    exp = check_comparison(page, api, a, b, f"compare_{what}")
+    if what == "layer3_vs_layer10":
+        assert exp["counts"]["same"] > 0  # two MoE layers of one run are mostly the same
+    if what == "prefill_vs_decode":
+        assert abs(exp["layer"]["delta_us"]) > 0
+        assert page.locator("[data-testid=compare-pane-a] g[data-testid=graph-node] .mbadge").count() > 0
+
+
+def test_compare_choosers_switch_sides(cpage, api):
+    page = cpage
+    runs = runs_by_name(api)
+    dec = runs["dsv3_decode"]
+    a, b = ("dsv3_decode", dec["default_stage"], 3), ("dsv3_decode", dec["default_stage"], 4)
+    page.goto(page.panel_url + compare_hash(a, b))
+    st = wait_compare(page)
+    page.select_option("[data-testid=compare-b-layer]", "10")
+    st2 = wait_compare(page, st["drawn"])
+    assert st2["sides"]["b"]["layer"] == 10
+    assert "blayer=10" in page.evaluate("location.hash")
+    page.click("[data-testid=compare-swap]")
+    st3 = wait_compare(page, st2["drawn"])
+    assert st3["sides"]["a"]["layer"] == 10 and st3["sides"]["b"]["layer"] == 3
+    exp = api("compare", a_run="dsv3_decode", a_stage=dec["default_stage"], a_layer=10, b_run="dsv3_decode",
+              b_stage=dec["default_stage"], b_layer=3)
+    assert page.inner_text("[data-testid=compare-count-same]") == str(exp["counts"]["same"])
+
+
+# ------------------------------------------------------------------------------------------ stages
+
+def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
+    stages = sorted(api("stages", run="dsv3_decode", layer=3)["stages"], key=lambda s: s["index"])
+    pos = next(i for i, s in enumerate(stages) if s["removed"])
+    target, prev = stages[pos], stages[pos - 1]
+    page.goto(panel_url + f"#view=stages&run=dsv3_decode&layer=3&stage={prev['index']}")
+    st = wait_stage(page)
+    assert st["stage"] == prev["index"]
+    cards = page.eval_on_selector_all("[data-testid=stage-card]", "els => els.map(e => Number(e.dataset.stage))")
+    assert cards == [s["index"] for s in stages]
+    # Step forward: the transform that removes nodes.
+    page.click("[data-testid=stage-next]")
+    st = wait_stage(page, st["draws"])
+    assert st["stage"] == target["index"]
+    assert f"stage={target['index']}" in page.evaluate("location.hash")
+    assert page.get_attribute("[data-testid=stage-card][aria-selected=true]", "data-stage") == str(target["index"])
+    # Removed nodes are listed (they are not in this stage's graph) ...
+    listed = page.eval_on_selector_all("[data-testid=stage-removed-item]", "els => els.map(e => e.dataset.nodeId)")
+    assert sorted(listed) == sorted(target["removed"])
+    drawn_after = set(page.eval_on_selector_all("[data-testid=stage-pane] g[data-testid=graph-node]", "els => els.map(e => e.dataset.nodeId)"))
+    assert not drawn_after & set(target["removed"])
+    # ... added and changed nodes are highlighted in it ...
+    added = page.eval_on_selector_all("[data-testid=stage-pane] [data-status=added]", "els => els.map(e => e.dataset.nodeId)")
+    assert sorted(added) == sorted(target["added"])
+    changed = page.eval_on_selector_all("[data-testid=stage-pane] [data-status=changed]", "els => els.map(e => e.dataset.nodeId)")
+    assert sorted(changed) == sorted(target["changed"])
+    shot(page, "stages_after")
+    # ... and the previous stage's graph shows the removed ones highlighted.
+    page.click("[data-testid=stage-side-before]")
+    st = wait_stage(page, st["draws"])
+    removed = page.eval_on_selector_all("[data-testid=stage-pane] [data-status=removed]", "els => els.map(e => e.dataset.nodeId)")
+    assert sorted(removed) == sorted(target["removed"])
+    assert page.inner_text("[data-testid=stage-count-removed]").strip() == str(len(target["removed"]))
+    shot(page, "stages_before_removed")
+    # Clicking a removed node selects it there.
+    rid = target["removed"][len(target["removed"]) // 2]
+    page.click(f"[data-testid=stage-removed-item][data-node-id='{rid}']")
+    page.wait_for_function("(id) => window.__adLayer.stages().selected === id", arg=rid)
+    # Keyboard stepping: ] forward, [ back.
+    page.locator("[data-testid=stage-pane]").click(position={"x": 5, "y": 5})
+    page.keyboard.press("]")
+    st = wait_stage(page, st["draws"])
+    assert st["stage"] == stages[min(pos + 1, len(stages) - 1)]["index"]
+    page.keyboard.press("[")
+    st = wait_stage(page, st["draws"])
+    assert st["stage"] == target["index"]
+    # The layer view opens at the stage the stage view stepped to.
+    seq = layer_seq(page)
+    page.click("[data-testid=view-layer]")
+    wait_layer(page, seq)
+    assert page.input_value("[data-testid=stage-select]") == str(target["index"])
+    drawn = set(page.eval_on_selector_all("[data-testid=graph] g[data-testid=graph-node]", "els => els.map(e => e.dataset.nodeId)"))
+    assert set(target["added"]) <= drawn and not drawn & set(target["removed"])
+
+
+# ------------------------------------------------------------------------------------------ overview
+
+def test_overview_bar_opens_layer(page, panel_url, api):
+    ov = api("overview", run="dsv3_decode")
+    page.goto(panel_url + "#view=overview&run=dsv3_decode&layer=0")
+    page.wait_for_function(f"() => document.querySelectorAll('[data-testid=overview-bar]').length === {len(ov['layers'])}")
+    kinds = page.eval_on_selector_all("[data-testid=overview-bar]", "els => els.map(e => [Number(e.dataset.layer), e.dataset.kind])")
+    assert kinds == [[L["layer"], L["kind"]] for L in ov["layers"]]
+    # Stacked by group where the run has a trace.
+    L3 = next(L for L in ov["layers"] if L["layer"] == 3)
+    segs = page.eval_on_selector_all("[data-testid=overview-bar][data-layer='3'] rect.seg", "els => els.map(e => e.dataset.group)")
+    assert set(segs) == {g for g, v in L3["groups"].items() if v > 0}
+    # Per-group totals of the current layer.
+    rows = page.eval_on_selector_all("[data-testid=overview-groups] tr[data-group]", "els => els.map(e => e.dataset.group)")
+    L0 = ov["layers"][0]
+    assert set(rows) == set(L0["groups"]) | set(L0.get("group_counts", {}))
+    shot(page, "overview")
+    seq = layer_seq(page)
+    page.locator("[data-testid=overview-bar][data-layer='7'] rect.seg").first.click()
+    wait_layer(page, seq)
+    assert page.evaluate("window.__adLayer.view()") == "layer"
+    assert page.input_value("[data-testid=layer-select]") == "7"
+    assert page.locator("[data-group-id='L7']").count() == 1
+    assert "layer=7" in page.evaluate("location.hash")
+    shot(page, "overview_opened_layer7")
+
+
+# ------------------------------------------------------------------------------------------ language
+
+def test_language_switch_changes_text_and_survives_reload(page, panel_url):
+    page.goto(panel_url + "#run=dsv3_decode&layer=1")
+    wait_layer(page)
+    assert page.inner_text("[data-testid=view-compare]") == "Compare"
+    assert page.inner_text("[data-testid=view-overview]") == "Overview"
+    with page.expect_navigation():
+        page.click("[data-testid=lang-toggle]")
+    wait_layer(page)
+    assert page.inner_text("[data-testid=view-compare]") == "对比"
+    assert page.inner_text("[data-testid=view-stages]") == "阶段"
+    assert page.inner_text("[data-testid=lang-toggle]") == "English"
+    assert page.evaluate("localStorage.getItem('adLayer.lang')") == "zh"
+    page.reload()
+    wait_layer(page)
+    assert page.inner_text("[data-testid=view-compare]") == "对比"
+    assert "run=dsv3_decode" in page.evaluate("location.hash")
+    # The new views speak Chinese too.
+    page.click("[data-testid=view-compare]")
+    wait_compare(page)
+    legend = page.inner_text("[data-testid=compare-legend]")
+    assert "相同" in legend and "仅左侧" in legend and "same" not in legend
+    page.keyboard.press("?")
+    assert page.inner_text("#adl-help-title") == "键盘快捷键"
+    shot(page, "language_zh_help")
+    page.keyboard.press("Escape")
+    page.click("[data-testid=view-stages]")
+    wait_stage(page)
+    assert "之后" in page.inner_text("[data-testid=stage-side]")
+    shot(page, "language_zh_stages")
+    with page.expect_navigation():
+        page.click("[data-testid=lang-toggle]")
+    page.wait_for_selector("[data-testid=view-compare]")
+    assert page.inner_text("[data-testid=view-compare]") == "Compare"
+
+
+# ------------------------------------------------------------------------------------------ export
+
+def _check_svg(path: Path, texts_expected: list[str]) -> ET.Element:
+    root = ET.parse(path).getroot()  # parses as XML or raises
+    assert root.tag == f"{SVG_NS}svg"
+    w, h = float(root.get("width")), float(root.get("height"))
+    assert w > 100 and h > 100
+    assert root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
+    # Self-contained: no references outside the file, styles inline (no class-based CSS needed).
+    for el in root.iter():
+        for k, v in el.attrib.items():
+            assert "http" not in v or k == "xmlns", f"external reference {k}={v}"
+            if k.endswith("href"):
+                assert v.startswith("#"), f"external href {v}"
+        assert el.get("class") is None
+    assert root.find(f".//{SVG_NS}style") is None
+    styled = [el for el in root.iter(f"{SVG_NS}rect") if "fill:" in (el.get("style") or "") or el.get("fill")]
+    assert len(styled) > 10
+    texts = {(el.text or "") for el in root.iter(f"{SVG_NS}text")}
+    for t_ in texts_expected:
+        assert t_ in texts, f"{t_!r} not in the SVG's text"
+    return root
+
+
+def test_export_svg_and_png_open(page, panel_url, api):
+    runs = runs_by_name(api)
+    doc = api("layer", run="dsv3_decode", stage=runs["dsv3_decode"]["default_stage"], layer=3)
+    page.goto(panel_url + "#run=dsv3_decode&layer=3")
+    wait_layer(page)
+    with page.expect_download() as d:
+        page.click("[data-testid=export-svg]")
+    dl = d.value
+    assert dl.suggested_filename.endswith(".svg")
+    svg_path = save_download(dl, "export_layer3.svg")
+    labels = sorted({n["label"] for n in doc["nodes"] if n["node_kind"] == "call"})
+    root = _check_svg(svg_path, labels[:8])
+    # Every node of the layer is in the file (text of off-screen nodes included).
+    all_text = {(el.text or "") for el in root.iter(f"{SVG_NS}text")}
+    assert sum(1 for lab in labels if lab in all_text) == len(labels)
+    with page.expect_download() as d:
+        page.click("[data-testid=export-png]")
+    dl = d.value
+    assert dl.suggested_filename.endswith(".png")
+    png_path = save_download(dl, "export_layer3.png")
+    w, h, raw = read_png(png_path.read_bytes())
+    assert w == pytest.approx(2 * float(root.get("width")), abs=2) and h == pytest.approx(2 * float(root.get("height")), abs=2)
+    assert len(set(raw)) > 16, "blank image"
+
+    # The comparison view exports both panes side by side.
+    dec = runs["dsv3_decode"]
+    page.goto(panel_url + compare_hash(("dsv3_decode", dec["default_stage"], 3), ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)))
+    wait_compare(page)
+    with page.expect_download() as d:
+        page.click("[data-testid=export-svg]")
+    croot = _check_svg(save_download(d.value, "export_compare.svg"), [])
+    titles = [el.text or "" for el in croot.iter(f"{SVG_NS}text") if (el.text or "").startswith(("A · ", "B · "))]
+    assert any(t_.startswith("A · dsv3_decode") for t_ in titles) and any(t_.startswith("B · dsv3_decode_unfused") for t_ in titles)
+    with page.expect_download() as d:
+        page.click("[data-testid=export-png]")
+    read_png(save_download(d.value, "export_compare.png").read_bytes())
+
+    # The overview too.
+    page.click("[data-testid=view-overview]")
+    page.wait_for_selector("[data-testid=overview-bar]")
+    with page.expect_download() as d:
+        page.click("[data-testid=export-png]")
+    w, h, _ = read_png(save_download(d.value, "export_overview.png").read_bytes())
+    assert w > 200 and h > 100
+    with page.expect_download() as d:
+        page.click("[data-testid=export-svg]")
+    _check_svg(save_download(d.value, "export_overview.svg"), ["3", "7"])
+
+
+def test_existing_downloads_still_offered(page, panel_url, api):
+    page.goto(panel_url + "#run=dsv3_decode&layer=3")
+    wait_layer(page)
+    for tid in ("download-json", "download-dot", "download-trace"):
+        href = page.get_attribute(f"[data-testid={tid}]", "href")
+        assert href.startswith("api/download/"), href  # relative: works under --path_prefix
+        r = page.request.get(page.evaluate("(h) => new URL(h, document.baseURI).href", href))
+        assert r.ok, (tid, r.status)
+        assert len(r.body()) > 20
+
+
+# ------------------------------------------------------------------------------------------ minimap, help
+
+def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
+    page.goto(panel_url + "#run=dsv3_decode&layer=all")
+    wait_layer(page)
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__adLayer.minimapShown()"), "no minimap for the whole stage"
+    mm = page.locator("[data-testid=minimap] canvas")
+    box = mm.bounding_box()
+    v0 = page.evaluate("window.__adLayer.graphView()")
+    # Click near the bottom of the minimap: the view moves down there (same zoom).
+    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.9)
+    page.wait_for_timeout(150)
+    v1 = page.evaluate("window.__adLayer.graphView()")
+    assert v1["k"] == pytest.approx(v0["k"])
+    assert v1["y"] < v0["y"] - 50
+    # Drag along it.
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.9)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.3, steps=5)
+    page.mouse.up()
+    v2 = page.evaluate("window.__adLayer.graphView()")
+    assert v2["y"] > v1["y"] + 50
+    shot(page, "minimap_all_layers")
+    # M hides it, M shows it again.
+    page.locator("[data-testid=graph]").focus()
+    page.keyboard.press("m")
+    assert not page.evaluate("window.__adLayer.minimapShown()") or not page.is_visible("[data-testid=minimap]")
+    page.keyboard.press("m")
+    page.wait_for_timeout(100)
+    assert page.is_visible("[data-testid=minimap]")
+    # "?" opens the keyboard help; Escape closes it; the button opens it too.
+    page.keyboard.press("?")
+    assert page.is_visible("[data-testid=help-overlay]")
+    txt = page.text_content("[data-testid=help-overlay]")
+    for s_ in ("Keyboard shortcuts", "Compare view", "Stage view", "minimap"):
+        assert s_ in txt
+    shot(page, "help_overlay")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("[data-testid=help-overlay]")
+    page.click("[data-testid=help-button]")
+    assert page.is_visible("[data-testid=help-overlay]")
+    page.click("[data-testid=help-close]")
+    assert not page.is_visible("[data-testid=help-overlay]")
+    # Number keys switch views.
+    page.keyboard.press("4")
+    page.wait_for_selector("[data-testid=overview-bar]")
+    assert page.evaluate("window.__adLayer.view()") == "overview"
+
+
+# ------------------------------------------------------------------------------------------ inside TensorBoard
+
+def test_panel_in_tensorboard_tab(page, tb):
+    """The AD Layers tab of TensorBoard's own UI loads the panel in its iframe, views included."""
+    page.goto(f"{tb}/#ad_layer")
+    frame = None
+    for _ in range(120):
+        frame = next((f for f in page.frames if "plugin_entry.html" in f.url), None)
+        if frame and frame.query_selector("[data-testid=view-tabs]"):
+            break
+        page.wait_for_timeout(250)
+    assert frame is not None and frame.query_selector("[data-testid=view-tabs]"), "panel not loaded in TensorBoard's tab"
+    frame.click("[data-testid=view-overview]")
+    frame.wait_for_selector("[data-testid=overview-bar]", timeout=20000)
+    page.wait_for_timeout(300)
+    shot(page, "tensorboard_tab_overview")
