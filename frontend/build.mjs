@@ -1,9 +1,10 @@
 // Builds the panel into ../tb_ad_layer/plugin/static/:
 //   index.js          ES module exporting render() (TensorBoard's plugin iframe imports it)
 //   layout_worker.js  classic Web Worker script (loaded as new Worker("static/layout_worker.js"))
+//   THIRD_PARTY_LICENSES.txt  licences of the bundled layout engine (dagre, graphlib)
 // Usage: node build.mjs [--dev]   (--dev: no minification, inline source maps)
 import { build } from "esbuild";
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -28,6 +29,14 @@ const common = {
 
 await build({ ...common, entryPoints: [join(here, "src", "index.ts")], format: "esm", outfile: join(outDir, "index.js") });
 await build({ ...common, entryPoints: [join(here, "src", "layout", "worker.ts")], format: "iife", outfile: join(outDir, "layout_worker.js") });
+
+// The worker bundles @dagrejs/dagre and @dagrejs/graphlib (MIT): ship their licence texts.
+writeFileSync(
+  join(outDir, "THIRD_PARTY_LICENSES.txt"),
+  ["@dagrejs/dagre", "@dagrejs/graphlib"]
+    .map((p) => `${p} ${JSON.parse(readFileSync(join(here, "node_modules", p, "package.json"), "utf8")).version} (in layout_worker.js)\n\n${readFileSync(join(here, "node_modules", p, "LICENSE"), "utf8").trim()}\n`)
+    .join("\n"),
+);
 
 // The panel must not reference anything outside its origin (TensorBoard's CSP is default-src 'self').
 // XML namespace identifiers are names, not fetches.

@@ -1,4 +1,4 @@
-// Bundles bench/layout_engines.ts (optional engines left external) and runs it under Node.
+// Bundles bench/layout_engines.ts (elkjs, optional, left external) and runs it under Node.
 //   node bench/layout_engines.mjs [--big] [fixtures_dir]
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
@@ -16,5 +16,5 @@ if (!dir) {
   execFileSync("node", [join(frontend, "test", "fixtures", "gen_fixtures.mjs"), "--bench", dir], { stdio: "inherit" });
 }
 const out = join(mkdtempSync(join(tmpdir(), "adl-le-")), "layout_engines.mjs");
-await build({ entryPoints: [join(here, "layout_engines.ts")], bundle: true, platform: "node", format: "esm", outfile: out, logLevel: "error", external: ["elkjs", "@dagrejs/dagre"] });
+await build({ entryPoints: [join(here, "layout_engines.ts")], bundle: true, platform: "node", format: "esm", outfile: out, logLevel: "error", external: ["elkjs"] });
 execFileSync("node", [out, dir, frontend, ...args.filter((a) => a.startsWith("--"))], { stdio: "inherit" });

@@ -1,18 +1,20 @@
 // Layout engine comparison in Node on the benchmark fixtures (one CPU core, no browser):
-//   ours          per-group layered engine (src/layout/layered.ts) + stitching (src/layout/engine.ts)
-//   dagre/group   @dagrejs/dagre once per expanded group (the Netron / Model Explorer scheme)
-//   dagre/compound @dagrejs/dagre on the whole compound graph
-//   elk           elkjs layered, hierarchyHandling INCLUDE_CHILDREN
-// The optional engines are not dependencies of the panel: `npm install --no-save elkjs @dagrejs/dagre`
-// to include them (they are skipped otherwise). Run: node bench/layout_engines.mjs [--big]
+//   panel          the panel's engine: @dagrejs/dagre once per expanded group (src/layout/group.ts,
+//                  the Netron / Model Explorer scheme) + nesting, cross-group routing and the
+//                  per-group cache (src/layout/engine.ts), for each dagre ranker; cold cache, then
+//                  warm (everything cached) and after collapsing one group
+//   dagre/compound @dagrejs/dagre on the whole compound graph (for comparison)
+//   elk            elkjs layered, hierarchyHandling INCLUDE_CHILDREN (optional: not a dependency,
+//                  `npm install --no-save elkjs` to include it)
+// Run: node bench/layout_engines.mjs [--big]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { LayerResponse } from "../src/api/types";
-import { clearLayoutCache, layoutGraph } from "../src/layout/engine";
+import { clearLayoutCache, configureEngine, layoutGraph } from "../src/layout/engine";
 import { buildLayoutRequest } from "../src/layout/request";
-import { buildHierarchy, expandedToDepth, maxGroupDepth } from "../src/model/hierarchy";
+import { buildHierarchy, expandedToDepth, maxGroupDepth, toggleGroup } from "../src/model/hierarchy";
 import { visibleGraph } from "../src/model/visible";
 
 const [dir, frontend, big] = [process.argv[2], process.argv[3], process.argv.includes("--big")];
@@ -27,11 +29,16 @@ async function optional(name: string): Promise<any> {
 
 function request(layers: LayerResponse[]) {
   const h = buildHierarchy(layers);
-  const v = visibleGraph(h, expandedToDepth(h, maxGroupDepth(h) + 1));
-  return buildLayoutRequest(h, v, 1).req;
+  const ex = expandedToDepth(h, maxGroupDepth(h) + 1);
+  const v = visibleGraph(h, ex);
+  // The same view with the first layer's largest group collapsed (what one click re-lays out).
+  const big = v.containers.slice(1).sort((a, b) => b.children.length - a.children.length)[0];
+  const toggled = big ? buildLayoutRequest(h, visibleGraph(h, toggleGroup(ex, big.key)), 2).req : null;
+  return Object.assign(buildLayoutRequest(h, v, 1).req, { toggled });
 }
 
 type Req = ReturnType<typeof request>;
+const RANKERS = ["network-simplex", "tight-tree", "longest-path"] as const;
 function time(fn: () => unknown): number {
   const t = performance.now();
   fn();
@@ -49,36 +56,20 @@ async function main() {
   if (big) cases.push(["3,000-node stage", request(Array.from({ length: 10 }, (_, l) => JSON.parse(readFileSync(join(dir, "bench_3000", `layer_${l}.json`), "utf8"))))]);
   for (const [name, r] of cases) {
     console.log(`${name}: ${r.leaves.length} boxes, ${r.containers.length} groups, ${r.edges.length} edges, everything expanded`);
-    const ours = [0, 1, 2].map(() => time(() => (clearLayoutCache(), layoutGraph(r))));
-    console.log(`  ours (per group, layered.ts):   first ${ours[0].toFixed(0)} ms, then ${ours.slice(1).map((x) => x.toFixed(0)).join(", ")} ms`);
+    for (const shareStructure of [false, true]) {
+      for (const ranker of RANKERS) {
+        configureEngine({ ranker, shareStructure });
+        const cold = [0, 1, 2].map(() => time(() => (clearLayoutCache(), layoutGraph(r))));
+        const warm = time(() => layoutGraph(r));
+        const tog = r.toggled ? time(() => layoutGraph(r.toggled!)) : NaN;
+        console.log(`  panel (dagre per group, ${ranker.padEnd(15)}, cache by ${shareStructure ? "structure" : "identity "}): cold ${cold.map((x) => x.toFixed(0)).join(", ")} ms; cached ${warm.toFixed(0)} ms; one group collapsed ${tog.toFixed(0)} ms`);
+      }
+    }
+    configureEngine({ ranker: "network-simplex", shareStructure: true });
     const size = new Map(r.leaves.map((l) => [l.key, l]));
     const parent = new Map<string, string>();
     for (const c of r.containers) for (const ch of c.children) parent.set(ch, c.key);
     if (dagre) {
-      // dagre per group: bottom-up, each group's visible children plus edges at their LCA.
-      const t = time(() => {
-        const sz = new Map<string, { w: number; h: number }>(r.leaves.map((l) => [l.key, { w: l.w, h: l.h }]));
-        const chain = (k: string) => { const o = [k]; let p = parent.get(k); while (p) { o.push(p); p = parent.get(p); } return o; };
-        const internal = new Map<string, Set<string>>();
-        for (const e of r.edges) {
-          const a = chain(e.from), b = chain(e.to); const sb = new Set(b);
-          let i = 0; while (i < a.length && !sb.has(a[i])) i++;
-          if (i === 0 || i >= a.length) continue;
-          const j = b.indexOf(a[i]);
-          (internal.get(a[i]) ?? internal.set(a[i], new Set()).get(a[i])!).add(`${a[i - 1]}\u0000${b[j - 1]}`);
-        }
-        for (let i = r.containers.length - 1; i >= 0; i--) {
-          const c = r.containers[i];
-          const g = new dagre.graphlib.Graph();
-          g.setGraph({ rankdir: "TB", nodesep: 18, ranksep: 28 });
-          g.setDefaultEdgeLabel(() => ({}));
-          for (const ch of c.children) { const s = sz.get(ch)!; g.setNode(ch, { width: s.w, height: s.h }); }
-          for (const p of internal.get(c.key) ?? []) { const [x, y] = p.split("\u0000"); g.setEdge(x, y); }
-          dagre.layout(g);
-          sz.set(c.key, { w: g.graph().width + 32, h: g.graph().height + 38 });
-        }
-      });
-      console.log(`  dagre per group:                ${t.toFixed(0)} ms`);
       if (!big || name.startsWith("300")) {
         const t2 = time(() => {
           const g = new dagre.graphlib.Graph({ compound: true });
@@ -93,7 +84,7 @@ async function main() {
         });
         console.log(`  dagre compound (whole graph):   ${t2.toFixed(0)} ms`);
       }
-    } else console.log("  dagre: not installed (npm install --no-save @dagrejs/dagre)");
+    }
     if (ELK) {
       const mk = (key: string): any => ({ id: key, children: [], layoutOptions: { "elk.padding": "[top=24,left=16,bottom=14,right=16]" } });
       const nodes = new Map<string, any>();

@@ -1,13 +1,15 @@
-// Hierarchical layered layout: a layered engine (layered.ts) runs once per expanded group, bottom-up, on that group's
+// Hierarchical layered layout: dagre (group.ts) runs once per expanded group, bottom-up, on that group's
 // visible children only (Netron / Model Explorer style), so its cost stays close to linear in the
 // number of groups. An edge between two nodes in different groups is laid out at their
 // lowest common group (between the two child boxes that contain them); inside the groups it leaves
 // or enters it is routed orthogonally: through the gap between ranks to the group's side channel
 // (its inner margin, where no node is) and along it to the border. Per-group results are cached by
-// content, so expanding or collapsing a group only lays out that group and its ancestors again.
+// structure (the children's sizes in order and the edges between them by index, not their names),
+// so expanding or collapsing a group only lays out that group and its ancestors again, and the
+// identical groups of repeated decoder layers (a whole-stage view) are laid out once.
 //
 // Pure apart from the cache; runs in the layout worker and in unit tests/benchmarks under Node.
-import { layered } from "./layered";
+import { layoutGroup, type Ranker } from "./group";
 import type {
   LayoutBox,
   LayoutEdgeOut,
@@ -42,8 +44,30 @@ interface Work {
   internal: Map<string, { from: string; to: string; weight: number }>;
 }
 
-const cache = new Map<string, ContainerLayout>();
+/** A container's layout by child index: what the cache holds, shared by structurally equal groups. */
+interface Shape {
+  w: number;
+  h: number;
+  pos: Pt[];
+  rank: { top: number; bottom: number }[];
+  edges: Map<string, Pt[]>; // "i>j" -> points
+}
+
+const cache = new Map<string, Shape>();
 const CACHE_MAX = 4000;
+
+/** Engine options (benchmarks compare them; the panel uses the defaults). */
+export interface EngineOptions {
+  ranker: Ranker;
+  /** Share cached layouts between groups of the same structure (false: by identity, for benchmarks). */
+  shareStructure: boolean;
+}
+const options: EngineOptions = { ranker: "network-simplex", shareStructure: true };
+
+export function configureEngine(o: Partial<EngineOptions>): void {
+  Object.assign(options, o);
+  cache.clear();
+}
 
 export function clearLayoutCache(): void {
   cache.clear();
@@ -120,19 +144,20 @@ export function layoutGraph(req: LayoutRequest): LayoutResult {
   for (let i = req.containers.length - 1; i >= 0; i--) {
     const c = req.containers[i];
     const W = work.get(c.key)!;
-    const sig = signature(W, boxSize);
-    let L = cache.get(sig);
-    if (L) {
+    const st = structure(W, boxSize);
+    let S = cache.get(st.sig);
+    if (S) {
       cached++;
-      cache.delete(sig); // refresh LRU position
-      cache.set(sig, L);
+      cache.delete(st.sig); // refresh LRU position
+      cache.set(st.sig, S);
     } else {
       const t1 = now();
-      L = layoutContainer(W, boxSize);
+      S = layoutShape(st);
       engineMs += now() - t1;
-      cache.set(sig, L);
+      cache.set(st.sig, S);
       if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value as string);
     }
+    const L = materialize(S, W, st.index);
     layouts.set(c.key, L);
     if (c.key !== root) {
       const w = Math.max(L.w + 2 * GROUP_PAD_X, c.headerW + 2 * GROUP_PAD_X);
@@ -163,9 +188,18 @@ export function layoutGraph(req: LayoutRequest): LayoutResult {
     }
   }
 
-  // Stitch each edge: up the source's groups, the LCA route, down the target's groups.
+  // Stitch each edge: up the source's groups, the LCA route, down the target's groups. An LCA route
+  // that dagre turned upwards (to break a cycle between groups) leaves and enters the groups the
+  // other way round: through the gaps above the source's rows and below the target's.
+  const STUB = Math.min(8, RANK_SEP / 3);
   const gapBelow = (cont: string, ch: string) => origin.get(cont)!.y + layouts.get(cont)!.rank.get(ch)!.bottom + RANK_SEP / 2;
   const gapAbove = (cont: string, ch: string) => origin.get(cont)!.y + layouts.get(cont)!.rank.get(ch)!.top - RANK_SEP / 2;
+  /** Whether `ch` sits in the last (`bottom`) or first row of `cont`'s content. */
+  const outerRow = (cont: string, ch: string, bottom: boolean) => {
+    const L = layouts.get(cont)!;
+    const rk = L.rank.get(ch)!;
+    return bottom ? rk.bottom >= L.h - 0.5 : rk.top <= 0.5;
+  };
   const channel = (cont: string, towardsX: number) => {
     const b = abs.get(cont)!;
     return towardsX < b.x + b.w / 2 ? b.x + GROUP_PAD_X / 2 : b.x + b.w - GROUP_PAD_X / 2;
@@ -175,23 +209,24 @@ export function layoutGraph(req: LayoutRequest): LayoutResult {
     const o = origin.get(r.lca)!;
     const lcaPts = (layouts.get(r.lca)!.edges.get(pairKey(r.cu, r.cv)) ?? []).map((p) => ({ x: p.x + o.x, y: p.y + o.y }));
     if (lcaPts.length < 2) continue;
+    const upward = lcaPts[0].y > lcaPts[lcaPts.length - 1].y;
     const pts: Pt[] = [];
     let mid = lcaPts;
     if (r.up.length) {
       const u = abs.get(r.from)!;
       let x = u.x + u.w / 2;
-      let y = u.y + u.h;
-      pts.push({ x, y });
+      pts.push({ x, y: upward ? u.y : u.y + u.h });
       const towards = lcaPts[Math.min(1, lcaPts.length - 1)].x;
       for (const [cont, ch] of r.up) {
-        const gy = gapBelow(cont, ch);
+        // A child in its group's last row (first, going up) leaves straight through the border.
+        if (outerRow(cont, ch, !upward)) continue;
+        const gy = upward ? gapAbove(cont, ch) : gapBelow(cont, ch);
         pts.push({ x, y: gy });
         x = channel(cont, towards);
         pts.push({ x, y: gy });
-        y = gy;
       }
       const cub = abs.get(r.cu)!;
-      pts.push({ x, y: cub.y + cub.h + Math.min(8, RANK_SEP / 3) });
+      pts.push({ x, y: upward ? cub.y - STUB : cub.y + cub.h + STUB });
       mid = lcaPts.slice(1);
     }
     const midStart = pts.length;
@@ -201,16 +236,25 @@ export function layoutGraph(req: LayoutRequest): LayoutResult {
       const midEnd = pts.length;
       let { x, y } = body[body.length - 1];
       for (const [cont, ch] of r.down) {
+        // A child in its group's first row (last, going up) is entered straight through the
+        // border, after a step sideways to above it; others through the group's side channel.
+        if (outerRow(cont, ch, upward)) {
+          const cb = abs.get(ch)!;
+          const nx = Math.min(Math.max(x, cb.x + Math.min(8, cb.w / 2)), cb.x + cb.w - Math.min(8, cb.w / 2));
+          if (Math.abs(nx - x) > 0.5) pts.push({ x: nx, y });
+          x = nx;
+          continue;
+        }
         const cx = channel(cont, x);
         pts.push({ x: cx, y });
-        const gy = gapAbove(cont, ch);
+        const gy = upward ? gapBelow(cont, ch) : gapAbove(cont, ch);
         pts.push({ x: cx, y: gy });
         x = cx;
         y = gy;
       }
       const v = abs.get(r.to)!;
       pts.push({ x: v.x + v.w / 2, y });
-      pts.push({ x: v.x + v.w / 2, y: v.y });
+      pts.push({ x: v.x + v.w / 2, y: upward ? v.y + v.h : v.y });
       finish(r.id, pts, midStart, midEnd);
     } else {
       pushAll(pts, mid);
@@ -271,25 +315,66 @@ function round(v: number): number {
   return Math.round(v * 10) / 10;
 }
 
-function signature(W: Work, size: Map<string, { w: number; h: number }>): string {
-  const parts: string[] = [];
-  for (const c of W.children) {
-    const sz = size.get(c);
-    parts.push(`${c}:${sz?.w ?? 0}x${sz?.h ?? 0}`);
-  }
-  parts.push("|");
-  for (const [k, e] of W.internal) parts.push(`${k}:${e.weight}`);
-  return parts.join("\u0002");
+interface Structure {
+  sig: string;
+  index: Map<string, number>;
+  sizes: { w: number; h: number }[];
+  /** Edges between children by index, sorted (so equal structures feed dagre identically). */
+  edges: { i: number; j: number; weight: number }[];
 }
 
-function layoutContainer(W: Work, size: Map<string, { w: number; h: number }>): ContainerLayout {
-  const nodes = W.children.map((c) => {
+function structure(W: Work, size: Map<string, { w: number; h: number }>): Structure {
+  const index = new Map<string, number>();
+  const sizes: { w: number; h: number }[] = [];
+  const parts: string[] = [];
+  W.children.forEach((c, i) => {
+    index.set(c, i);
     const sz = size.get(c) ?? { w: 40, h: 20 };
-    return { id: c, w: sz.w, h: sz.h };
+    sizes.push(sz);
+    parts.push(options.shareStructure ? `${sz.w}x${sz.h}` : `${c}:${sz.w}x${sz.h}`);
   });
-  const edges = [...W.internal.values()].map((e) => ({ from: e.from, to: e.to, weight: e.weight }));
-  const r = layered(nodes, edges, { nodeSep: NODE_SEP, rankSep: RANK_SEP, edgeSep: EDGE_SEP });
-  return { w: r.w, h: r.h, pos: r.pos, rank: r.rank, edges: r.edges };
+  const edges: { i: number; j: number; weight: number }[] = [];
+  for (const e of W.internal.values()) {
+    const i = index.get(e.from);
+    const j = index.get(e.to);
+    if (i !== undefined && j !== undefined) edges.push({ i, j, weight: e.weight });
+  }
+  edges.sort((a, b) => a.i - b.i || a.j - b.j);
+  parts.push("|");
+  for (const e of edges) parts.push(`${e.i}>${e.j}:${e.weight}`);
+  return { sig: parts.join(","), index, sizes, edges };
+}
+
+function layoutShape(st: Structure): Shape {
+  const nodes = st.sizes.map((sz, i) => ({ id: `n${i}`, w: sz.w, h: sz.h }));
+  const edges = st.edges.map((e) => ({ from: `n${e.i}`, to: `n${e.j}`, weight: e.weight }));
+  const r = layoutGroup(nodes, edges, { nodeSep: NODE_SEP, rankSep: RANK_SEP, edgeSep: EDGE_SEP, ranker: options.ranker });
+  const shape: Shape = { w: r.w, h: r.h, pos: [], rank: [], edges: new Map() };
+  for (let i = 0; i < nodes.length; i++) {
+    shape.pos.push(r.pos.get(`n${i}`)!);
+    shape.rank.push(r.rank.get(`n${i}`)!);
+  }
+  for (const e of st.edges) {
+    const pts = r.edges.get(`n${e.i}\u0000n${e.j}`);
+    if (pts) shape.edges.set(`${e.i}>${e.j}`, pts);
+  }
+  return shape;
+}
+
+/** The cached shape seen through one container's child keys. */
+function materialize(S: Shape, W: Work, index: Map<string, number>): ContainerLayout {
+  const pos = new Map<string, Pt>();
+  const rank = new Map<string, { top: number; bottom: number }>();
+  W.children.forEach((c, i) => {
+    pos.set(c, S.pos[i]);
+    rank.set(c, S.rank[i]);
+  });
+  const edges = new Map<string, Pt[]>();
+  for (const [k, e] of W.internal) {
+    const pts = S.edges.get(`${index.get(e.from)}>${index.get(e.to)}`);
+    if (pts) edges.set(k, pts);
+  }
+  return { w: S.w, h: S.h, pos, rank, edges };
 }
 
 function now(): number {

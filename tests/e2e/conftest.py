@@ -1,0 +1,302 @@
+"""End-to-end fixtures: a generated logdir, real ``tensorboard`` processes (one per path prefix,
+shared by the session) and headless Chromium driven by Playwright.
+
+The logdir is built once per session with the real converter (``tools/make_demo.py``: DeepSeek-V3
+style decode/prefill runs with traces, an unfused run, a Llama run) plus a ``hostile`` run whose
+store maps a kernel named like C++ markup onto a node. Each test gets a fresh browser page; its
+screenshot is written to ``test-artifacts/e2e/<test>.png`` (also when it fails), and any console
+error, page error, CSP violation or dialog fails the test.
+
+Chromium is required: when ``/usr/bin/chromium`` (or ``$CHROMIUM``) is missing the tests fail with
+a message saying so (CI installs it); they never skip.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlencode, urlparse
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "e2e"
+STATIC = REPO / "tb_ad_layer" / "plugin" / "static"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+HOSTILE = "void k<float, &foo>(T* <script>alert(1)</script>)"
+HOSTILE_RUN = "hostile"
+PREFIX = "/tb"
+START_DEADLINE_S = 90.0
+VIEWPORT = {"width": 1500, "height": 950}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+# ------------------------------------------------------------------------------- logdir
+
+def _hostile_attacher(target: dict[str, Any]):
+    """The plugin tests' fake decode trace, with the first mapped kernel renamed to HOSTILE (both
+    its full and its short name) in the kernel rows and in the layer document."""
+    from tests.plugin.fake_trace import fake_attacher
+
+    inner = fake_attacher()
+
+    class Writer:
+        def __init__(self, w: Any) -> None:
+            self._w = w
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._w, name)
+
+        def add_kernels(self, rows: Any) -> None:
+            rows = list(rows)
+            for i, r in enumerate(rows):
+                if r[10] is not None and r[9] == 0:  # first kernel mapped onto a layer-0 node
+                    target["node"] = r[10]
+                    rows[i] = (HOSTILE, HOSTILE, *r[2:])
+                    break
+            self._w.add_kernels(rows)
+
+    def attach(lg: Any, docs: list[dict[str, Any]], writer: Any) -> dict[str, Any]:
+        info = inner(lg, docs, Writer(writer) if writer is not None else None)
+        for doc in docs:
+            for node in doc["nodes"]:
+                if node["id"] == target.get("node") and node["kernels"]:
+                    node["kernels"][0]["name"] = HOSTILE
+                    node["kernels"][0]["kernel"] = HOSTILE
+                    return info
+        raise AssertionError("hostile kernel: no mapped node found")
+
+    return attach
+
+
+@pytest.fixture(scope="session")
+def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("e2e") / "logs"
+    r = subprocess.run([sys.executable, "tools/make_demo.py", "--out", str(root)], cwd=REPO,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"tools/make_demo.py failed:\n{r.stdout}\n{r.stderr}"
+    from tb_ad_layer.convert import convert
+    from tests.conftest import DUMPS
+
+    target: dict[str, Any] = {}
+    convert(DUMPS / "ad_dsv3", root, run=HOSTILE_RUN, attach_trace=_hostile_attacher(target))
+    (root / "hostile_node.txt").write_text(target["node"], encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="session")
+def hostile_node(logdir: Path) -> str:
+    return (logdir / "hostile_node.txt").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------- tensorboard
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(port: int, path: str, timeout: float = 20.0) -> tuple[int, bytes, dict[str, str]]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
+    finally:
+        conn.close()
+
+
+class TensorBoard:
+    """A running ``tensorboard`` process: ``url(path)`` and JSON helpers for its plugin API."""
+
+    def __init__(self, port: int, prefix: str, log: Path) -> None:
+        self.port = port
+        self.prefix = prefix
+        self.log = log
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{self.prefix}{path}"
+
+    def get(self, path: str) -> tuple[int, bytes, dict[str, str]]:
+        return _get(self.port, self.prefix + path)
+
+    def api(self, route: str, **params: Any) -> Any:
+        q = f"?{urlencode(params)}" if params else ""
+        status, body, _ = self.get(f"/data/plugin/ad_layer/api/{route}{q}")
+        assert status == 200, f"api/{route}{q}: {status} {body[:300]!r}"
+        return json.loads(body)
+
+    def panel(self, **state: Any) -> str:
+        """URL of the panel page TensorBoard puts in its iframe, with a view state in the hash."""
+        h = "&".join(f"{k}={v}" for k, v in state.items())
+        return self.url("/data/plugin_entry.html?name=ad_layer") + (f"#{h}" if h else "")
+
+
+def _start_tensorboard(logdir: Path, workdir: Path, prefix: str) -> Iterator[TensorBoard]:
+    port = _free_port()
+    log = workdir / f"tensorboard_{port}.log"
+    args = [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host",
+            "127.0.0.1", "--port", str(port)]
+    if prefix:
+        args += ["--path_prefix", prefix]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+        try:
+            deadline = time.monotonic() + START_DEADLINE_S
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError(f"tensorboard exited with {proc.returncode}:\n"
+                                         + log.read_text(errors="replace")[-3000:])
+                try:
+                    status, body, _ = _get(port, f"{prefix}/data/plugins_listing", 2.0)
+                    if status == 200 and "ad_layer" in json.loads(body):
+                        break
+                except (OSError, ValueError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"tensorboard did not answer within {START_DEADLINE_S:.0f} s:\n"
+                                         + log.read_text(errors="replace")[-3000:])
+                time.sleep(0.25)
+            yield TensorBoard(port, prefix, log)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def panel_built() -> None:
+    for f in ("index.js", "layout_worker.js"):
+        if not (STATIC / f).is_file():
+            pytest.fail(f"the panel is not built ({STATIC / f} missing): run `npm ci && npm run build` "
+                        "in frontend/", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def tb(logdir: Path, panel_built: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
+    yield from _start_tensorboard(logdir, tmp_path_factory.mktemp("tb"), "")
+
+
+@pytest.fixture(scope="session")
+def tb_prefixed(logdir: Path, panel_built: None,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
+    yield from _start_tensorboard(logdir, tmp_path_factory.mktemp("tb_prefix"), PREFIX)
+
+
+# ------------------------------------------------------------------------------- browser
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not os.path.isfile(CHROMIUM) or not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: the end-to-end tests need Debian's chromium "
+                    "(apt-get install chromium; scripts/test.sh does this) or CHROMIUM=<path>",
+                    pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+    finally:
+        pw.stop()
+
+
+def _ignored(url: str) -> bool:
+    """Failures that are TensorBoard's, not the panel's: no favicon, and TensorBoard 2.21's own
+    stylesheet loading /font-roboto/*.woff2 from the server root even under --path_prefix."""
+    path = urlparse(url).path
+    return path.endswith("/favicon.ico") or path.startswith("/font-roboto/")
+
+
+class Problems(list):
+    """Console errors, page errors, CSP violations and dialogs seen by one page."""
+
+    def attach(self, page: Any) -> None:
+        def on_console(m: Any) -> None:
+            url = (m.location or {}).get("url", "")
+            if m.type == "error" and not _ignored(url):
+                self.append(f"console.error: {m.text} ({url})")
+
+        def on_dialog(d: Any) -> None:
+            self.append(f"dialog opened: {d.type} {d.message!r}")
+            d.dismiss()
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda e: self.append(f"pageerror: {e}"))
+        page.on("dialog", on_dialog)
+
+
+def _artifact_name(nodeid: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid.split("::")[-1]).strip("_")
+
+
+@pytest.fixture
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh page; after the test, its screenshot and a check that nothing went wrong in it."""
+    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    pg = ctx.new_page()
+    problems = Problems()
+    problems.attach(pg)
+    pg.problems = problems  # type: ignore[attr-defined]
+    try:
+        yield pg
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for i, p in enumerate(ctx.pages):
+            suffix = "" if i == 0 else f"_{i + 1}"
+            try:
+                p.screenshot(path=str(ARTIFACTS / f"{_artifact_name(request.node.nodeid)}{suffix}.png"))
+            except Exception:  # a closed page has nothing to show
+                pass
+        assert not problems, "problems in the page:\n  " + "\n  ".join(problems)
+    finally:
+        ctx.close()
+
+
+def shot(page: Any, name: str) -> None:
+    """An extra screenshot in the middle of a test."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+# ------------------------------------------------------------------------------- panel helpers
+
+WAIT_DRAWN = ("(s) => { const L = window.__adLayer; const t = L && L.timing();"
+              " return !!t && t.seq > s && !L.state().busy; }")
+
+
+def drawn(target: Any, after: int = 0, timeout: float = 30000) -> dict[str, Any]:
+    """Waits until the panel (page or frame) has drawn a graph after draw number ``after``."""
+    target.wait_for_function(WAIT_DRAWN, arg=after, timeout=timeout)
+    return target.evaluate("window.__adLayer.timing()")
+
+
+def seq(target: Any) -> int:
+    return target.evaluate("window.__adLayer && window.__adLayer.timing() ? window.__adLayer.timing().seq : 0")
+
+
+def settle(target: Any) -> None:
+    """Waits until no layout is running and the next frame is painted."""
+    target.wait_for_function("() => !window.__adLayer.state().busy")
+    target.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
