@@ -330,6 +330,19 @@ export function splitPhases(scope: string[], label: (id: string) => string | nul
     if (l === null) continue;
     (byLabel.get(l) ?? byLabel.set(l, []).get(l)!).push(id);
   }
+  // Nodes fed by another labelled part of the scope: where dataflow re-enters a label after
+  // leaving it (the post-attention norm, fed by attention). A direct edge into such a node from
+  // the same label (the residual carried from the input norm) does not merge the two parts.
+  const reentry = new Set<string>();
+  for (const id of scope) {
+    const l = label(id);
+    if (l === null) continue;
+    for (const s of succ.get(id) ?? []) {
+      if (!inScope.has(s)) continue;
+      const ls = label(s);
+      if (ls !== null && ls !== l) reentry.add(s);
+    }
+  }
   for (const [lab, members] of byLabel) {
     // Weakly connected components of the label's induced subgraph (union-find).
     const parent = new Map<string, string>(members.map((m) => [m, m]));
@@ -345,7 +358,7 @@ export function splitPhases(scope: string[], label: (id: string) => string | nul
       return r;
     };
     for (const m of members) {
-      for (const s of succ.get(m) ?? []) if (parent.has(s)) parent.set(find(s), find(m));
+      for (const s of succ.get(m) ?? []) if (parent.has(s) && !reentry.has(s)) parent.set(find(s), find(m));
     }
     const compOf = new Map<string, number>();
     const roots = new Map<string, number>();

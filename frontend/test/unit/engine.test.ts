@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { clearLayoutCache, layoutGraph } from "../../src/layout/engine";
 import { buildLayoutRequest } from "../../src/layout/request";
-import { buildHierarchy, expandedToDepth, groupKey, maxGroupDepth, toggleGroup } from "../../src/model/hierarchy";
+import { buildHierarchy, expandedToDepth, groupKey, layerPhases, maxGroupDepth, toggleGroup } from "../../src/model/hierarchy";
 import { visibleGraph } from "../../src/model/visible";
 import { loadLayer, miniLayer } from "./helpers";
 
@@ -128,8 +128,9 @@ describe("edge routing across groups", () => {
   });
 
   it("routes an edge between groups that form a cycle upwards, from the source's top to the target's bottom", () => {
-    // norm holds n1 and n2 (linked, so one box); mla sits between them: norm -> mla -> norm.
-    const L = miniLayer(0, [["n1", "norm", null, ["x"]], ["m1", "mla", null, ["n1"]], ["m2", "mla", null, ["m1"]], ["n2", "norm", null, ["m2", "n1"]], ["o1", "moe", null, ["n2"]]], ["x"]);
+    // norm holds n1 and n2, and n3 joins them (so one box); mla sits between them:
+    // norm -> mla -> norm. (An edge into n2 alone would not merge: n2 is where norm re-enters.)
+    const L = miniLayer(0, [["n1", "norm", null, ["x"]], ["m1", "mla", null, ["n1"]], ["m2", "mla", null, ["m1"]], ["n2", "norm", null, ["m2", "n1"]], ["n3", "norm", null, ["n2", "n1"]], ["o1", "moe", null, ["n3"]]], ["x"]);
     const h = buildHierarchy([L]);
     const v = visibleGraph(h, expandedToDepth(h, maxGroupDepth(h) + 1));
     clearLayoutCache();
@@ -166,5 +167,17 @@ describe("edge routing across groups", () => {
     assert.ok(r0.stats.cached < r0.stats.containers);
     assert.equal(r5.stats.cached, r5.stats.containers);
     assert.deepEqual(r5.boxes.map((b) => [b.x, b.y, b.w, b.h]), r0.boxes.map((b) => [b.x, b.y, b.w, b.h]));
+  });
+});
+
+describe("group phases", () => {
+  it("splits the input and post-attention norms linked by the residual edge", () => {
+    // The fused input norm's residual output feeds the post-attention norm directly, and
+    // attention sits between them: two norm boxes, so the group graph has no cycle.
+    const L = miniLayer(0, [["in_norm", "norm", null, ["x"]], ["resid", "norm", null, ["in_norm"]], ["q", "mla", null, ["in_norm"]], ["attn", "mla", null, ["q"]], ["post_norm", "norm", null, ["attn", "resid"]], ["moe", "moe", null, ["post_norm"]]], ["x"]);
+    const phases = layerPhases(L);
+    assert.equal(phases.get("in_norm")![0], 0);
+    assert.equal(phases.get("resid")![0], 0);
+    assert.equal(phases.get("post_norm")![0], 1);
   });
 });
