@@ -1,7 +1,9 @@
 """Shared fixtures: paths to the committed dumps and to the real traces in ../shared."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -23,3 +25,30 @@ def write_dump(path: Path, body: str, module: str = "(root)", transform: str = "
                     f"{banner}\n# GraphModule: {module}\n{banner}\n\n{body.strip()}\n",
                     encoding="utf-8")
     return path
+
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+
+
+@pytest.fixture(scope="session")
+def shared_browser() -> Iterator[Any]:
+    """One headless Chromium for every browser suite of the session: Playwright's sync API
+    allows one running instance per thread, so the suites cannot each start their own."""
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: the end-to-end tests need Debian's "
+                    "chromium (apt-get install chromium; scripts/test.sh does this) or "
+                    "CHROMIUM=<path>", pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    try:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        pw.stop()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import socket
 import subprocess
@@ -25,13 +24,11 @@ from typing import Any, Iterator
 from urllib.parse import urlencode, urlparse
 
 import pytest
+from tests.conftest import CHROMIUM
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
 STATIC = REPO / "tb_ad_layer" / "plugin" / "static"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 HOSTILE = "void k<float, &foo>(T* <script>alert(1)</script>)"
 HOSTILE_RUN = "hostile"
 PREFIX = "/tb"
@@ -205,22 +202,8 @@ def tb_prefixed(logdir: Path, panel_built: None,
 # ------------------------------------------------------------------------------- browser
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    if not os.path.isfile(CHROMIUM) or not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: the end-to-end tests need Debian's chromium "
-                    "(apt-get install chromium; scripts/test.sh does this) or CHROMIUM=<path>",
-                    pytrace=False)
-    from playwright.sync_api import sync_playwright
-
-    pw = sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-    finally:
-        pw.stop()
+def browser(shared_browser: Any) -> Any:
+    return shared_browser
 
 
 def _ignored(url: str) -> bool:

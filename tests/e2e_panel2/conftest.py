@@ -17,13 +17,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.conftest import CHROMIUM
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 STATIC = REPO / "tb_ad_layer" / "plugin" / "static" / "index.js"
 ARTIFACTS = REPO / "test-artifacts" / "e2e_panel2"
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 
 
 def _free_port() -> int:
@@ -113,12 +111,8 @@ def panel_url(tb) -> str:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
-        yield b
-        b.close()
+def browser(chromium, shared_browser):
+    return shared_browser
 
 
 class Problems(list):
