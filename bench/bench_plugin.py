@@ -30,7 +30,6 @@ import http.client
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,7 @@ sys.path.insert(0, str(REPO))
 from tb_ad_layer.store.reader import RunStore  # noqa: E402
 from tb_ad_layer.store.writer import store_path  # noqa: E402
 from tests.plugin.fake_trace import convert_with_trace  # noqa: E402
+from tests.tensorboard_process import running_tensorboard  # noqa: E402
 
 BASE = "/data/plugin/ad_layer"
 RUN = "dsv3_bench"
@@ -79,12 +79,6 @@ def build_logdir(experts: int, kernels_per_node: int,
     return logdir, best["layer"], extent_us
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Client:
     """One keep-alive ``http.client`` connection (reopened when the server closes it)."""
 
@@ -105,26 +99,6 @@ class Client:
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
             return 0, 0, time.perf_counter() - t0
         return r.status, len(body), time.perf_counter() - t0
-
-
-def start_tensorboard(logdir: Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir),
-                             "--port", str(port), "--host", "127.0.0.1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"tensorboard exited with {proc.returncode}")
-        try:
-            # The plugin listing, not our API: the first request to our endpoints is "cold".
-            if Client(port).get("/data/plugins_listing")[0] == 200:
-                return proc, port
-        except OSError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("tensorboard did not start in 90 s")
 
 
 def summary(lat: list[float], wall: float, errors: int, sizes: list[int]) -> dict:
@@ -205,10 +179,11 @@ def main() -> int:
         "timeline_all_lod": f"{BASE}/api/timeline?run={run}&max_items=2000",
     }
     print(f"cpus: {os.cpu_count()}, clients: {args.clients}")
-    proc, port = start_tensorboard(logdir)
     results: dict = {"cpus": os.cpu_count(), "clients": args.clients, "layer": layer,
                      "endpoints": endpoints, "cold_ms": {}, "warm_closed": {}, "warm_paced": {}}
-    try:
+    # Ready when the plugin listing answers: the first request to our endpoints stays "cold".
+    with running_tensorboard(logdir, OUT) as tb:
+        port = tb.port
         probe = Client(port)
         for name, path in endpoints.items():
             status, size, dt = probe.get(path)
@@ -232,12 +207,6 @@ def main() -> int:
                  min(args.requests, 1500), args.max_seconds)
         results["uncached_timeline_window"] = r
         print(f"uncached timeline windows (closed loop) {r}")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {OUT / 'results.json'}")
     return 0

@@ -12,10 +12,8 @@ a message saying so (CI installs it); they never skip.
 """
 from __future__ import annotations
 
-import http.client
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +23,7 @@ from urllib.parse import urlencode, urlparse
 
 import pytest
 from tests.conftest import CHROMIUM
+from tests.tensorboard_process import TensorBoardProcess, http_get, running_tensorboard
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
@@ -103,22 +102,6 @@ def hostile_node(logdir: Path) -> str:
 
 # ------------------------------------------------------------------------------- tensorboard
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(port: int, path: str, timeout: float = 20.0) -> tuple[int, bytes, dict[str, str]]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        r = conn.getresponse()
-        return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
-    finally:
-        conn.close()
-
-
 class TensorBoard:
     """A running ``tensorboard`` process: ``url(path)`` and JSON helpers for its plugin API."""
 
@@ -131,7 +114,7 @@ class TensorBoard:
         return f"http://127.0.0.1:{self.port}{self.prefix}{path}"
 
     def get(self, path: str) -> tuple[int, bytes, dict[str, str]]:
-        return _get(self.port, self.prefix + path)
+        return http_get(self.port, self.prefix + path)
 
     def api(self, route: str, **params: Any) -> Any:
         q = f"?{urlencode(params)}" if params else ""
@@ -146,38 +129,13 @@ class TensorBoard:
 
 
 def _start_tensorboard(logdir: Path, workdir: Path, prefix: str) -> Iterator[TensorBoard]:
-    port = _free_port()
-    log = workdir / f"tensorboard_{port}.log"
-    args = [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host",
-            "127.0.0.1", "--port", str(port)]
-    if prefix:
-        args += ["--path_prefix", prefix]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
-        try:
-            deadline = time.monotonic() + START_DEADLINE_S
-            while True:
-                if proc.poll() is not None:
-                    raise AssertionError(f"tensorboard exited with {proc.returncode}:\n"
-                                         + log.read_text(errors="replace")[-3000:])
-                try:
-                    status, body, _ = _get(port, f"{prefix}/data/plugins_listing", 2.0)
-                    if status == 200 and "ad_layer" in json.loads(body):
-                        break
-                except (OSError, ValueError):
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"tensorboard did not answer within {START_DEADLINE_S:.0f} s:\n"
-                                         + log.read_text(errors="replace")[-3000:])
-                time.sleep(0.25)
-            yield TensorBoard(port, prefix, log)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
+    def plugin_listed(tb: TensorBoardProcess) -> bool:
+        status, body, _ = tb.get("/data/plugins_listing", 2.0)
+        return status == 200 and "ad_layer" in json.loads(body)
+
+    with running_tensorboard(logdir, workdir, prefix=prefix, ready=plugin_listed,
+                             deadline_s=START_DEADLINE_S) as tb:
+        yield TensorBoard(tb.port, prefix, tb.log)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.tensorboard_process import http_get
 from tests.e2e.conftest import HOSTILE, HOSTILE_RUN, PREFIX, TensorBoard, drawn, seq, settle, shot
 
 RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", HOSTILE_RUN}
@@ -307,9 +308,7 @@ def test_everything_works_under_path_prefix(page: Any, tb_prefixed: TensorBoard)
     status, _, _ = tb.get("/data/plugin/ad_layer/api/runs")
     assert status == 200
     # Unprefixed routes do not exist: the panel can only work through relative URLs.
-    from tests.e2e.conftest import _get
-
-    assert _get(tb.port, "/data/plugin/ad_layer/api/runs")[0] == 404
+    assert http_get(tb.port, "/data/plugin/ad_layer/api/runs")[0] == 404
     frame = check_tab_in_tensorboard(page, tb)
     assert frame.url.startswith(tb.url("/data/plugin_entry.html"))
     shot(page, "test_everything_works_under_path_prefix_tensorboard")

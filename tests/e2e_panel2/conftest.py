@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,16 +17,11 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import CHROMIUM
+from tests.tensorboard_process import TensorBoardProcess, running_tensorboard
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC = REPO / "tb_ad_layer" / "plugin" / "static" / "index.js"
 ARTIFACTS = REPO / "test-artifacts" / "e2e_panel2"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get_json(url: str, timeout: float = 10.0):
@@ -60,37 +54,12 @@ def logdir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tb(logdir, tmp_path_factory):
     """A real tensorboard on a free port; yields its base URL (http://127.0.0.1:PORT)."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("tb_log") / "tensorboard.log"
-    fh = open(log, "w")
-    proc = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--port", str(port),
-                             "--host", "127.0.0.1"], cwd=REPO, stdout=fh, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    last = ""
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"tensorboard exited ({proc.returncode}):\n{log.read_text()[-3000:]}", pytrace=False)
-            try:
-                runs = _get_json(f"{base}/data/plugin/ad_layer/api/runs", timeout=5)["runs"]
-                if len(runs) >= 4:
-                    break
-                last = f"{len(runs)} runs"
-            except Exception as e:  # noqa: BLE001 - still starting
-                last = str(e)
-            if time.time() > deadline:
-                pytest.fail(f"tensorboard did not serve the plugin's 4 runs within 90 s ({last}):\n"
-                            f"{log.read_text()[-3000:]}", pytrace=False)
-            time.sleep(0.5)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        fh.close()
+    def four_runs(tb: TensorBoardProcess) -> bool:
+        status, body, _ = tb.get("/data/plugin/ad_layer/api/runs", 5.0)
+        return status == 200 and len(json.loads(body)["runs"]) >= 4
+
+    with running_tensorboard(logdir, tmp_path_factory.mktemp("tb_log"), ready=four_runs) as tb:
+        yield tb.base_url
 
 
 @pytest.fixture(scope="session")

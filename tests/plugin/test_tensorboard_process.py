@@ -3,11 +3,7 @@ point, listed with our module path, and every endpoint answers, also under ``--p
 with the legacy loader and ``--bind_all``."""
 from __future__ import annotations
 
-import http.client
 import json
-import socket
-import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,59 +12,21 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.tensorboard_process import http_get, running_tensorboard
+
 BASE = "/data/plugin/ad_layer"
-START_DEADLINE_S = 90.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fetch(port: int, path: str, timeout: float = 20.0) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        r = conn.getresponse()
-        return r.status, r.read()
-    finally:
-        conn.close()
+    status, body, _ = http_get(port, path, timeout)
+    return status, body
 
 
 @contextmanager
-def tensorboard(logdir: Path, tmp_path: Path, *flags: str,
-                prefix: str = "") -> Iterator[int]:
+def tensorboard(logdir: Path, tmp_path: Path, *flags: str, prefix: str = "") -> Iterator[int]:
     """Start TensorBoard, wait until it answers, yield its port; always stop it."""
-    port = free_port()
-    host = [] if "--bind_all" in flags else ["--host", "127.0.0.1"]
-    log = open(tmp_path / f"tensorboard_{port}.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir),
-                             "--port", str(port), *host, *flags],
-                            stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + START_DEADLINE_S
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"tensorboard exited with {proc.returncode}: "
-                                     + (tmp_path / f"tensorboard_{port}.log").read_text())
-            try:
-                if fetch(port, f"{prefix}/data/plugins_listing", 2.0)[0] == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("tensorboard did not answer in time")
-            time.sleep(0.25)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
-        log.close()
+    with running_tensorboard(logdir, tmp_path, *flags, prefix=prefix) as tb:
+        yield tb.port
 
 
 def poll_json(port: int, path: str, ok: Any, deadline_s: float = 60.0) -> Any:
@@ -86,7 +44,7 @@ def poll_json(port: int, path: str, ok: Any, deadline_s: float = 60.0) -> Any:
 
 @pytest.mark.parametrize("flags, prefix", [
     ((), ""),
-    (("--path_prefix", "/tb"), "/tb"),
+    ((), "/tb"),  # running_tensorboard adds --path_prefix
     (("--load_fast=false", "--bind_all"), ""),
 ], ids=["default", "path_prefix", "legacy_loader_bind_all"])
 def test_real_tensorboard_serves_the_plugin(logdir: Path, tmp_path: Path, flags: tuple[str, ...],
