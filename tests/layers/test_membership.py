@@ -73,34 +73,3 @@ def test_layer_kinds() -> None:
     assert kinds["deepseek_v3"] == {0: "dense", 1: "moe", 2: "moe", 3: "moe"}
     assert kinds["nemotron_h"] == {0: "ssm", 1: "mlp", 2: "ssm", 3: "attention", 4: "moe"}
     assert kinds["ad_dsv3"] == {0: "dense", 1: "dense", 2: "moe", 3: "moe", 4: "moe"}
-
-
-def test_linear_time() -> None:
-    """Assignment stays linear: 8x the layers costs well under 16x the time."""
-    import time
-
-    from tb_ad_layer.dump.graph import Graph
-
-    base = parse_dump(DUMPS / "ad_dsv3" / "085_compile_compile_model.txt").select()
-
-    def scaled(k: int) -> Graph:
-        g = Graph(module=base.module, source=base.source)
-        g.weights = dict(base.weights)
-        from dataclasses import replace
-        for rep in range(k):
-            for n in base.nodes:
-                if rep and n.kind != "call":
-                    continue
-                name = n.name if rep == 0 else f"{n.name}__{rep}"
-                ins = tuple(i if base.by_name[i].kind != "call" or rep == 0 else f"{i}__{rep}"
-                            for i in n.inputs)
-                g.nodes.append(replace(n, name=name, inputs=ins, index=len(g.nodes)))
-        return g
-
-    times = []
-    for k in (4, 32):
-        g = scaled(k)
-        t0 = time.perf_counter()
-        layer_graph(g)
-        times.append((time.perf_counter() - t0) / len(g.nodes))
-    assert times[1] < times[0] * 3, times
