@@ -16,7 +16,7 @@ import {
 } from "./model/hierarchy";
 import { visibleGraph, type VisibleGraph } from "./model/visible";
 import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } from "./search/search";
-import { formatHash, parseHash, type TimelineScope, type ViewState } from "./state/hash";
+import { formatHash, parseHash, runsForPhase, type PhaseFilter, type TimelineScope, type ViewState } from "./state/hash";
 import { makeLane, type Lane } from "./timeline/lod";
 import { TimelineView, type BucketLane } from "./timeline/timeline";
 import { capture, clear, h, text } from "./ui/dom";
@@ -101,6 +101,7 @@ export class App {
   // DOM
   private root!: HTMLDivElement;
   private runSel!: HTMLSelectElement;
+  private phaseSel!: HTMLSelectElement;
   private stageSel!: HTMLSelectElement;
   private layerSel!: HTMLSelectElement;
   private depthSel!: HTMLSelectElement;
@@ -120,6 +121,7 @@ export class App {
 
   // state
   private runs: RunInfo[] = [];
+  private phase: PhaseFilter | undefined;
   private run: RunInfo | null = null;
   private stage = 0;
   private layerChoice: number | "all" = 0;
@@ -244,6 +246,13 @@ export class App {
       this.tabBar.appendChild(b);
     });
     tb.appendChild(this.tabBar);
+    this.phaseSel = h("select", { "data-testid": "phase-select", "aria-label": t("phase") });
+    for (const [value, label] of [["", t("phaseAll")], ["decode", t("phaseDecode")], ["prefill", t("phasePrefill")], ["none", t("phaseNone")]]) {
+      const o = h("option", { value });
+      o.textContent = label;
+      this.phaseSel.appendChild(o);
+    }
+    this.phaseSel.addEventListener("change", () => void this.onPhaseChange());
     this.runSel = h("select", { id: "adl-run", "data-testid": "run-select", "aria-label": t("run") });
     this.stageSel = h("select", { "data-testid": "stage-select", "aria-label": t("stage") });
     this.layerSel = h("select", { "data-testid": "layer-select", "aria-label": t("layer") });
@@ -251,6 +260,7 @@ export class App {
     this.stageSel.addEventListener("change", () => void this.onStageChange());
     this.layerSel.addEventListener("change", () => void this.onLayerChange());
     tb.append(
+      h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("phase")), this.phaseSel),
       h("span", { class: "grp", "data-views": "layer stages overview" }, h("label", { for: "adl-run" }, t("run")), this.runSel),
       h("span", { class: "grp", "data-views": "layer overview" }, text("label", t("stage")), this.stageSel),
       h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("layer")), this.layerSel),
@@ -396,14 +406,11 @@ export class App {
       this.emptyEl.classList.add("on");
       return;
     }
-    clear(this.runSel);
-    for (const r of this.runs) {
-      const o = h("option", { value: r.run });
-      o.textContent = r.model ? `${r.run} · ${r.model}` : r.run;
-      this.runSel.appendChild(o);
-    }
     const st = this.readHash();
-    const run = this.runs.find((r) => r.run === st.run) ?? this.runs[0];
+    this.phase = st.phase;
+    this.phaseSel.value = this.phase ?? "";
+    const shown = this.fillRunChooser();
+    const run = shown.find((r) => r.run === st.run) ?? this.runs.find((r) => r.run === st.run) ?? shown[0] ?? this.runs[0];
     this.colorMode = st.color ?? (run.trace ? this.colorMode : "group");
     this.updateColorButtons();
     if (st.tl) this.tlScope = st.tl;
@@ -478,6 +485,31 @@ export class App {
     const all = h("option", { value: "all" });
     all.textContent = t("allLayers");
     this.layerSel.appendChild(all);
+  }
+
+  /** Fill the run chooser with the runs of the chosen phase; returns them. */
+  private fillRunChooser(): RunInfo[] {
+    const shown = runsForPhase(this.runs, this.phase);
+    clear(this.runSel);
+    for (const r of shown.length ? shown : this.runs) {
+      const o = h("option", { value: r.run });
+      const phase = r.trace?.phase ? ` · ${r.trace.phase}` : "";
+      o.textContent = (r.model ? `${r.run} · ${r.model}` : r.run) + phase;
+      this.runSel.appendChild(o);
+    }
+    if (this.run) this.runSel.value = this.run.run;
+    return shown;
+  }
+
+  private async onPhaseChange(): Promise<void> {
+    this.phase = (this.phaseSel.value || undefined) as PhaseFilter | undefined;
+    const shown = this.fillRunChooser();
+    if (shown.length && !shown.some((r) => r.run === this.run?.run)) {
+      this.runSel.value = shown[0].run;
+      await this.onRunChange();
+    } else {
+      this.writeHash();
+    }
   }
 
   private async onRunChange(): Promise<void> {
@@ -1240,6 +1272,7 @@ export class App {
 
   private currentState(): ViewState {
     return {
+      phase: this.phase,
       run: this.run?.run,
       stage: this.run && this.stage !== this.run.default_stage ? this.stage : undefined,
       layer: this.layerChoice,
@@ -1277,6 +1310,11 @@ export class App {
     const run = this.runs.find((r) => r.run === st.run) ?? (st.run ? undefined : this.run ?? this.runs[0]);
     if (!run) return;
     this.lastHash = formatHash(st);
+    if (st.phase !== this.phase) {
+      this.phase = st.phase;
+      this.phaseSel.value = this.phase ?? "";
+      this.fillRunChooser();
+    }
     if (st.color) this.colorMode = st.color;
     this.updateColorButtons();
     this.applyViewChrome(st.view ?? "layer");

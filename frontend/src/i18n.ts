@@ -120,6 +120,11 @@ const STRINGS = {
   dlTrace: { en: "Chrome trace", zh: "Chrome trace" },
   // Stage diff annotations
   stageDiff: { en: "+{a} −{r} ~{c}", zh: "+{a} −{r} ~{c}" },
+  phase: { en: "Phase", zh: "阶段" },
+  phaseAll: { en: "all phases", zh: "全部阶段" },
+  phaseDecode: { en: "decode", zh: "解码 (decode)" },
+  phasePrefill: { en: "prefill", zh: "预填充 (prefill)" },
+  phaseNone: { en: "no trace", zh: "无 trace" },
   traceInfo: { en: "{phase} trace · {k} kernels · {s} streams · {m} mapped", zh: "{phase} trace · {k} 个内核 · {s} 个流 · 已映射 {m}" },
   noTraceShort: { en: "no trace", zh: "无 trace" },
   inputLabel: { en: "input", zh: "输入" },

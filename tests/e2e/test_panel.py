@@ -289,6 +289,30 @@ def test_url_hash_restores_the_view_after_reload(page: Any, tb: TensorBoard) -> 
     other.close()
 
 
+def test_phase_chooser_filters_runs_and_is_kept_in_the_hash(page: Any, tb: TensorBoard) -> None:
+    open_panel(page, tb, run="dsv3_decode", layer=3)
+    all_runs = page.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
+    assert {"dsv3_decode", "dsv3_prefill", "llama_decode"} <= set(all_runs)
+    s = seq(page)
+    page.select_option("[data-testid=phase-select]", "prefill")
+    drawn(page, s)
+    settle(page)
+    runs = page.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
+    assert runs == ["dsv3_prefill"], runs
+    assert page.evaluate("window.__adLayer.state().run") == "dsv3_prefill"
+    assert "phase=prefill" in urlparse(page.url).fragment
+    page.reload()
+    drawn(page)
+    assert page.input_value("[data-testid=phase-select]") == "prefill"
+    assert page.eval_on_selector_all("[data-testid=run-select] option",
+                                     "os => os.map(o => o.value)") == ["dsv3_prefill"]
+    page.select_option("[data-testid=phase-select]", "decode")
+    settle(page)
+    runs = page.eval_on_selector_all("[data-testid=run-select] option", "os => os.map(o => o.value)")
+    assert "dsv3_prefill" not in runs and "dsv3_decode" in runs and "llama_decode" in runs, runs
+    shot(page, "test_phase_chooser")
+
+
 def test_unknown_run_and_layer_in_hash_fall_back(page: Any, tb: TensorBoard) -> None:
     page.goto(tb.panel(run="no_such_run", layer=77))
     drawn(page)

@@ -12,7 +12,12 @@ export interface SideRef {
   layer: number;
 }
 
+/** Which runs the run chooser lists: by the phase of their trace ("none": runs without one). */
+export type PhaseFilter = "decode" | "prefill" | "none";
+
 export interface ViewState {
+  /** Run chooser filter (undefined = every run). */
+  phase?: PhaseFilter;
   run?: string;
   /** Stage index; undefined = the run's default (final) stage. */
   stage?: number;
@@ -34,7 +39,7 @@ export interface ViewState {
   mp?: string;
 }
 
-const KEYS = ["view", "run", "stage", "layer", "node", "color", "depth", "tl", "sv", "mp"] as const;
+const KEYS = ["view", "phase", "run", "stage", "layer", "node", "color", "depth", "tl", "sv", "mp"] as const;
 
 function toInt(v: string | null): number | undefined {
   if (v === null || !/^-?\d+$/.test(v)) return undefined;
@@ -46,6 +51,8 @@ export function parseHash(hash: string): ViewState {
   const s = hash.startsWith("#") ? hash.slice(1) : hash;
   const p = new URLSearchParams(s);
   const out: ViewState = {};
+  const phase = p.get("phase");
+  if (phase === "decode" || phase === "prefill" || phase === "none") out.phase = phase;
   const run = p.get("run");
   if (run) out.run = run;
   const stage = p.get("stage");
@@ -103,4 +110,10 @@ export function formatHash(s: ViewState): string {
 
 export function sameState(a: ViewState, b: ViewState): boolean {
   return formatHash(a) === formatHash(b);
+}
+
+/** Runs whose trace phase passes ``filter`` (every run when it is undefined). Pure. */
+export function runsForPhase<R extends { trace?: { phase?: string | null } | null }>(runs: R[], filter: PhaseFilter | undefined): R[] {
+  if (!filter) return runs;
+  return runs.filter((r) => (filter === "none" ? !r.trace : r.trace?.phase === filter));
 }

@@ -123,3 +123,18 @@ describe("api client: compare", () => {
     assert.deepEqual(calls, ["api/compare?a_run=a%2Fb&a_stage=3&a_layer=5&b_run=c&b_stage=0&b_layer=10"]);
   });
 });
+
+describe("phase chooser", () => {
+  it("filters runs by their trace's phase and round-trips through the hash", async () => {
+    const { runsForPhase, parseHash, formatHash } = await import("../../src/state/hash");
+    const runs = [{ run: "d", trace: { phase: "decode" } }, { run: "p", trace: { phase: "prefill" } }, { run: "n", trace: null }];
+    assert.deepEqual(runsForPhase(runs, undefined).map((r) => r.run), ["d", "p", "n"]);
+    assert.deepEqual(runsForPhase(runs, "decode").map((r) => r.run), ["d"]);
+    assert.deepEqual(runsForPhase(runs, "prefill").map((r) => r.run), ["p"]);
+    assert.deepEqual(runsForPhase(runs, "none").map((r) => r.run), ["n"]);
+    const st = parseHash("#phase=prefill&run=p&layer=3");
+    assert.equal(st.phase, "prefill");
+    assert.equal(parseHash(formatHash(st)).phase, "prefill");
+    assert.equal(parseHash("#phase=bogus").phase, undefined);
+  });
+});
