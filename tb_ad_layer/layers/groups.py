@@ -76,8 +76,18 @@ def _classify_role(role: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+@lru_cache(maxsize=1 << 14)
+def _is_attention_kernel(target: str) -> bool:
+    return _ATTENTION_KERNEL.search(target) is not None
+
+
+@lru_cache(maxsize=1 << 14)
+def _is_mla_op(target: str) -> bool:
+    return _MLA_OPS.search(target) is not None
+
+
 def _classify_direct(target: str, weights: tuple[str, ...]) -> tuple[str | None, str | None]:
-    if _ATTENTION_KERNEL.search(target):
+    if _is_attention_kernel(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
     for w in weights:
@@ -115,7 +125,7 @@ def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str 
             continue
         g, s = _classify_direct(node.target, node.weights)
         group[j], sub[j] = g, s
-        if layers[j] not in mla_layers and (_MLA_OPS.search(node.target)
+        if layers[j] not in mla_layers and (_is_mla_op(node.target)
                                              or any(_MLA_WEIGHTS.search(w) for w in node.weights)):
             mla_layers.add(layers[j])
         if g == ATTENTION:
