@@ -232,7 +232,11 @@ def test_compare_panes_follow_each_other(cpage, api):
     box = page.locator("[data-testid=compare-pane-a]").bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -240)
-    page.wait_for_timeout(200)
+    # Wait for the condition, not a fixed time: both panes zoomed, by the same factor.
+    page.wait_for_function(
+        "([ka, kb]) => { const v = window.__adLayer.compare().views;"
+        " return v.a.k !== ka && Math.abs(v.a.k / ka - v.b.k / kb) < 1e-3; }",
+        arg=[v0["a"]["k"], v0["b"]["k"]])
     v1 = page.evaluate("window.__adLayer.compare().views")
     fa = v1["a"]["k"] / v0["a"]["k"]
     fb = v1["b"]["k"] / v0["b"]["k"]
@@ -244,7 +248,10 @@ def test_compare_panes_follow_each_other(cpage, api):
     page.mouse.down()
     page.mouse.move(sx - 60, sy - 90, steps=6)
     page.mouse.up()
-    page.wait_for_timeout(150)
+    page.wait_for_function(
+        "([ax, bx]) => { const v = window.__adLayer.compare().views;"
+        " return v.b.x !== bx && Math.abs((v.a.x - ax) - (v.b.x - bx)) < 0.5; }",
+        arg=[v1["a"]["x"], v1["b"]["x"]])
     v2 = page.evaluate("window.__adLayer.compare().views")
     assert v2["b"]["x"] - v1["b"]["x"] == pytest.approx(-60, abs=2)
     assert v2["a"]["x"] - v1["a"]["x"] == pytest.approx(v2["b"]["x"] - v1["b"]["x"], abs=0.5)
@@ -570,7 +577,7 @@ def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
     v0 = page.evaluate("window.__adLayer.graphView()")
     # Click near the bottom of the minimap: the view moves down there (same zoom).
     page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.9)
-    page.wait_for_timeout(150)
+    page.wait_for_function("(y0) => window.__adLayer.graphView().y < y0 - 50", arg=v0["y"])
     v1 = page.evaluate("window.__adLayer.graphView()")
     assert v1["k"] == pytest.approx(v0["k"])
     assert v1["y"] < v0["y"] - 50
@@ -579,6 +586,7 @@ def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
     page.mouse.down()
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.3, steps=5)
     page.mouse.up()
+    page.wait_for_function("(y1) => window.__adLayer.graphView().y > y1 + 50", arg=v1["y"])
     v2 = page.evaluate("window.__adLayer.graphView()")
     assert v2["y"] > v1["y"] + 50
     shot(page, "minimap_all_layers")
