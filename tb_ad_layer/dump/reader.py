@@ -181,7 +181,6 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     weights = graph.weights
     pending: dict[str, int] = {}          # name referenced before (or without) a definition -> line
     raw_refs: list[list[str]] = []
-    ref_match = _REF.finditer
     n = len(lines)
     i = start
     while i < n:

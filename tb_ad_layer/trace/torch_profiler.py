@@ -121,18 +121,16 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
                                          ev.get("tid", 0) if isinstance(ev.get("tid"), int) else 0))
     # GPU events carry the device as pid; the OS process is the one issuing CUDA calls.
     os_pid = cpu_pids.most_common(1)[0][0] if cpu_pids else 0
-    for start, end, (device, context, stream), idx, corr, gid, gnid in gpu_rows:
-        s_idx = stream_index.get((device, context, stream))
+    streams: list[int] = []
+    for _, _, key, *_ in gpu_rows:
+        s_idx = stream_index.get(key)
         if s_idx is None:
-            s_idx = stream_index[(device, context, stream)] = len(data.streams)
-            data.streams.append(StreamInfo(os_pid, device, context, stream))
-        data.start.append(start)
-        data.end.append(end)
-        data.stream.append(s_idx)
-        data.name.append(idx)
-        data.correlation.append(corr)
-        data.graph_id.append(gid)
-        data.graph_node_id.append(gnid)
+            s_idx = stream_index[key] = len(data.streams)
+            data.streams.append(StreamInfo(os_pid, *key))
+        streams.append(s_idx)
+    data.append_rows((r[0] for r in gpu_rows), (r[1] for r in gpu_rows), streams,
+                     (r[3] for r in gpu_rows), (r[4] for r in gpu_rows), (r[5] for r in gpu_rows),
+                     (r[6] for r in gpu_rows))
     order = sorted(range(len(launch_corr)), key=launch_corr.__getitem__)
     data.launch_loader = lambda: LaunchTimes(array("q", (launch_corr[j] for j in order)),
                                              array("q", (launch_start[j] for j in order)))

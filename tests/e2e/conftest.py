@@ -16,13 +16,11 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlencode, urlparse
 
 import pytest
-from tests.conftest import CHROMIUM
 from tests.tensorboard_process import TensorBoardProcess, http_get, running_tensorboard
 
 REPO = Path(__file__).resolve().parents[2]

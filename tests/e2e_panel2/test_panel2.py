@@ -133,7 +133,6 @@ def check_comparison(page, api, a: tuple, b: tuple, name: str) -> dict:
     whole = float(page.get_attribute("[data-testid=delta-layer]", "data-delta"))
     assert whole == pytest.approx(exp["layer"]["delta_us"], abs=1e-3)
     # Matched nodes whose time changed (by at least 0.05 µs) carry a delta badge, on both sides.
-    moved = {m["a"]: m["delta_us"] for m in exp["matches"] if abs(m["delta_us"]) >= 0.05}
     for side, key in (("a", "a"), ("b", "b")):
         badges = page.eval_on_selector_all(
             f"[data-testid=compare-pane-{side}] g[data-testid=graph-node]:has(.mbadge)",
@@ -219,7 +218,7 @@ def test_compare_panes_follow_each_other(cpage, api):
     a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
     b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
     page.goto(page.panel_url + compare_hash(a, b))
-    st = wait_compare(page)
+    wait_compare(page)
     exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
     # Collapse a group on the left: the same group collapses on the right.
     d = page.evaluate("window.__adLayer.compare().drawn")
