@@ -15,6 +15,7 @@ from typing import Any, Callable
 from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_header
 from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.gc_pause import gc_paused
 from tb_ad_layer.layers.document import layer_document
 from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
 from tb_ad_layer.layers.seed_json import read_seed_json
@@ -59,12 +60,14 @@ def _mb(n: int) -> str:
 def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
     """Read, parse and layer one dump file (or a seed-schema layer JSON)."""
     t0 = time.perf_counter()
-    if stage.path.suffix == ".json":
-        lg = read_seed_json(stage.path)
-        return LoadedStage(stage, None, lg, stage.path.stat().st_size, time.perf_counter() - t0)
-    dump = parse_dump(stage.path)
-    graph = dump.select(module)
-    lg = layer_graph(graph)
+    with gc_paused():
+        if stage.path.suffix == ".json":
+            lg = read_seed_json(stage.path)
+            return LoadedStage(stage, None, lg, stage.path.stat().st_size,
+                               time.perf_counter() - t0)
+        dump = parse_dump(stage.path)
+        graph = dump.select(module)
+        lg = layer_graph(graph)
     return LoadedStage(stage, dump, lg, dump.size_bytes, time.perf_counter() - t0)
 
 
@@ -121,7 +124,7 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
     total = sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
     result = ConvertResult(store=store_path(logdir, run), run=run)
-    with StoreWriter(result.store) as writer:
+    with StoreWriter(result.store) as writer, gc_paused():
         for k, sf in enumerate(files, 1):
             ls = load_stage(sf, module)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")

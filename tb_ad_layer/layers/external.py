@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
-from tb_ad_layer.layers.weights import is_buffer_like, layer_of_weight
+from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
 
 _KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
                  r"ssm_state|conv_state", re.I)
@@ -93,9 +94,15 @@ def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
     return out
 
 
-def model_buffers(graph: Graph) -> frozenset[str]:
-    """Weights that are model-level buffers (RoPE caches...): external inputs, not layer weights."""
-    return frozenset(w for w in graph.weights if layer_of_weight(w) is None and is_buffer_like(w))
+def model_buffers(graph: Graph, weight_layer: Mapping[str, int | None] | None = None
+                  ) -> frozenset[str]:
+    """Weights that are model-level buffers (RoPE caches...): external inputs, not layer weights.
+
+    ``weight_layer``: :func:`~tb_ad_layer.layers.weights.weight_layers` of the graph, if known.
+    """
+    if weight_layer is None:
+        weight_layer = weight_layers(graph.weights)
+    return frozenset(w for w, layer in weight_layer.items() if layer is None and is_buffer_like(w))
 
 
 def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[int],

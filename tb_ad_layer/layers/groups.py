@@ -86,7 +86,17 @@ def _is_mla_op(target: str) -> bool:
     return _MLA_OPS.search(target) is not None
 
 
+@lru_cache(maxsize=1 << 14)
+def _classify_op(target: str) -> tuple[str | None, str | None]:
+    """:func:`_classify_direct` of an op without weights (most nodes), cached per target."""
+    if _is_attention_kernel(target):
+        return ATTENTION, None
+    return _classify_target(target)
+
+
 def _classify_direct(target: str, weights: tuple[str, ...]) -> tuple[str | None, str | None]:
+    if not weights:
+        return _classify_op(target)
     if _is_attention_kernel(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
@@ -188,30 +198,38 @@ def _is_generic(target: str, weights: tuple[str, ...]) -> bool:
     return not weights and bool(_GENERIC.match(target)) and "moe" not in target
 
 
+@lru_cache(maxsize=1 << 14)
+def _aux_flags(target: str) -> tuple[bool, bool, bool, bool]:
+    """``(begins, ends, marker, waits)``: what an op target says about aux-stream regions."""
+    return ("begin_aux_stream" in target, "end_aux_stream" in target, "aux_stream" in target,
+            "wait_aux_stream" in target)
+
+
 def _mark_aux_regions(nodes, inputs_idx: list[list[int]], consumers: list[list[int]],
                       layers: list[int], sub: list[str | None]) -> list[str]:
     """Streams per node: ``aux`` from a ``begin_aux_stream`` op to its ``end_aux_stream`` op."""
     n = len(nodes)
     streams = ["main"] * n
-    if not any("begin_aux_stream" in node.target for node in nodes):
+    flags = [_aux_flags(node.target) for node in nodes]
+    if not any(f[0] for f in flags):
         return streams
+    # map() keeps the per-node "any input/consumer marked" test in C: it runs for every node.
     after = [False] * n
+    get_after = after.__getitem__
     for j in range(n):
-        if "begin_aux_stream" in nodes[j].target:
-            after[j] = True
-        elif "end_aux_stream" not in nodes[j].target and any(after[i] for i in inputs_idx[j]):
+        begins, ends = flags[j][0], flags[j][1]
+        if begins or (not ends and any(map(get_after, inputs_idx[j]))):
             after[j] = True
     before = [False] * n
+    get_before = before.__getitem__
     for j in range(n - 1, -1, -1):
-        if "end_aux_stream" in nodes[j].target:
-            before[j] = True
-        elif "begin_aux_stream" not in nodes[j].target and any(before[c] for c in consumers[j]):
+        begins, ends = flags[j][0], flags[j][1]
+        if ends or (not begins and any(map(get_before, consumers[j]))):
             before[j] = True
     for j in range(n):
-        target = nodes[j].target
-        marker = "aux_stream" in target
+        marker, waits = flags[j][2], flags[j][3]
         if (after[j] and before[j]) or marker:
-            if "wait_aux_stream" not in target:
+            if not waits:
                 streams[j] = "aux"
             if layers[j] != NO_LAYER and (marker or sub[j] is None):
                 sub[j] = AUX_STREAM

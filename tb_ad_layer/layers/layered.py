@@ -10,6 +10,7 @@ from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_b
 from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NORM,
                                        assign_groups)
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
+from tb_ad_layer.layers.weights import weight_layers
 
 
 @dataclass(slots=True)
@@ -34,7 +35,8 @@ class LayerInfo:
 
 @dataclass(slots=True)
 class LayeredGraph:
-    """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``."""
+    """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``,
+    and ``weight_layer``: the layer each weight name belongs to (None for model-level ones)."""
 
     graph: Graph
     layer: list[int | None]
@@ -42,6 +44,7 @@ class LayeredGraph:
     sub_group: list[str | None]
     stream: list[str]
     layers: dict[int, LayerInfo] = field(default_factory=dict)
+    weight_layer: dict[str, int | None] = field(default_factory=dict)
 
     def layer_nodes(self, index: int) -> list[Node]:
         return [self.graph.nodes[j] for j in self.layers[index].members]
@@ -69,14 +72,15 @@ def layer_graph(graph: Graph) -> LayeredGraph:
 
     Linear in the number of nodes and references.
     """
-    owners = assign_layers(graph)
+    weight_layer = weight_layers(graph.weights)
+    owners = assign_layers(graph, weight_layer)
     groups, subs, streams, attention = assign_groups(graph, owners)
     members: dict[int, list[int]] = {}
     for j, owner in enumerate(owners):
         if owner != NO_LAYER:
             members.setdefault(owner, []).append(j)
     kinds = model_level_kinds(graph, owners)
-    buffers = model_buffers(graph)
+    buffers = model_buffers(graph, weight_layer)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):
         js = members[index]
@@ -86,4 +90,5 @@ def layer_graph(graph: Graph) -> LayeredGraph:
             members=js, group_counts=dict(counts),
             external_inputs=external_inputs(graph, owners, index, js, kinds, buffers))
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
-                        group=groups, sub_group=subs, stream=streams, layers=infos)
+                        group=groups, sub_group=subs, stream=streams, layers=infos,
+                        weight_layer=weight_layer)

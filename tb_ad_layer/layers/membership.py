@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Mapping
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph
-from tb_ad_layer.layers.weights import is_buffer_like, layer_of_weight
+from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
 
 NO_LAYER = -1
 _UNSET = -2
@@ -41,16 +42,24 @@ _NORM_STEPS = re.compile(r"(?:_to_copy|to|pow|mean|var|var_mean|add|sub|mul|div|
                          r"reciprocal|type_as|float|square|getitem)_?")
 
 
-def assign_layers(graph: Graph) -> list[int]:
-    """Return, parallel to ``graph.nodes``, each node's layer index or :data:`NO_LAYER`."""
-    return _Membership(graph).run()
+def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = None
+                  ) -> list[int]:
+    """Return, parallel to ``graph.nodes``, each node's layer index or :data:`NO_LAYER`.
+
+    ``weight_layer`` is :func:`~tb_ad_layer.layers.weights.weight_layers` of the graph's
+    weights, when the caller has it already.
+    """
+    if weight_layer is None:
+        weight_layer = weight_layers(graph.weights)
+    return _Membership(graph, weight_layer).run()
 
 
 class _Membership:
     """The per-node arrays of one assignment run (indices are node positions)."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, weight_layer: Mapping[str, int | None]) -> None:
         self.nodes = graph.nodes
+        self.weight_layer = weight_layer
         n = self.n = len(graph.nodes)
         self.inputs, self.consumers = graph.topology()
         self.seed = [_UNSET] * n
@@ -83,6 +92,7 @@ class _Membership:
     # -- pass 1 -------------------------------------------------------------------------------
     def _derive(self) -> None:
         seed, derived = self.seed, self.derived
+        layer_of = self.weight_layer.__getitem__
         for node in self.nodes:
             j = node.index
             if node.kind in (PLACEHOLDER, OUTPUT):
@@ -92,8 +102,10 @@ class _Membership:
             for i in self.inputs[j]:
                 if derived[i] > d:
                     d = derived[i]
-            owned = [layer for w in node.weights if (layer := layer_of_weight(w)) is not None]
-            if owned:
+            owned = [layer for w in node.weights if (layer := layer_of(w)) is not None]
+            if len(owned) == 1:
+                seed[j] = derived[j] = owned[0]
+            elif owned:
                 counts = Counter(owned).most_common()
                 top = counts[0][1]
                 seed[j] = derived[j] = min(layer for layer, c in counts if c == top)

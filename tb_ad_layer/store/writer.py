@@ -116,8 +116,10 @@ class StoreWriter:
             (idx, n.index, n.name, n.kind, n.target, n.shape, n.dtype, layer[n.index],
              group[n.index], sub[n.index], ",".join(n.inputs), ",".join(n.weights), n.line)
             for n in graph.nodes))
+        known = lg.weight_layer
         c.executemany("INSERT INTO weights VALUES (?,?,?,?,?)", (
-            (idx, w.name, w.shape, w.dtype, layer_of_weight(w.name))
+            (idx, w.name, w.shape, w.dtype,
+             known[w.name] if w.name in known else layer_of_weight(w.name))
             for w in graph.weights.values()))
         return idx
 
