@@ -1,7 +1,7 @@
 """Packaging for tb-ad-layer: converter CLI plus TensorBoard plugin."""
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
 
@@ -28,6 +28,10 @@ setup(
         "tb_ad_layer": ["trace/kernel_map.json", "plugin/static/*", "plugin/static/**/*"],
     },
     include_package_data=True,
+    # Optional C fast path of the dump reader: without a compiler the install still succeeds and
+    # tb_ad_layer.dump.reader uses its pure-Python code (reader.NATIVE is then False).
+    ext_modules=[Extension("tb_ad_layer.dump._scan", ["tb_ad_layer/dump/_scan.c"],
+                           optional=True, extra_compile_args=["-O2", "-std=c99"])],
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2"],
     extras_require={
         "test": ["pytest>=8", "playwright>=1.45"],

@@ -3,18 +3,27 @@
 The format is the one TensorRT-LLM's graph writer prints (see DESIGN.md): a short header, then
 per GraphModule a banner and one line per FX node. Parsing is a single pass over the lines with
 a few compiled regular expressions, so throughput is bound by the regex engine, not by Python
-per character; long MoE lines with hundreds of list arguments cost one ``findall`` each.
+per character; long MoE lines with hundreds of list arguments cost one ``findall`` each. An
+optional C extension (``_scan.c``, :data:`NATIVE`) parses well-formed sections the same way ~7x
+faster; this module's code is the reference and parses whatever the extension declines.
 
 Every malformed input raises :class:`~tb_ad_layer.errors.InputError` naming the file and line.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
+
+try:  # optional C fast path (tb_ad_layer/dump/_scan.c); this module's code is the reference
+    from tb_ad_layer.dump import _scan
+except ImportError:
+    _scan = None
 
 BANNER = "=" * 80
 PREFERRED_MODULE = "monolithic.model"
@@ -36,6 +45,30 @@ _ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
 _HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
 _PREVIEW = 60
+PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast path
+
+
+def _native_ready() -> bool:
+    """Whether the C scanner is built and can create this module's Node/Weight objects: it
+    fills their slots directly, so they must stay plain slots dataclasses with these fields."""
+    if _scan is None:
+        return False
+    plain = all(
+        cls.__new__ is object.__new__ and not hasattr(cls, "__post_init__")
+        and [f.name for f in dataclasses.fields(cls)] == fields
+        for cls, fields in ((Node, ["name", "kind", "target", "shape", "dtype", "inputs",
+                                    "weights", "args", "line", "index"]),
+                            (Weight, ["name", "shape", "dtype"])))
+    if not plain:
+        return False
+    try:
+        _scan.configure(Node, Weight, PLACEHOLDER, CALL, OUTPUT)
+    except TypeError:
+        return False
+    return True
+
+
+NATIVE = _native_ready()  # the C scanner is in use (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
 @dataclass(slots=True)
@@ -155,6 +188,7 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         i += 1
     if i >= n:
         raise InputError("not an AutoDeploy graph dump (no '# GraphModule:' section)", path=p)
+    native = NATIVE and os.environ.get(PURE_PYTHON_ENV) != "1"
     while i < n:
         line = lines[i].rstrip("\r")
         if line == BANNER:
@@ -163,7 +197,16 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
                 raise InputError("malformed GraphModule banner (expected '=' * 80, "
                                  "'# GraphModule: <name>', '=' * 80)", path=p, line=i + 1)
             name = lines[i + 1][len("# GraphModule:"):].strip()
-            i = _parse_section(p, lines, i + 3, name, modules, transform, stage)
+            # The C scanner returns None for anything but a plain well-formed section: the Python
+            # code then parses it again, raising its errors or handling the rare case.
+            scanned = _scan.scan_section(lines, i + 3) if native else None
+            if scanned is None:
+                i = _parse_section(p, lines, i + 3, name, modules, transform, stage)
+            else:
+                i, nodes, weights, outputs, topology = scanned
+                modules.append(Graph(module=name, source=p, nodes=nodes, weights=weights,
+                                     outputs=outputs, transform=transform, stage=stage,
+                                     _topology=topology))
         elif line.strip() == "":
             i += 1
         else:
@@ -253,10 +296,16 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                     if not found:
                         continue
                     refs.extend(found)
-                    # Set difference runs in C: long expert-weight lists cost little here.
-                    for ref in set(found).difference(defined):
-                        if ref not in pending and ref not in _NOT_REFS and not _SYMBOL.match(ref):
-                            pending[ref] = lineno
+                    # Set difference runs in C: long expert-weight lists cost little here (one
+                    # argument each: with several, CPython iterates over the dicts instead). New
+                    # names are then taken in list order, so that graph.weights' order does not
+                    # depend on string hashing (PYTHONHASHSEED).
+                    new = set(found).difference(defined).difference(pending)
+                    if new:
+                        for ref in found:
+                            if ref in new and ref not in pending and ref not in _NOT_REFS \
+                                    and not _SYMBOL.match(ref):
+                                pending[ref] = lineno
         if kind != OUTPUT:
             defined[name] = lineno
         raw_refs.append(refs)
