@@ -4,8 +4,9 @@ TensorBoard lists a run only where it finds event files; with one written next t
 ``tensorboard --logdir`` shows the conversion summary (Text tab) and per-layer node counts and
 GPU times (Scalars tab, step = layer index) beside the "AD Layers" tab.
 
-The file is written with TensorBoard's own pure-Python writer into a hidden temporary directory
-and renamed into the run directory when complete, so TensorBoard never reads a half-written file.
+The file (TFRecord-framed ``Event`` protos, :mod:`tb_ad_layer.store.tfrecord`) is written into a
+hidden temporary directory and renamed into the run directory when complete, so TensorBoard
+never reads a half-written file.
 Our files end in :data:`EVENTS_SUFFIX`; re-converting removes the previous one, so runs do not
 accumulate duplicate summaries (other event files in the directory are left alone).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -25,11 +27,13 @@ from tensorboard.plugins.text import metadata as text_metadata
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.store.reader import RunStore
 from tb_ad_layer.store.schema import STORE_DIR
+from tb_ad_layer.store.tfrecord import write_record
 
 EVENTS_SUFFIX = ".ad_layer"
 TEXT_TAG = "ad_layer/conversion"
 NODE_COUNT_TAG = "ad_layer/node_count"
 GPU_TIME_TAG = "ad_layer/gpu_time_us"
+FILE_VERSION = "brain.Event:2"  # the first record of every event file, as TensorBoard writes it
 
 
 def run_dir_of(store_path: str | Path) -> Path:
@@ -138,20 +142,20 @@ def write_run_events(store_path: Path) -> Path:
         tmp_dir = Path(tempfile.mkdtemp(prefix=".events-", dir=store_path.parent))
     except OSError as e:
         raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
-    # Imported here: the writer pulls in tensorboard.summary (and numpy), a quarter second
-    # that importing the converter should not pay.
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
+    wall = time.time()
+    # TensorBoard finds event files by "tfevents" in the name; the rest follows its own writer's
+    # pattern (time, host, pid) so files from several conversions sort by time.
+    name = (f"events.out.tfevents.{int(wall):010d}.{socket.gethostname()}.{os.getpid()}"
+            f"{EVENTS_SUFFIX}")
     try:
-        writer = EventFileWriter(str(tmp_dir), filename_suffix=EVENTS_SUFFIX)
-        for event in events:
-            writer.add_event(event)
-        writer.close()
-        written = [p for p in tmp_dir.iterdir() if p.name.endswith(EVENTS_SUFFIX)]
-        if len(written) != 1:
-            raise InputError("the event writer produced no file", path=tmp_dir)
-        final = run_dir / written[0].name
-        os.replace(written[0], final)
+        tmp = tmp_dir / name
+        with open(tmp, "wb") as f:
+            write_record(f, event_pb2.Event(wall_time=wall,
+                                            file_version=FILE_VERSION).SerializeToString())
+            for event in events:
+                write_record(f, event.SerializeToString())
+        final = run_dir / name
+        os.replace(tmp, final)
         for old in run_dir.glob(f"events.out.tfevents.*{EVENTS_SUFFIX}"):
             if old != final:
                 old.unlink(missing_ok=True)
