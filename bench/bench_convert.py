@@ -3,10 +3,14 @@
 Generates dumps with tools/make_ad_dump.py into bench/out/ (61 layers, unfused MoE with 256
 experts: ~29 MB and ~180k nodes), then sizes 1x/4x/16x by layer count to show how time grows.
 Prints MB/s end to end, peak RSS (in a child process per size, so sizes don't share a peak), and
-the time to load one layer of one stage from the finished store.
+the time to load one layer of one stage from the finished store: "load ms" reads and decodes the
+layer document, "text ms" reads the stored JSON text that the plugin serves as is.
 
-    python bench/bench_convert.py            # all sizes
-    python bench/bench_convert.py --quick    # 1x and 4x only
+    python bench/bench_convert.py              # all sizes
+    python bench/bench_convert.py --quick      # 1x and 4x only
+    python bench/bench_convert.py --repeat 3   # best of 3 runs per size (shared machines are noisy)
+
+Set TB_AD_LAYER_PURE_PYTHON=1 to measure the pure-Python dump parser instead of the native one.
 """
 from __future__ import annotations
 
@@ -35,36 +39,51 @@ def generate(name: str, layers: int, dequant: str) -> Path:
 
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 from pathlib import Path
 from tb_ad_layer.convert import convert
+from tb_ad_layer.dump import reader
 from tb_ad_layer.store.reader import RunStore
 src, logdir = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 res = convert(src, logdir, run="bench")
 dt = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# Loads are timed as a reader process sees them: without the conversion's garbage still queued
+# for the collector (the converter pauses it while building the graph).
+import gc; gc.collect()
 store = RunStore(res.store)
 layers = [l["layer"] for l in store.layers(0)]
-loads = []
+loads, texts = [], []
 for layer in layers[:: max(1, len(layers) // 10)]:
+    t1 = time.perf_counter(); store.layer_doc_text(0, layer); texts.append(time.perf_counter() - t1)
     t1 = time.perf_counter(); store.layer_doc(0, layer); loads.append(time.perf_counter() - t1)
 print(json.dumps({"seconds": dt, "peak": peak, "nodes": res.stages[0].nodes,
                   "bytes": res.stages[0].size_bytes, "layers": len(layers),
-                  "load_ms_max": max(loads) * 1e3, "load_ms_median": sorted(loads)[len(loads)//2] * 1e3}))
+                  "native": reader.NATIVE and os.environ.get(reader.PURE_PYTHON_ENV) != "1",
+                  "load_ms_max": max(loads) * 1e3, "load_ms_median": sorted(loads)[len(loads)//2] * 1e3,
+                  "text_ms_median": sorted(texts)[len(texts)//2] * 1e3}))
 """
 
 
-def run(src: Path) -> dict:
+def run(src: Path, repeat: int) -> dict:
+    """Best of ``repeat`` conversions, each in a fresh process (its own peak memory)."""
     logdir = OUT / "logs"
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(logdir)], check=True,
-                          capture_output=True, text=True, cwd=REPO)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    best: dict | None = None
+    for _ in range(repeat):
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(logdir)], check=True,
+                              capture_output=True, text=True, cwd=REPO)
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        if best is None or r["seconds"] < best["seconds"]:
+            best = r
+    assert best is not None
+    return best
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is shown")
     args = ap.parse_args()
     # DeepSeek-V3 size (61 layers) with the three ways expert weights reach the unfused MoE op:
     # bare weight lists (few, very long lines), one dequant op per weight (tens of thousands of
@@ -72,16 +91,18 @@ def main() -> None:
     rows = [("dsv3_61", 61, "none"), ("dsv3_61", 61, "op"), ("dsv3_61", 61, "aten"),
             ("x1", 16, "op"), ("x4", 64, "op")] + ([] if args.quick else [("x16", 256, "op")])
     print(f"{'dump':>14} {'layers':>6} {'MB':>8} {'nodes':>9} {'s':>7} {'MB/s':>7} {'us/node':>8} "
-          f"{'peak MB':>8} {'peak/file':>9} {'load ms (med/max)':>18}")
+          f"{'peak MB':>8} {'peak/file':>9} {'load ms (med/max)':>18} {'text ms':>8}")
     for name, layers, dequant in rows:
         src = generate(name, layers, dequant)
-        r = run(src)
+        r = run(src, max(1, args.repeat))
         mb = r["bytes"] / 1e6
         print(f"{name + '/' + dequant:>14} {r['layers']:>6} {mb:8.1f} {r['nodes']:9,} "
               f"{r['seconds']:7.2f} {mb / r['seconds']:7.1f} {r['seconds'] / r['nodes'] * 1e6:8.1f} "
               f"{r['peak'] / 1e6:8.0f} "
-              f"{r['peak'] / r['bytes']:9.1f} {r['load_ms_median']:8.2f}/{r['load_ms_max']:.2f}",
+              f"{r['peak'] / r['bytes']:9.1f} {r['load_ms_median']:12.2f}/{r['load_ms_max']:<5.2f} "
+              f"{r['text_ms_median']:8.2f}",
               flush=True)
+    print(f"dump parser: {'native (tb_ad_layer.dump._scan)' if r['native'] else 'pure Python'}")
 
 
 if __name__ == "__main__":
