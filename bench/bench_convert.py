@@ -9,6 +9,7 @@ layer document, "text ms" reads the stored JSON text that the plugin serves as i
     python bench/bench_convert.py              # all sizes
     python bench/bench_convert.py --quick      # 1x and 4x only
     python bench/bench_convert.py --repeat 3   # best of 3 runs per size (shared machines are noisy)
+    python bench/bench_convert.py --phases     # where the time goes, per pipeline step
 
 Set TB_AD_LAYER_PURE_PYTHON=1 to measure the pure-Python dump parser instead of the native one.
 """
@@ -66,6 +67,41 @@ print(json.dumps({"seconds": dt, "peak": peak, "nodes": res.stages[0].nodes,
 """
 
 
+PHASES = r"""
+import json, sys, tempfile, time
+from pathlib import Path
+from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.gc_pause import gc_paused
+from tb_ad_layer.layers.document import layer_document
+from tb_ad_layer.layers.layered import layer_graph
+from tb_ad_layer.store.writer import StoreWriter, store_path
+src = next(Path(sys.argv[1]).glob("*.txt"))
+t = {}
+def lap(name, t0):
+    t[name] = time.perf_counter() - t0
+    return time.perf_counter()
+# The steps of convert(), in its order and under its collector pause.
+with gc_paused(), tempfile.TemporaryDirectory() as tmp:
+    t0 = time.perf_counter()
+    graph = parse_dump(src).select(); t0 = lap("read+parse", t0)
+    lg = layer_graph(graph); t0 = lap("layers", t0)
+    docs = [layer_document(lg, i) for i in sorted(lg.layers)]; t0 = lap("documents", t0)
+    with StoreWriter(store_path(tmp, "p")) as w:
+        t0 = time.perf_counter()
+        idx = w.add_stage(file=src.name, order_no=0, stage="s", transform="t",
+                          modules=[graph.module], lg=lg); t0 = lap("node+weight rows", t0)
+        w.add_layer_docs(idx, docs); t0 = lap("JSON+doc rows", t0)
+        w.commit(); lap("index+commit", t0)
+print(json.dumps(t))
+"""
+
+
+def phases(src: Path) -> dict[str, float]:
+    proc = subprocess.run([sys.executable, "-c", PHASES, str(src)], check=True,
+                          capture_output=True, text=True, cwd=REPO)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def run(src: Path, repeat: int) -> dict:
     """Best of ``repeat`` conversions, each in a fresh process (its own peak memory)."""
     logdir = OUT / "logs"
@@ -84,7 +120,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is shown")
+    ap.add_argument("--phases", action="store_true",
+                    help="seconds per pipeline step on the 61-layer dumps instead")
     args = ap.parse_args()
+    if args.phases:
+        for dequant in ("none", "op", "aten"):
+            t = phases(generate("dsv3_61", 61, dequant))
+            print(f"dsv3_61/{dequant:<5} " + "  ".join(f"{k} {v:.3f}" for k, v in t.items())
+                  + f"  (sum {sum(t.values()):.2f} s)", flush=True)
+        return
     # DeepSeek-V3 size (61 layers) with the three ways expert weights reach the unfused MoE op:
     # bare weight lists (few, very long lines), one dequant op per weight (tens of thousands of
     # nodes), and aten fake-quant chains (node-dense); then 1x/4x/16x by layer count.
