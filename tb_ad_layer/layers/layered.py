@@ -36,7 +36,8 @@ class LayerInfo:
 @dataclass(slots=True)
 class LayeredGraph:
     """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``,
-    and ``weight_layer``: the layer each weight name belongs to (None for model-level ones)."""
+    and ``weight_layer``: the layer of every weight in ``graph.weights`` (None for model-level
+    ones), which whoever builds a LayeredGraph fills (:func:`layer_graph`, the seed JSON reader)."""
 
     graph: Graph
     layer: list[int | None]

@@ -15,7 +15,6 @@ from types import TracebackType
 from typing import Any, Iterable, Sequence
 
 from tb_ad_layer.layers.layered import LayeredGraph
-from tb_ad_layer.layers.weights import layer_of_weight
 from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION, STORE_DIR, STORE_FILE
 
 
@@ -116,10 +115,9 @@ class StoreWriter:
             (idx, n.index, n.name, n.kind, n.target, n.shape, n.dtype, layer[n.index],
              group[n.index], sub[n.index], ",".join(n.inputs), ",".join(n.weights), n.line)
             for n in graph.nodes))
-        known = lg.weight_layer
+        weight_layer = lg.weight_layer
         c.executemany("INSERT INTO weights VALUES (?,?,?,?,?)", (
-            (idx, w.name, w.shape, w.dtype,
-             known[w.name] if w.name in known else layer_of_weight(w.name))
+            (idx, w.name, w.shape, w.dtype, weight_layer[w.name])
             for w in graph.weights.values()))
         return idx
 
