@@ -72,7 +72,6 @@ import json, sys, tempfile, time
 from pathlib import Path
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.gc_pause import gc_paused
-from tb_ad_layer.layers.document import layer_document
 from tb_ad_layer.layers.layered import layer_graph
 from tb_ad_layer.store.writer import StoreWriter, store_path
 src = next(Path(sys.argv[1]).glob("*.txt"))
@@ -85,13 +84,12 @@ with gc_paused(), tempfile.TemporaryDirectory() as tmp:
     t0 = time.perf_counter()
     graph = parse_dump(src).select(); t0 = lap("read+parse", t0)
     lg = layer_graph(graph); t0 = lap("layers", t0)
-    docs = [layer_document(lg, i) for i in sorted(lg.layers)]; t0 = lap("documents", t0)
     with StoreWriter(store_path(tmp, "p")) as w:
         t0 = time.perf_counter()
         idx = w.add_stage(file=src.name, order_no=0, stage="s", transform="t",
-                          modules=[graph.module], lg=lg); t0 = lap("node+weight rows", t0)
-        w.add_layer_docs(idx, docs); t0 = lap("JSON+doc rows", t0)
-        w.commit(); lap("index+commit", t0)
+                          modules=[graph.module], lg=lg); t0 = lap("stage+outside", t0)
+        w.add_layers(idx, lg); t0 = lap("layer documents", t0)
+        w.commit(); lap("commit", t0)
 print(json.dumps(t))
 """
 

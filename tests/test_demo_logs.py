@@ -28,7 +28,7 @@ def fingerprint(logdir: Path) -> dict[str, object]:
             "meta": meta,
             "files": sorted(con.execute("SELECT sha256, size, role FROM files").fetchall()),
             **{t: con.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
-               for t in ("stages", "nodes", "weights", "layers", "streams", "kernels")},
+               for t in ("stages", "outside", "layers", "streams", "kernels")},
             "events": len(list((logdir / run).glob("events.out.tfevents.*"))),
         }
         con.close()

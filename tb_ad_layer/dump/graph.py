@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterator
 
 PLACEHOLDER = "placeholder"
@@ -144,4 +145,4 @@ class Graph:
 
     @property
     def call_count(self) -> int:
-        return sum(1 for n in self.nodes if n.kind == CALL)
+        return list(map(attrgetter("kind"), self.nodes)).count(CALL)

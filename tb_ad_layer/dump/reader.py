@@ -125,7 +125,7 @@ def read_text(path: str | Path) -> str:
         raise InputError("is a directory, expected a dump file", path=p) from None
     except OSError as e:
         raise InputError(f"cannot read file: {e.strerror or e}", path=p) from None
-    if not data.strip():
+    if not data or data.isspace():  # (not data.strip(): that copies the whole file)
         raise InputError("empty file, expected an AutoDeploy graph dump", path=p)
     nul = data.find(b"\0", 0, 1 << 16)
     if nul >= 0:

@@ -3,13 +3,29 @@ seed-schema exporter and DOT renderer read (see docs/API.md, ``api/layer``).
 
 Trace fields (``kernels``, ``time_us``, ``trace_summary``) are left empty here; the converter
 fills them when a trace is given.
+
+:func:`layer_document` is the reference. :func:`layer_document_text` gives the same document as
+JSON text; when the optional C extension (``_docjson.c``, :data:`NATIVE`) is built it writes the
+node and edge lists straight from the graph, because building and encoding hundreds of thousands
+of small dicts took a third of a conversion.
 """
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from tb_ad_layer.dump.graph import friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
+
+try:  # optional C fast path (tb_ad_layer/layers/_docjson.c); this module's code is the reference
+    from tb_ad_layer.layers import _docjson
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _docjson = None
+
+ARGS_SHOWN = 2000  # characters of a node's argument text in a document
+PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
+NATIVE = _docjson is not None  # the C encoder is built (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
 def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
@@ -36,14 +52,7 @@ def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
             src = graph.by_name.get(i)
             shape = src.shape if src is not None else ext[i].shape
             edges.append({"from": i, "to": node.name, "shape": shape})
-        out_nodes.append({
-            "id": node.name, "op": node.target or node.kind,
-            "label": friendly_op_name(node.target) if node.target else node.kind,
-            "node_kind": node.kind, "shape": node.shape, "dtype": node.dtype,
-            "group": lg.group[j], "sub_group": lg.sub_group[j], "stream": lg.stream[j],
-            "inputs": inputs, "weights": weights, "args": node.args[:2000],
-            "line": node.line, "kernels": [], "time_us": 0.0,
-        })
+        out_nodes.append(_node_record(lg, j, inputs, weights))
     return {
         "layer": index, "kind": info.kind, "attention": info.attention,
         "source_file": graph.source.rsplit("/", 1)[-1], "module": graph.module,
@@ -52,3 +61,81 @@ def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
                              "dtype": e.dtype, "layer": e.layer} for e in info.external_inputs],
         "group_counts": info.group_counts, "trace_summary": None,
     }
+
+
+def _node_record(lg: LayeredGraph, j: int, inputs: list[str],
+                 weights: list[dict[str, str]]) -> dict[str, Any]:
+    node = lg.graph.nodes[j]
+    return {
+        "id": node.name, "op": node.target or node.kind,
+        "label": friendly_op_name(node.target) if node.target else node.kind,
+        "node_kind": node.kind, "shape": node.shape, "dtype": node.dtype,
+        "group": lg.group[j], "sub_group": lg.sub_group[j], "stream": lg.stream[j],
+        "inputs": inputs, "weights": weights, "args": node.args[:ARGS_SHOWN],
+        "line": node.line, "kernels": [], "time_us": 0.0,
+    }
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON as the store keeps it (non-ASCII text as is)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _use_native() -> bool:
+    return _docjson is not None and os.environ.get(PURE_PYTHON_ENV) != "1"
+
+
+def _native_lists(lg: LayeredGraph, members: list[int],
+                  ext: dict[str, str] | None) -> tuple[str, str] | None:
+    graph = lg.graph
+    return _docjson.encode_nodes(graph.nodes, members, lg.group, lg.sub_group, lg.stream,
+                                 graph.weights, graph.by_name, ext, _LABELS, friendly_op_name)
+
+
+_LABELS: dict[str, str] = {}  # target -> friendly_op_name(target), shared by native calls
+
+
+def layer_document_text(lg: LayeredGraph, index: int) -> str:
+    """``dumps(layer_document(lg, index))``, written without building the document when the C
+    encoder is available (same text, byte for byte)."""
+    if _use_native():
+        info = lg.layers[index]
+        lists = _native_lists(lg, info.members, {e.id: e.shape for e in info.external_inputs})
+        if lists is not None:
+            graph = lg.graph
+            head = dumps({"layer": index, "kind": info.kind, "attention": info.attention,
+                          "source_file": graph.source.rsplit("/", 1)[-1],
+                          "module": graph.module})
+            tail = dumps({"external_inputs": [
+                {"id": e.id, "label": e.label, "kind": e.kind, "shape": e.shape,
+                 "dtype": e.dtype, "layer": e.layer} for e in info.external_inputs],
+                "group_counts": info.group_counts, "trace_summary": None})
+            return f'{head[:-1]},"nodes":{lists[0]},"edges":{lists[1]},{tail[1:]}'
+    return dumps(layer_document(lg, index))
+
+
+def outside_nodes(lg: LayeredGraph) -> list[dict[str, Any]]:
+    """The nodes outside every layer (embedding, model-level preparation, final norm, lm head),
+    as node records of a layer document, with every input kept."""
+    graph = lg.graph
+    out: list[dict[str, Any]] = []
+    for j in outside_members(lg):
+        node = graph.nodes[j]
+        out.append(_node_record(lg, j, list(node.inputs), [
+            {"name": w, "shape": graph.weights[w].shape, "dtype": graph.weights[w].dtype}
+            for w in node.weights]))
+    return out
+
+
+def outside_members(lg: LayeredGraph) -> list[int]:
+    """Positions of the nodes outside every layer, in graph order."""
+    return [j for j, layer in enumerate(lg.layer) if layer is None]
+
+
+def outside_nodes_text(lg: LayeredGraph) -> str:
+    """``dumps(outside_nodes(lg))``, written by the C encoder when it is available."""
+    if _use_native():
+        lists = _native_lists(lg, outside_members(lg), None)
+        if lists is not None:
+            return lists[0]
+    return dumps(outside_nodes(lg))

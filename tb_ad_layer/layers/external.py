@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import eq, is_
 from typing import Mapping
 
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
@@ -65,11 +67,12 @@ def _placeholder_kind(name: str) -> str:
 def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
     """For every node outside all layers, what it is made from (``rope``, ``kv_cache``, ...)."""
     out: list[str | None] = [None] * len(graph.nodes)
-    by_name = graph.by_name
-    for node in graph.nodes:
-        j = node.index
-        if layers[j] != NO_LAYER:
-            continue
+    nodes = graph.nodes
+    inputs_idx = graph.topology()[0]
+    # Only nodes outside layers are visited; the selection runs in C (a node's inputs come
+    # before it, so their kinds are known when it is reached).
+    for j in compress(range(len(nodes)), map(eq, layers, repeat(NO_LAYER))):
+        node = nodes[j]
         if node.kind == PLACEHOLDER:
             out[j] = _placeholder_kind(node.name)
             continue
@@ -86,8 +89,8 @@ def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
         elif _EMBED.search(text):
             kind = "embedding"
         else:
-            for i in node.inputs:
-                k = out[by_name[i].index]
+            for i in inputs_idx[j]:
+                k = out[i]
                 if k is not None and _PRIORITY.get(k, 0) > _PRIORITY.get(kind, 0):
                     kind = k
         out[j] = kind
@@ -102,7 +105,9 @@ def model_buffers(graph: Graph, weight_layer: Mapping[str, int | None] | None = 
     """
     if weight_layer is None:
         weight_layer = weight_layers(graph.weights)
-    return frozenset(w for w, layer in weight_layer.items() if layer is None and is_buffer_like(w))
+    # One weight per expert and projection: the layer-less ones are picked out in C.
+    layerless = compress(weight_layer.keys(), map(is_, weight_layer.values(), repeat(None)))
+    return frozenset(filter(is_buffer_like, layerless))
 
 
 def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[int],
@@ -111,16 +116,19 @@ def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[i
 
     ``buffers`` is :func:`model_buffers` of the graph, computed once for all layers."""
     nodes = graph.nodes
-    by_name = graph.by_name
+    inputs_idx = graph.topology()[0]
     seen: dict[str, ExternalInput] = {}
     for j in members:
-        for name in nodes[j].inputs:
-            src = by_name[name]
-            owner = layers[src.index]
-            if owner == layer or name in seen:
+        for i in inputs_idx[j]:
+            owner = layers[i]
+            if owner == layer:
+                continue
+            src = nodes[i]
+            name = src.name
+            if name in seen:
                 continue
             if owner == NO_LAYER:
-                kind = model_kinds[src.index] or MODEL
+                kind = model_kinds[i] or MODEL
                 label = _LABELS.get(kind, _LABELS[MODEL])
                 seen[name] = ExternalInput(name, label, kind if kind in (KV_CACHE, METADATA, ROPE,
                                                                            MASK, SHAPE) else MODEL,
@@ -131,11 +139,14 @@ def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[i
                          else f"Layer {owner} output")
                 seen[name] = ExternalInput(name, label, RESIDUAL if residual else LAYER_OUTPUT,
                                            src.shape, src.dtype, owner)
-        for w in nodes[j].weights:
-            if w in buffers and w not in seen:
-                weight = graph.weights[w]
-                kind = ROPE if _ROPE.search(w) else ("buffer" if not _KV.search(w) else KV_CACHE)
-                seen[w] = ExternalInput(w, _LABELS.get(kind, "model buffer"),
-                                        kind if kind != "buffer" else MODEL,
-                                        weight.shape, weight.dtype, None)
+        weights = nodes[j].weights
+        if weights and not buffers.isdisjoint(weights):
+            for w in weights:
+                if w in buffers and w not in seen:
+                    weight = graph.weights[w]
+                    kind = ROPE if _ROPE.search(w) else ("buffer" if not _KV.search(w)
+                                                         else KV_CACHE)
+                    seen[w] = ExternalInput(w, _LABELS.get(kind, "model buffer"),
+                                            kind if kind != "buffer" else MODEL,
+                                            weight.shape, weight.dtype, None)
     return list(seen.values())

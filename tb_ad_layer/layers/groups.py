@@ -11,17 +11,26 @@ sub-group when they have no finer one, and every node between them is marked as 
 """
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
+from typing import Mapping
 
-from tb_ad_layer.dump.graph import CALL, Graph
+from tb_ad_layer.dump.graph import CALL, Graph, friendly_op_name
 from tb_ad_layer.layers.membership import NO_LAYER
-from tb_ad_layer.layers.weights import weight_role
+from tb_ad_layer.layers.weights import weight_table
+
+try:  # optional C fast path (tb_ad_layer/layers/_groups.c); this module's code is the reference
+    from tb_ad_layer.layers import _groups
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _groups = None
 
 NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER = (
     "norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other")
 GROUPS = (NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER)
 AUX_STREAM = "aux_stream"
+
+PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
 
 _MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
 _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
@@ -94,14 +103,15 @@ def _classify_op(target: str) -> tuple[str | None, str | None]:
     return _classify_target(target)
 
 
-def _classify_direct(target: str, weights: tuple[str, ...]) -> tuple[str | None, str | None]:
+def _classify_direct(target: str, weights: tuple[str, ...],
+                     roles: Mapping[str, str]) -> tuple[str | None, str | None]:
     if not weights:
         return _classify_op(target)
     if _is_attention_kernel(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
     for w in weights:
-        group, sub = _classify_role(weight_role(w))
+        group, sub = _classify_role(roles[w])
         if group is not None:
             if group == NORM and _classify_target(target)[1] == "rope":
                 break
@@ -109,13 +119,15 @@ def _classify_direct(target: str, weights: tuple[str, ...]) -> tuple[str | None,
     return _classify_target(target)
 
 
-def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str | None],
-                                                             list[str], dict[int, str]]:
+def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | None = None
+                  ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.
 
     Args:
         graph: the graph.
         layers: per node layer index or ``NO_LAYER``, from :func:`assign_layers`.
+        roles: :func:`~tb_ad_layer.layers.weights.weight_role` of every weight of the graph,
+            when the caller has it already (:func:`~tb_ad_layer.layers.weights.weight_table`).
     Returns:
         ``(groups, sub_groups, streams, attention)``: ``streams`` is ``"aux"`` for nodes in an
         aux-stream region, else ``"main"``; ``attention[layer]`` is ``"mla"`` or
@@ -124,6 +136,13 @@ def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str 
     nodes = graph.nodes
     n = len(nodes)
     inputs_idx, consumers = graph.topology()
+    if roles is None:
+        roles = weight_table(graph.weights)[1]
+    if _groups is not None and type(roles) is dict and os.environ.get(PURE_PYTHON_ENV) != "1":
+        out = _groups.assign_groups(nodes, layers, inputs_idx, consumers, roles, _target_info,
+                                    _classify_role)
+        if out is not None:
+            return out
 
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
@@ -133,7 +152,7 @@ def assign_groups(graph: Graph, layers: list[int]) -> tuple[list[str], list[str 
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
             continue
-        g, s = _classify_direct(node.target, node.weights)
+        g, s = _classify_direct(node.target, node.weights, roles)
         group[j], sub[j] = g, s
         if layers[j] not in mla_layers and (_is_mla_op(node.target)
                                              or any(_MLA_WEIGHTS.search(w) for w in node.weights)):
@@ -234,3 +253,20 @@ def _mark_aux_regions(nodes, inputs_idx: list[list[int]], consumers: list[list[i
             if layers[j] != NO_LAYER and (marker or sub[j] is None):
                 sub[j] = AUX_STREAM
     return streams
+
+
+def _target_info(target: str) -> tuple[str | None, str | None, str | None, str | None, int]:
+    """What the C passes need to know of a target, asked once per distinct target:
+    ``(*_classify_op, *_classify_target, bits)``; bits: 1 attention kernel, 2 MLA op, 4 generic
+    op, 8/16/32/64 begins/ends/marks/waits for an aux stream, 128 a getitem."""
+    begins, ends, marker, waits = _aux_flags(target)
+    bits = (_is_attention_kernel(target) | _is_mla_op(target) << 1
+            | (bool(_GENERIC.match(target)) and "moe" not in target) << 2
+            | begins << 3 | ends << 4 | marker << 5 | waits << 6
+            | (friendly_op_name(target) == "getitem") << 7)
+    return (*_classify_op(target), *_classify_target(target), bits)
+
+
+NATIVE = _groups is not None  # the C passes are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
+if _groups is not None:
+    _groups.configure(CALL, NORM, ATTENTION, MLA, OTHER, AUX_STREAM, "main", "aux", "rope")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_buffers,
@@ -10,7 +11,7 @@ from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_b
 from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NORM,
                                        assign_groups)
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
-from tb_ad_layer.layers.weights import weight_layers
+from tb_ad_layer.layers.weights import weight_table
 
 
 @dataclass(slots=True)
@@ -73,19 +74,23 @@ def layer_graph(graph: Graph) -> LayeredGraph:
 
     Linear in the number of nodes and references.
     """
-    weight_layer = weight_layers(graph.weights)
+    weight_layer, roles = weight_table(graph.weights)
     owners = assign_layers(graph, weight_layer)
-    groups, subs, streams, attention = assign_groups(graph, owners)
+    groups, subs, streams, attention = assign_groups(graph, owners, roles)
     members: dict[int, list[int]] = {}
-    for j, owner in enumerate(owners):
+    calls: dict[int, list[str]] = {}  # groups of each layer's calls, counted below
+    for j, owner, kind, group in zip(range(len(owners)), owners,
+                                     map(attrgetter("kind"), graph.nodes), groups):
         if owner != NO_LAYER:
             members.setdefault(owner, []).append(j)
+            if kind == CALL:
+                calls.setdefault(owner, []).append(group)
     kinds = model_level_kinds(graph, owners)
     buffers = model_buffers(graph, weight_layer)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):
         js = members[index]
-        counts = Counter(groups[j] for j in js if graph.nodes[j].kind == CALL)
+        counts = Counter(calls.get(index, ()))
         infos[index] = LayerInfo(
             index=index, kind=_layer_kind(counts), attention=attention.get(index),
             members=js, group_counts=dict(counts),

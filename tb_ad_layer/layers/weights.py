@@ -5,9 +5,18 @@ or fused names such as ``fused_gate_up_5_weight``. They are the ground truth for
 """
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from typing import Iterable
+
+try:  # optional C fast path (tb_ad_layer/layers/_weights.c); this module's code is the reference
+    from tb_ad_layer.layers import _weights
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _weights = None
+
+NATIVE = _weights is not None  # the C table is built (unless $TB_AD_LAYER_PURE_PYTHON=1)
+PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
 
 _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
@@ -33,7 +42,31 @@ def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
     A graph has one entry per distinct weight (400k on a 256-layer MoE dump), more than any
     bounded cache holds, so per-call caching stops hitting exactly when it matters.
     """
-    return {name: layer_of_weight.__wrapped__(name) for name in names}
+    return weight_table(names)[0]
+
+
+def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str, str]]:
+    """``(layers, roles)``: :func:`layer_of_weight` and :func:`weight_role` of every name, from
+    one search per name (a MoE dump has one weight per expert and projection)."""
+    if _weights is not None and os.environ.get(PURE_PYTHON_ENV) != "1":
+        return _weights.weight_table(names, layer_of_weight.__wrapped__, weight_role.__wrapped__)
+    layers: dict[str, int | None] = {}
+    roles: dict[str, str] = {}
+    search, fused = _LAYER.search, _FUSED.match
+    for name in names:
+        m = search(name)
+        if m:
+            layers[name] = int(m.group(1))
+            roles[name] = name[m.end():].lstrip("_.")
+            continue
+        m = fused(name)
+        if m:
+            layers[name] = int(m.group(1))
+            roles[name] = name[:m.start(1)] + "N" + name[m.end(1):]
+        else:
+            layers[name] = None
+            roles[name] = name
+    return layers, roles
 
 
 def is_buffer_like(name: str) -> bool:

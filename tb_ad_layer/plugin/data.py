@@ -240,8 +240,7 @@ class PluginData:
             layers.append({"layer": r["layer"], "kind": r["kind"], "attention": r["attention"],
                            "node_count": r["node_count"], "gpu_time_us": r["gpu_time_us"],
                            "groups": groups, "group_counts": r["group_counts"]})
-        none_count = store.query("SELECT COUNT(*) FROM nodes WHERE stage=? AND layer IS NULL",
-                                 (s,))[0][0]
+        none_count = store.outside_count(s)
         return {"run": handle.name, "stage": s, "layers": layers, "none_node_count": none_count}
 
     def overview(self, run: object, stage: object = None) -> dict[str, Any]:
@@ -260,10 +259,9 @@ class PluginData:
         out = []
         prev: dict[str, tuple] | None = None
         for st in stages:
-            rows = store.query("SELECT name, target, shape, dtype, inputs FROM nodes "
-                               "WHERE stage=? AND layer=? ORDER BY idx", (st["index"], n))
-            cur = {name: (target, shape, dtype, inputs) for name, target, shape, dtype, inputs
-                   in rows}
+            doc = store.layer_doc(st["index"], n) or {"nodes": []}
+            cur = {node["id"]: (node["op"], node["shape"], node["dtype"], node["inputs"])
+                   for node in doc["nodes"]}
             if prev is None:
                 added: list[str] = []
                 removed: list[str] = []
@@ -271,7 +269,6 @@ class PluginData:
             else:
                 added = [k for k in cur if k not in prev]
                 removed = [k for k in prev if k not in cur]
-                # inputs are compared as stored JSON text: same list <=> same text.
                 changed = [k for k in cur if k in prev and cur[k] != prev[k]]
             out.append({"index": st["index"], "file": st["file"], "stage": st["stage"],
                         "transform": st["transform"], "node_count": len(cur), "added": added,

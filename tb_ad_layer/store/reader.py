@@ -74,21 +74,30 @@ class RunStore:
         return json.loads(text) if text is not None else None
 
     def nodes(self, stage: int, layer: int | None = None) -> list[dict[str, Any]]:
-        """Node rows of a stage (all, or one layer's; ``layer=-1`` for nodes outside layers)."""
-        sql = ("SELECT idx, name, kind, target, shape, dtype, layer, grp, sub_group, inputs, "
-               "weights, line FROM nodes WHERE stage=?")
-        params: tuple = (stage,)
-        if layer is not None and layer >= 0:
-            sql += " AND layer=?"
-            params += (layer,)
-        elif layer is not None:
-            sql += " AND layer IS NULL"
-        rows = self.query(sql + " ORDER BY idx", params)
-        return [{"index": r[0], "id": r[1], "node_kind": r[2], "op": r[3], "shape": r[4],
-                 "dtype": r[5], "layer": r[6], "group": r[7], "sub_group": r[8],
-                 "inputs": r[9].split(",") if r[9] else [],
-                 "weights": r[10].split(",") if r[10] else [], "line": r[11]}
-                for r in rows]
+        """Node records of a stage in graph order: all of them, one layer's (its document's),
+        or with ``layer=-1`` those outside every layer. Each record is shaped like a layer
+        document's node plus ``layer`` (None outside layers)."""
+        out: list[dict[str, Any]] = []
+        if layer is None or layer < 0:
+            rows = self.query("SELECT nodes FROM outside WHERE stage=?", (stage,))
+            for r in rows:
+                out.extend(dict(n, layer=None) for n in json.loads(r[0]))
+        if layer is None or layer >= 0:
+            sql = "SELECT layer, doc FROM layers WHERE stage=?"
+            params: tuple = (stage,)
+            if layer is not None:
+                sql += " AND layer=?"
+                params += (layer,)
+            for index, doc in self.query(sql, params):
+                out.extend(dict(n, layer=index) for n in json.loads(doc)["nodes"])
+        if layer is None:
+            out.sort(key=lambda n: n["line"])
+        return out
+
+    def outside_count(self, stage: int) -> int:
+        """How many nodes of ``stage`` are outside every layer."""
+        rows = self.query("SELECT node_count FROM outside WHERE stage=?", (stage,))
+        return rows[0][0] if rows else 0
 
     def kernel_count(self) -> int:
         return self.query("SELECT COUNT(*) FROM kernels")[0][0]

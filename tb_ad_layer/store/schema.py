@@ -9,20 +9,28 @@ Tables:
     files(path, sha256, size, role)        every input file (role: dump | trace)
     stages(idx, file, order_no, stage, transform, module, modules, node_count, call_count,
            layer_count)                    one row per converted transform stage, pipeline order
-    nodes(stage, idx, name, kind, target, shape, dtype, layer, grp, sub_group, inputs,
-          weights, line)                   every node of every stage (inputs/weights: names joined by ",")
-    weights(stage, name, shape, dtype, layer)
     layers(stage, layer, kind, attention, node_count, gpu_time_us, group_counts, doc)
-                                           ``doc`` is the layer document (docs/API.md api/layer)
+                                           ``doc`` is the layer document (docs/API.md api/layer):
+                                           the layer's nodes with group, sub-group, stream,
+                                           inputs and weights (name, shape, dtype), its edges and
+                                           its external inputs
+    outside(stage, node_count, nodes)      the nodes outside every layer (embedding, model-level
+                                           preparation, final norm, lm head) as a JSON list of
+                                           node records shaped like a layer document's, with
+                                           every input kept
     streams(key, label, device, pid, context, stream)
     kernels(id, name, short, start_ns, end_ns, device, stream, graph_id, graph_node_id,
             correlation, layer, node, reason, count, median_ns, min_ns, max_ns)
                                            kernels of the stored replay / forward pass; times
                                            relative to its start
+
+Every node of a stage is in exactly one layer document or in ``outside``. Version 1 also kept one
+row per node and per weight beside the documents, which repeated them; writing those rows took a
+quarter of a conversion.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_DIR = ("plugins", "ad_layer")
 STORE_FILE = "run.sqlite"
 
@@ -34,17 +42,12 @@ CREATE TABLE stages (idx INTEGER PRIMARY KEY, file TEXT NOT NULL, order_no INTEG
                      stage TEXT NOT NULL, transform TEXT NOT NULL, module TEXT NOT NULL,
                      modules TEXT NOT NULL, node_count INTEGER NOT NULL,
                      call_count INTEGER NOT NULL, layer_count INTEGER NOT NULL);
-CREATE TABLE nodes (stage INTEGER NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL,
-                    kind TEXT NOT NULL, target TEXT NOT NULL, shape TEXT NOT NULL,
-                    dtype TEXT NOT NULL, layer INTEGER, grp TEXT NOT NULL, sub_group TEXT,
-                    inputs TEXT NOT NULL, weights TEXT NOT NULL, line INTEGER NOT NULL,
-                    PRIMARY KEY (stage, idx)) WITHOUT ROWID;
-CREATE TABLE weights (stage INTEGER NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
-                      dtype TEXT NOT NULL, layer INTEGER);
 CREATE TABLE layers (stage INTEGER NOT NULL, layer INTEGER NOT NULL, kind TEXT NOT NULL,
                      attention TEXT, node_count INTEGER NOT NULL, gpu_time_us REAL,
                      group_counts TEXT NOT NULL, doc TEXT NOT NULL,
                      PRIMARY KEY (stage, layer));
+CREATE TABLE outside (stage INTEGER PRIMARY KEY, node_count INTEGER NOT NULL,
+                      nodes TEXT NOT NULL);
 CREATE TABLE streams (key TEXT PRIMARY KEY, label TEXT NOT NULL, device INTEGER,
                       pid INTEGER, context INTEGER, stream INTEGER);
 CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT NULL,
@@ -55,9 +58,6 @@ CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT
 """
 
 INDEXES = """
-CREATE INDEX nodes_layer ON nodes (stage, layer);
-CREATE UNIQUE INDEX weights_name ON weights (stage, name);
-CREATE INDEX nodes_name ON nodes (stage, name);
 CREATE INDEX kernels_layer ON kernels (layer, start_ns);
 CREATE INDEX kernels_time ON kernels (start_ns);
 """

@@ -7,15 +7,20 @@ new one, and a failed conversion leaves the old one untouched and no temporary f
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import queue
 import sqlite3
+import threading
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Iterable, Sequence
 
+from tb_ad_layer.layers.document import dumps, layer_document_text, outside_nodes_text
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION, STORE_DIR, STORE_FILE
+
+
+_SYNC_EVERY = 8 << 20  # bytes of documents between background flushes to disk
 
 
 def store_path(logdir: str | Path, run: str) -> Path:
@@ -31,10 +36,6 @@ def file_sha256(path: str | Path) -> tuple[str, int]:
             h.update(chunk)
             size += len(chunk)
     return h.hexdigest(), size
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class StoreWriter:
@@ -65,7 +66,7 @@ class StoreWriter:
         self._created_dirs = missing  # deepest first
         if self.tmp_path.exists():
             self.tmp_path.unlink()
-        self._conn = sqlite3.connect(self.tmp_path)
+        self._conn = sqlite3.connect(self.tmp_path, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=OFF")
         self._conn.execute("PRAGMA synchronous=OFF")
         self._conn.executescript(DDL)
@@ -91,35 +92,78 @@ class StoreWriter:
         return self._conn
 
     def set_meta(self, key: str, value: Any) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, _dumps(value)))
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, dumps(value)))
 
-    def add_file(self, path: str | Path, role: str) -> str:
-        digest, size = file_sha256(path)
+    def add_file(self, path: str | Path, role: str,
+                 digest: tuple[str, int] | None = None) -> str:
+        """Record an input file; ``digest`` is its :func:`file_sha256` if already computed."""
+        sha, size = digest or file_sha256(path)
         self.conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)",
-                          (str(Path(path).resolve()), digest, size, role))
-        return digest
+                          (str(Path(path).resolve()), sha, size, role))
+        return sha
 
     def add_stage(self, *, file: str, order_no: int, stage: str, transform: str,
                   modules: Sequence[str], lg: LayeredGraph) -> int:
-        """Store a stage's nodes and weights; return its index. Layer documents come separately
-        (:meth:`add_layer_docs`) because a trace may still be mapped onto them."""
+        """Store a stage and its nodes outside every layer; return its index. The layer
+        documents come separately (:meth:`add_layers`, or :meth:`add_layer_docs` once a trace
+        has been mapped onto them)."""
         idx = self._stage_count
         self._stage_count += 1
         graph = lg.graph
-        c = self.conn
-        c.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?)",
-                  (idx, file, order_no, stage, transform, graph.module, _dumps(list(modules)),
-                   len(graph.nodes), graph.call_count, len(lg.layers)))
-        layer, group, sub = lg.layer, lg.group, lg.sub_group
-        c.executemany("INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
-            (idx, n.index, n.name, n.kind, n.target, n.shape, n.dtype, layer[n.index],
-             group[n.index], sub[n.index], ",".join(n.inputs), ",".join(n.weights), n.line)
-            for n in graph.nodes))
-        weight_layer = lg.weight_layer
-        c.executemany("INSERT INTO weights VALUES (?,?,?,?,?)", (
-            (idx, w.name, w.shape, w.dtype, weight_layer[w.name])
-            for w in graph.weights.values()))
+        self.conn.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          (idx, file, order_no, stage, transform, graph.module,
+                           dumps(list(modules)), len(graph.nodes), graph.call_count,
+                           len(lg.layers)))
+        self.conn.execute("INSERT INTO outside VALUES (?,?,?)",
+                          (idx, lg.layer.count(None), outside_nodes_text(lg)))
         return idx
+
+    def add_layers(self, stage: int, lg: LayeredGraph) -> None:
+        """Store every layer document of ``lg`` as is (no trace).
+
+        SQLite copies each document into the file with the GIL released, so a second thread
+        inserts document k while this one writes document k+1; the queue is short because a
+        layer document can be megabytes.
+        """
+        rows: queue.Queue[tuple | None] = queue.Queue(maxsize=8)
+        failure: list[BaseException] = []
+
+        def insert() -> None:
+            unsynced = 0
+            while (row := rows.get()) is not None:
+                if not failure:
+                    try:
+                        self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)", row)
+                        # Flush what SQLite has written so far while the next documents are
+                        # built, so the final fsync in commit() has little left to wait for.
+                        unsynced += len(row[-1])
+                        if unsynced >= _SYNC_EVERY:
+                            self._sync_written()
+                            unsynced = 0
+                    except BaseException as e:  # re-raised in the calling thread
+                        failure.append(e)
+
+        worker = threading.Thread(target=insert, name="store-writer", daemon=True)
+        worker.start()
+        try:
+            for index in sorted(lg.layers):
+                if failure:
+                    break
+                info = lg.layers[index]
+                rows.put((stage, index, info.kind, info.attention, info.node_count, None,
+                          dumps(info.group_counts), layer_document_text(lg, index)))
+        finally:
+            rows.put(None)
+            worker.join()
+        if failure:
+            raise failure[0]
+
+    def _sync_written(self) -> None:
+        fd = os.open(self.tmp_path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
     def add_layer_docs(self, stage: int, docs: Iterable[dict[str, Any]]) -> None:
         """Store each layer document of ``stage`` (see :mod:`tb_ad_layer.layers.document`)."""
@@ -128,8 +172,8 @@ class StoreWriter:
             gpu = summary.get("total_duration_us") if summary else None
             self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
                               (stage, doc["layer"], doc["kind"], doc.get("attention"),
-                               len(doc["nodes"]), gpu, _dumps(doc.get("group_counts", {})),
-                               _dumps(doc)))
+                               len(doc["nodes"]), gpu, dumps(doc.get("group_counts", {})),
+                               dumps(doc)))
 
     def add_streams(self, rows: Iterable[tuple[str, str, int | None, int | None, int | None,
                                                int | None]]) -> None:

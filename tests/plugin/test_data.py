@@ -11,6 +11,7 @@ from tb_ad_layer.layers.weights import weight_role
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.errors import ApiError
 from tb_ad_layer.store.reader import RunStore
+from tb_ad_layer.store.schema import SCHEMA_VERSION
 from tb_ad_layer.store.writer import store_path
 from tests.plugin.fake_trace import AUX, MAIN
 
@@ -32,7 +33,7 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     runs = {r["run"]: r for r in data.runs()["runs"]}
     assert list(runs) == ["dsv3", "llama", "traced/decode", "traced/faster"]
     dsv3 = runs["dsv3"]
-    assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3" and dsv3["schema_version"] == 1
+    assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3" and dsv3["schema_version"] == SCHEMA_VERSION == 2
     assert [s["index"] for s in dsv3["stages"]] == [0, 1, 2, 3] and dsv3["default_stage"] == 3
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",
