@@ -194,11 +194,12 @@ static PyObject *field_at(PyObject *o, PyObject *name, Slot *sl)
     } while (0)
 
 typedef struct {
-    PyObject *weights; /* dict name -> Weight */
-    PyObject *by_name; /* dict name -> Node */
-    PyObject *ext;     /* dict external-input id -> shape, or NULL: keep every input, no edges */
-    PyObject *allowed; /* set of names an input may have, or NULL */
-    PyObject *labels;  /* dict target -> friendly name (filled on miss) */
+    PyObject *nodes;     /* list of Node */
+    PyObject *producers; /* Graph.topology()[0]: positions of each node's inputs */
+    PyObject *weights;   /* dict name -> Weight */
+    PyObject *ext;       /* dict external-input id -> shape, or NULL: keep every input, no edges */
+    char *in_layer;      /* per node position: computed by the layer being written */
+    PyObject *labels;    /* dict target -> friendly name (filled on miss) */
     PyObject *friendly;
 } Ctx;
 
@@ -239,56 +240,81 @@ done:
     return rc;
 }
 
-/* One edge {"from":src,"to":dst,"shape":...}: the producer node's shape, else the external
- * input's. */
-static int put_edge(Buf *e, Ctx *c, PyObject *src, PyObject *dst)
+/* One edge {"from":src,"to":dst,"shape":...}. */
+static int put_edge(Buf *e, PyObject *src, PyObject *dst, PyObject *shape)
 {
-    PyObject *shape;
-    PyObject *node = PyDict_GetItemWithError(c->by_name, src); /* borrowed */
-    if (node != NULL) {
-        shape = field(node, shape);
-        if (shape == NULL) return FAIL;
-    }
-    else {
-        if (PyErr_Occurred()) return FAIL;
-        shape = PyDict_GetItemWithError(c->ext, src);
-        if (shape == NULL) return PyErr_Occurred() ? FAIL : DECLINE;
-        Py_INCREF(shape);
-    }
+    if (e->len > 1 && PUT_LIT(e, ",") < 0) return FAIL;
     int rc = OK;
-    if (e->len > 1) TRY(PUT_LIT(e, ","));
     TRY(put_kv(e, "{\"from\":", src));
     TRY(put_kv(e, ",\"to\":", dst));
     TRY(put_kv(e, ",\"shape\":", shape));
     TRY(PUT_LIT(e, "}"));
 done:
-    Py_DECREF(shape);
     return rc;
 }
 
-/* The items of a tuple that pass contains(filter, item) (all of them without a filter), as
- * JSON strings continuing a list; each also gets an edge to node `to` when the layer has edges. */
-static int put_inputs(Buf *b, Buf *e, Ctx *c, PyObject *items, PyObject *filter,
-                      int (*contains)(PyObject *, PyObject *), PyObject *to, int *first)
+static int put_sep(Buf *b, int *first)
 {
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
-        PyObject *item = PyTuple_GET_ITEM(items, k);
-        int in = filter != NULL ? contains(filter, item) : 1;
-        if (in < 0) return FAIL;
-        if (!in) continue;
-        if (!*first && PUT_LIT(b, ",") < 0) return FAIL;
+    if (*first) {
         *first = 0;
-        int r = put_str(b, item);
-        if (r == OK && c->ext != NULL) r = put_edge(e, c, item, to);
+        return OK;
+    }
+    return PUT_LIT(b, ",");
+}
+
+/* The inputs a layer document shows for node j: the producers the layer computes or lists as
+ * external inputs (the producer's shape on the edge), then the weights that are external inputs
+ * of the layer (their own shape). Without ext (nodes outside layers) every input, no edges. */
+static int put_inputs(Buf *b, Buf *e, Ctx *c, Py_ssize_t j, PyObject *to, PyObject *inputs,
+                      PyObject *weights)
+{
+    PyObject *row = PyList_GET_ITEM(c->producers, j);
+    Py_ssize_t n = PyList_GET_SIZE(c->nodes);
+    if (!PyList_CheckExact(row) || PyList_GET_SIZE(row) != PyTuple_GET_SIZE(inputs)) return DECLINE;
+    int first = 1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(inputs); k++) {
+        PyObject *name = PyTuple_GET_ITEM(inputs, k), *pos = PyList_GET_ITEM(row, k);
+        Py_ssize_t i = PyLong_CheckExact(pos) ? PyLong_AsSsize_t(pos) : -1;
+        if (i < 0 || i >= n) {
+            PyErr_Clear();
+            return DECLINE;
+        }
+        if (c->ext != NULL && !c->in_layer[i]) {
+            int in = PyDict_Contains(c->ext, name);
+            if (in <= 0) {
+                if (in < 0) return FAIL;
+                continue;
+            }
+        }
+        int r = put_sep(b, &first);
+        if (r == OK) r = put_str(b, name);
+        if (r == OK && c->ext != NULL) {
+            PyObject *shape = field(PyList_GET_ITEM(c->nodes, i), shape);
+            r = shape ? put_edge(e, name, to, shape) : FAIL;
+            Py_XDECREF(shape);
+        }
+        if (r != OK) return r;
+    }
+    for (Py_ssize_t k = 0; c->ext != NULL && k < PyTuple_GET_SIZE(weights); k++) {
+        PyObject *w = PyTuple_GET_ITEM(weights, k);
+        PyObject *shape = PyDict_GetItemWithError(c->ext, w); /* borrowed */
+        if (shape == NULL) {
+            if (PyErr_Occurred()) return FAIL;
+            continue;
+        }
+        int r = put_sep(b, &first);
+        if (r == OK) r = put_str(b, w);
+        if (r == OK) r = put_edge(e, w, to, shape);
         if (r != OK) return r;
     }
     return OK;
 }
 
 /* Node j's record into b and its edges into e. */
-static int put_node(Buf *b, Buf *e, Ctx *c, PyObject *node, PyObject *group, PyObject *sub,
+static int put_node(Buf *b, Buf *e, Ctx *c, Py_ssize_t j, PyObject *group, PyObject *sub,
                     PyObject *stream)
 {
+    PyObject *node = PyList_GET_ITEM(c->nodes, j);
     PyObject *name = NULL, *kind = NULL, *target = NULL, *shape = NULL, *dtype = NULL,
              *inputs = NULL, *weights = NULL, *args = NULL, *line = NULL, *cut = NULL;
     int rc = OK;
@@ -319,12 +345,10 @@ static int put_node(Buf *b, Buf *e, Ctx *c, PyObject *node, PyObject *group, PyO
 
     /* inputs: producers the layer shows, then weights that are external inputs of the layer */
     TRY(PUT_LIT(b, ",\"inputs\":["));
+    TRY(put_inputs(b, e, c, j, name, inputs, weights));
+    TRY(PUT_LIT(b, "],\"weights\":["));
     int first = 1;
     Py_ssize_t nw = PyTuple_GET_SIZE(weights);
-    TRY(put_inputs(b, e, c, inputs, c->allowed, PySet_Contains, name, &first));
-    if (c->ext != NULL) TRY(put_inputs(b, e, c, weights, c->ext, PyDict_Contains, name, &first));
-    TRY(PUT_LIT(b, "],\"weights\":["));
-    first = 1;
     for (Py_ssize_t k = 0; k < nw; k++) {
         PyObject *w = PyTuple_GET_ITEM(weights, k);
         if (c->ext != NULL) {
@@ -371,33 +395,33 @@ static PyObject *to_str(Buf *b) { return PyUnicode_DecodeUTF8(b->data, (Py_ssize
 
 static PyObject *encode_nodes(PyObject *mod, PyObject *args)
 {
-    PyObject *nodes, *members, *group, *sub, *stream, *ext, *result = NULL;
+    PyObject *group, *sub, *stream, *ext, *members, *result = NULL;
     Ctx c = {0};
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!OO!O:encode_nodes", &PyList_Type, &nodes,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!OO!O:encode_nodes", &PyList_Type, &c.nodes,
                           &PyList_Type, &members, &PyList_Type, &group, &PyList_Type, &sub,
-                          &PyList_Type, &stream, &PyDict_Type, &c.weights, &PyDict_Type,
-                          &c.by_name, &ext, &PyDict_Type, &c.labels, &c.friendly))
+                          &PyList_Type, &stream, &PyDict_Type, &c.weights, &PyList_Type,
+                          &c.producers, &ext, &PyDict_Type, &c.labels, &c.friendly))
         return NULL;
     if (ext != Py_None && !PyDict_Check(ext)) {
         PyErr_SetString(PyExc_TypeError, "encode_nodes: ext must be a dict or None");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(nodes);
-    if (PyList_GET_SIZE(group) != n || PyList_GET_SIZE(sub) != n || PyList_GET_SIZE(stream) != n) {
-        PyErr_SetString(PyExc_ValueError, "encode_nodes: group/sub/stream must parallel nodes");
+    Py_ssize_t n = PyList_GET_SIZE(c.nodes);
+    if (PyList_GET_SIZE(group) != n || PyList_GET_SIZE(sub) != n || PyList_GET_SIZE(stream) != n
+            || PyList_GET_SIZE(c.producers) != n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "encode_nodes: group/sub/stream/producers must parallel nodes");
         return NULL;
     }
     Buf b = {0}, e = {0};
     int rc = OK;
     Py_ssize_t m = PyList_GET_SIZE(members);
-    if (ext != Py_None) {
-        c.ext = ext;
-        /* an input is shown when the layer computes it or lists it as an external input */
-        c.allowed = PySet_New(ext);
-        if (c.allowed == NULL) {
-            rc = FAIL;
-            goto done;
-        }
+    c.ext = ext == Py_None ? NULL : ext;
+    c.in_layer = PyMem_Calloc((size_t)n + 1, 1);
+    if (c.in_layer == NULL) {
+        PyErr_NoMemory();
+        rc = FAIL;
+        goto done;
     }
     /* members, checked once, so the loops below index safely */
     for (Py_ssize_t k = 0; k < m; k++) {
@@ -408,27 +432,15 @@ static PyObject *encode_nodes(PyObject *mod, PyObject *args)
             rc = DECLINE;
             goto done;
         }
-        if (c.allowed != NULL) {
-            PyObject *name = field(PyList_GET_ITEM(nodes, j), name);
-            if (name == NULL) {
-                rc = FAIL;
-                goto done;
-            }
-            int r = PySet_Add(c.allowed, name);
-            Py_DECREF(name);
-            if (r < 0) {
-                rc = FAIL;
-                goto done;
-            }
-        }
+        c.in_layer[j] = 1;
     }
     TRY(PUT_LIT(&b, "["));
     TRY(PUT_LIT(&e, "["));
     for (Py_ssize_t k = 0; k < m; k++) {
         Py_ssize_t j = PyLong_AsSsize_t(PyList_GET_ITEM(members, k));
         if (k) TRY(PUT_LIT(&b, ","));
-        TRY(put_node(&b, &e, &c, PyList_GET_ITEM(nodes, j), PyList_GET_ITEM(group, j),
-                     PyList_GET_ITEM(sub, j), PyList_GET_ITEM(stream, j)));
+        TRY(put_node(&b, &e, &c, j, PyList_GET_ITEM(group, j), PyList_GET_ITEM(sub, j),
+                     PyList_GET_ITEM(stream, j)));
     }
     TRY(PUT_LIT(&b, "]"));
     TRY(PUT_LIT(&e, "]"));
@@ -441,7 +453,7 @@ static PyObject *encode_nodes(PyObject *mod, PyObject *args)
 done:
     PyMem_Free(b.data);
     PyMem_Free(e.data);
-    Py_XDECREF(c.allowed);
+    PyMem_Free(c.in_layer);
     if (rc == FAIL) {
         Py_XDECREF(result);
         return NULL;
@@ -455,7 +467,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"encode_nodes", encode_nodes, METH_VARARGS,
-     "encode_nodes(nodes, members, group, sub_group, stream, weights, by_name, ext, labels, "
+     "encode_nodes(nodes, members, group, sub_group, stream, weights, producers, ext, labels, "
      "friendly) -> (nodes_json, edges_json) | None\n\n"
      "The 'nodes' and 'edges' lists of document.layer_document as compact JSON text. ext maps "
      "the layer's external input ids to shapes; None keeps every input and writes no edges. "

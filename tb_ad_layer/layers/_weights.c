@@ -78,8 +78,11 @@ static int plain(const char *s, Py_ssize_t n)
     return 1;
 }
 
-/* layer and role of one plain name; new references in *layer and *role */
-static int one(PyObject *name, const char *s, Py_ssize_t n, PyObject **layer, PyObject **role)
+/* layer and role of one plain name; new references in *layer and *role. A role repeats in every
+ * layer (one weight per layer, expert and projection), so one str per distinct role is kept in
+ * `seen` and shared. */
+static int one(PyObject *name, const char *s, Py_ssize_t n, PyObject **layer, PyObject **role,
+               PyObject *seen)
 {
     Hit h;
     if (search_layer(s, n, &h)) {
@@ -107,12 +110,18 @@ static int one(PyObject *name, const char *s, Py_ssize_t n, PyObject **layer, Py
         return 0;
     }
     if (*role == NULL) return -1;
-    char tmp[32];
+    PyObject *shared = PyDict_SetDefault(seen, *role, *role); /* borrowed */
+    if (shared == NULL) {
+        Py_CLEAR(*role);
+        return -1;
+    }
+    Py_INCREF(shared);
+    Py_SETREF(*role, shared);
     Py_ssize_t k = h.d1 - h.d0;
-    if (k < (Py_ssize_t)sizeof tmp) {
-        memcpy(tmp, s + h.d0, (size_t)k);
-        tmp[k] = 0;
-        *layer = PyLong_FromString(tmp, NULL, 10);
+    if (k <= 18) {
+        long long v = 0;
+        for (Py_ssize_t i = h.d0; i < h.d1; i++) v = v * 10 + (s[i] - '0');
+        *layer = PyLong_FromLongLong(v);
     }
     else {
         PyObject *digits = PyUnicode_FromStringAndSize(s + h.d0, k);
@@ -132,8 +141,11 @@ static PyObject *weight_table(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO:weight_table", &names, &layer_of, &role_of)) return NULL;
     PyObject *it = PyObject_GetIter(names);
     if (it == NULL) return NULL;
-    PyObject *layers = PyDict_New(), *roles = PyDict_New(), *name;
-    if (layers == NULL || roles == NULL) goto fail;
+    /* sized for every name at once: growing a dict of 400k names step by step copies it often */
+    Py_ssize_t hint = PyDict_Check(names) ? PyDict_GET_SIZE(names) : 0;
+    PyObject *layers = _PyDict_NewPresized(hint), *roles = _PyDict_NewPresized(hint),
+             *seen = PyDict_New(), *name;
+    if (layers == NULL || roles == NULL || seen == NULL) goto fail;
     while ((name = PyIter_Next(it)) != NULL) {
         PyObject *layer = NULL, *role = NULL;
         Py_ssize_t n;
@@ -141,7 +153,7 @@ static PyObject *weight_table(PyObject *mod, PyObject *args)
                         ? PyUnicode_AsUTF8AndSize(name, &n) : NULL;
         int r;
         if (s != NULL && plain(s, n)) {
-            r = one(name, s, n, &layer, &role);
+            r = one(name, s, n, &layer, &role, seen);
         }
         else {
             layer = PyObject_CallOneArg(layer_of, name);
@@ -157,12 +169,14 @@ static PyObject *weight_table(PyObject *mod, PyObject *args)
     }
     if (PyErr_Occurred()) goto fail;
     Py_DECREF(it);
+    Py_DECREF(seen);
     PyObject *out = PyTuple_Pack(2, layers, roles);
     Py_DECREF(layers);
     Py_DECREF(roles);
     return out;
 fail:
     Py_DECREF(it);
+    Py_XDECREF(seen);
     Py_XDECREF(layers);
     Py_XDECREF(roles);
     return NULL;

@@ -89,7 +89,8 @@ def _native_lists(lg: LayeredGraph, members: list[int],
                   ext: dict[str, str] | None) -> tuple[str, str] | None:
     graph = lg.graph
     return _docjson.encode_nodes(graph.nodes, members, lg.group, lg.sub_group, lg.stream,
-                                 graph.weights, graph.by_name, ext, _LABELS, friendly_op_name)
+                                 graph.weights, graph.topology()[0], ext, _LABELS,
+                                 friendly_op_name)
 
 
 _LABELS: dict[str, str] = {}  # target -> friendly_op_name(target), shared by native calls
