@@ -122,8 +122,8 @@ class StoreWriter:
         """Store every layer document of ``lg`` as is (no trace).
 
         SQLite copies each document into the file with the GIL released, so a second thread
-        inserts document k while this one writes document k+1; the queue is short because a
-        layer document can be megabytes.
+        inserts document k while this one writes document k+1; the queue is bounded because a
+        layer document can be megabytes. An error of the inserting thread is raised here.
         """
         rows: queue.Queue[tuple | None] = queue.Queue(maxsize=8)
         failure: list[BaseException] = []
@@ -161,7 +161,7 @@ class StoreWriter:
     def _sync_written(self) -> None:
         fd = os.open(self.tmp_path, os.O_RDONLY)
         try:
-            os.fdatasync(fd)
+            getattr(os, "fdatasync", os.fsync)(fd)  # (macOS has only fsync)
         finally:
             os.close(fd)
 

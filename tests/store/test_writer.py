@@ -1,0 +1,49 @@
+"""The run store writer and reader: every node stored once, documents as the reference builds
+them, and a failing insert on the writer's second thread surfacing in the caller."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tb_ad_layer.convert import convert
+from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.layers.document import dumps, layer_document, outside_nodes
+from tb_ad_layer.layers.layered import layer_graph
+from tb_ad_layer.store.reader import RunStore
+from tb_ad_layer.store.writer import StoreWriter, store_path
+from tests.conftest import DUMPS
+
+DSV3 = DUMPS / "ad_dsv3"
+
+
+def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -> None:
+    last = sorted(DSV3.glob("*.txt"))[-1]
+    convert(last, tmp_path, run="r")
+    store = RunStore(store_path(tmp_path, "r"))
+    lg = layer_graph(parse_dump(last).select())
+    nodes = store.nodes(0)
+    assert [n["id"] for n in nodes] == [n.name for n in lg.graph.nodes]  # graph order
+    assert [n["layer"] for n in nodes] == lg.layer
+    assert store.outside_count(0) == len(store.nodes(0, -1)) == lg.layer.count(None) > 0
+    for index in lg.layers:
+        assert store.layer_doc_text(0, index) == dumps(layer_document(lg, index))
+    outside = store.query("SELECT nodes FROM outside WHERE stage=0")[0][0]
+    assert json.loads(outside) == outside_nodes(lg)
+    assert {t for (t,) in store.query("SELECT name FROM sqlite_master WHERE type='table'")} \
+        == {"meta", "files", "stages", "layers", "outside", "streams", "kernels"}
+
+
+def test_failed_insert_on_the_writer_thread_is_raised(tmp_path: Path) -> None:
+    lg = layer_graph(parse_dump(sorted(DSV3.glob("*.txt"))[-1]).select())
+    final = store_path(tmp_path, "r")
+    with pytest.raises(sqlite3.IntegrityError):
+        with StoreWriter(final) as w:
+            idx = w.add_stage(file="f.txt", order_no=0, stage="s", transform="t",
+                              modules=[lg.graph.module], lg=lg)
+            w.add_layers(idx, lg)
+            w.add_layers(idx, lg)  # the same (stage, layer) rows again
+            w.commit()
+    assert not final.exists() and not list(final.parent.glob(".*tmp*"))
