@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +21,7 @@ from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.events import write_run_events
-from tb_ad_layer.store.writer import StoreWriter, file_sha256, store_path
+from tb_ad_layer.store.writer import StoreWriter, store_path
 from tb_ad_layer.version import __version__
 
 
@@ -125,11 +124,8 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
     total = sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
     result = ConvertResult(store=store_path(logdir, run), run=run)
-    with StoreWriter(result.store) as writer, gc_paused(), \
-            ThreadPoolExecutor(1, thread_name_prefix="sha256") as hasher:
+    with StoreWriter(result.store) as writer, gc_paused():
         for k, sf in enumerate(files, 1):
-            # hashlib releases the GIL on large reads: the file is hashed while it is parsed.
-            digest = hasher.submit(file_sha256, sf.path)
             ls = load_stage(sf, module)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
             lg = ls.lg
@@ -137,7 +133,7 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
                                    transform=sf.transform,
                                    modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
                                    lg=lg)
-            writer.add_file(sf.path, "dump", digest.result())
+            writer.add_file(sf.path, "dump")
             if k == len(files) and attach_trace is not None:
                 # The trace is mapped across all layers at once, so it needs every document.
                 docs = [layer_document(lg, i) for i in sorted(lg.layers)]

@@ -1,7 +1,8 @@
 /* Native fast path of tb_ad_layer.dump.reader: one GraphModule section -> Node/Weight objects.
  *
  * scan_section(lines, start) does what reader._parse_section + reader._resolve do, for the plain
- * well-formed case only. For anything else (non-ASCII text, a line the Python code would reject,
+ * well-formed case only; lines is a list of str, or an ASCII file's bytes given as
+ * scan_section(data, start, line_starts(data)) so that it never has to be split into str lines. For anything else (non-ASCII text, a line the Python code would reject,
  * a duplicate or forward reference, a second output line, ...) it returns None, "declines", and
  * the Python code parses the section again: it is the reference, and every error message comes
  * from it. Declining is always safe, so when in doubt this file declines.
@@ -883,23 +884,41 @@ static int is_banner(const char *s, Py_ssize_t len)
     return 1;
 }
 
-static int scan_lines(Scan *S, PyObject *lines, Py_ssize_t start, Py_ssize_t *end)
+/* Line i of the section's source: an item of a list of str (checked to be ASCII), or a span of
+ * an ASCII bytes object whose line starts are given (see line_starts). DECLINE: not ASCII. */
+static int line_at(PyObject *src, const Py_ssize_t *starts, Py_ssize_t i, const char **s,
+                   Py_ssize_t *len)
+{
+    if (starts != NULL) {
+        *s = PyBytes_AS_STRING(src) + starts[i];
+        *len = starts[i + 1] - 1 - starts[i];
+        return OK;
+    }
+    PyObject *item = PyList_GET_ITEM(src, i);
+    if (!PyUnicode_CheckExact(item)) return DECLINE;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(item) < 0) return FAIL;
+#endif
+    if (!PyUnicode_IS_ASCII(item)) return DECLINE;
+    *s = PyUnicode_DATA(item);
+    *len = PyUnicode_GET_LENGTH(item);
+    return OK;
+}
+
+/* The list (or bytes) keeps every line alive for the whole call, so scan_line may point into
+ * it while it runs. */
+static int scan_lines(Scan *S, PyObject *src, const Py_ssize_t *starts, Py_ssize_t count,
+                      Py_ssize_t start, Py_ssize_t *end)
 {
     Py_ssize_t i;
-    for (i = start; i < PyList_GET_SIZE(lines); i++) {
-        PyObject *item = PyList_GET_ITEM(lines, i);
-        if (!PyUnicode_CheckExact(item)) return DECLINE;
-#if PY_VERSION_HEX < 0x030C0000
-        if (PyUnicode_READY(item) < 0) return FAIL;
-#endif
-        if (!PyUnicode_IS_ASCII(item)) return DECLINE;
-        const char *s = PyUnicode_DATA(item);
-        Py_ssize_t len = PyUnicode_GET_LENGTH(item);
+    for (i = start; i < count; i++) {
+        const char *s;
+        Py_ssize_t len;
+        int rc = line_at(src, starts, i, &s, &len);
+        if (rc != OK) return rc;
         if (len > 0 && s[len - 1] == '\r') len--;
         if (is_banner(s, len)) break;
-        Py_INCREF(item); /* keep the text alive while pointing into it */
-        int rc = scan_line(S, s, len, i + 1);
-        Py_DECREF(item);
+        rc = scan_line(S, s, len, i + 1);
         if (rc != OK) return rc;
     }
     *end = i;
@@ -908,8 +927,26 @@ static int scan_lines(Scan *S, PyObject *lines, Py_ssize_t start, Py_ssize_t *en
 
 static PyObject *scan_section(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyLong_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "scan_section(lines: list[str], start: int)");
+    /* (lines: list[str], start) or (data: bytes, start, starts: bytes from line_starts(data)) */
+    const Py_ssize_t *starts = NULL;
+    Py_ssize_t count = 0;
+    if (nargs == 2 && PyList_CheckExact(args[0]) && PyLong_Check(args[1])) {
+        count = PyList_GET_SIZE(args[0]);
+    }
+    else if (nargs == 3 && PyBytes_CheckExact(args[0]) && PyLong_Check(args[1])
+             && PyBytes_CheckExact(args[2])
+             && PyBytes_GET_SIZE(args[2]) % (Py_ssize_t)sizeof(Py_ssize_t) == 0
+             && PyBytes_GET_SIZE(args[2]) >= (Py_ssize_t)(2 * sizeof(Py_ssize_t))) {
+        starts = (const Py_ssize_t *)PyBytes_AS_STRING(args[2]);
+        count = PyBytes_GET_SIZE(args[2]) / (Py_ssize_t)sizeof(Py_ssize_t) - 1;
+        if (starts[count] != PyBytes_GET_SIZE(args[0]) + 1) {
+            PyErr_SetString(PyExc_ValueError, "scan_section: starts are not line_starts(data)");
+            return NULL;
+        }
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "scan_section(lines: list[str], start: int) or "
+                                         "scan_section(data: bytes, start: int, starts: bytes)");
         return NULL;
     }
     if (node_class.type == NULL) {
@@ -929,7 +966,7 @@ static PyObject *scan_section(PyObject *mod, PyObject *const *args, Py_ssize_t n
      * collector running, its repeated passes over them cost 3x the scan itself. */
     int gc_was_enabled = PyGC_Disable();
     if ((S.nodes = PyList_New(0)) && (S.inputs = PyList_New(0)) && (S.consumers = PyList_New(0)))
-        rc = scan_lines(&S, args[0], start, &end);
+        rc = scan_lines(&S, args[0], starts, count, start, &end);
     if (rc == OK) rc = check_undefined(&S);
     if (rc == OK) {
         PyObject *weights = weights_dict(&S);
@@ -945,7 +982,30 @@ static PyObject *scan_section(PyObject *mod, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
+/* line_starts(data) -> bytes: the offset where each line of data starts (lines as
+ * data.split(b"\n") gives them), then len(data) + 1, as native Py_ssize_t values. */
+static PyObject *line_starts(PyObject *mod, PyObject *data)
+{
+    if (!PyBytes_CheckExact(data)) {
+        PyErr_SetString(PyExc_TypeError, "line_starts(data: bytes)");
+        return NULL;
+    }
+    const char *s = PyBytes_AS_STRING(data), *end = s + PyBytes_GET_SIZE(data);
+    Py_ssize_t lines = 1;
+    for (const char *q = s; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++) lines++;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (lines + 1) * (Py_ssize_t)sizeof(Py_ssize_t));
+    if (out == NULL) return NULL;
+    Py_ssize_t *v = (Py_ssize_t *)PyBytes_AS_STRING(out), k = 0;
+    v[k++] = 0;
+    for (const char *q = s; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+        v[k++] = q + 1 - s;
+    v[k] = (end - s) + 1;
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"line_starts", line_starts, METH_O,
+     "line_starts(data: bytes) -> bytes: native offsets of each line's start, then len + 1."},
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(Node, Weight, PLACEHOLDER, CALL, OUTPUT): the classes and kind strings to use."},
     {"scan_section", (PyCFunction)(void (*)(void))scan_section, METH_FASTCALL,

@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
@@ -118,6 +119,10 @@ def _preview(line: str) -> str:
 
 def read_text(path: str | Path) -> str:
     """Read a dump file as UTF-8 text, refusing binary and unreadable files with a clear error."""
+    return _decode(Path(path), _read_bytes(path))
+
+
+def _read_bytes(path: str | Path) -> bytes:
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -131,10 +136,34 @@ def read_text(path: str | Path) -> str:
     if nul >= 0:
         raise InputError("binary file, expected an AutoDeploy graph dump (text)", path=p,
                          line=data.count(b"\n", 0, nul) + 1)
+    return data
+
+
+def _decode(p: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError("not UTF-8 text", path=p, line=data.count(b"\n", 0, e.start) + 1) from None
+
+
+class _AsciiLines:
+    """The lines of an ASCII file, as ``data.split(b"\n")`` decoded would give them, without
+    splitting it: the C scanner reads its sections straight from the bytes, so only the few lines
+    the Python code looks at (header, banners, a section the scanner declines) become str."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.starts = _scan.line_starts(data)
+        self._at = memoryview(self.starts).cast("n")
+        self._count = len(self._at) - 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i: int) -> str:
+        if not 0 <= i < self._count:
+            raise IndexError(i)
+        return self.data[self._at[i]:self._at[i + 1] - 1].decode("ascii")
 
 
 def read_header(path: str | Path) -> tuple[str, str]:
@@ -164,10 +193,20 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         text: the file's contents, if already read.
     """
     p = str(path)
+    native = NATIVE and os.environ.get(PURE_PYTHON_ENV) != "1"
+    lines: list[str] | _AsciiLines
     if text is None:
-        text = read_text(path)
-    size = len(text)
-    lines = text.split("\n")
+        data = _read_bytes(path)
+        size = len(data)
+        if native and data.isascii():
+            lines = _AsciiLines(data)
+        else:
+            lines = _decode(Path(path), data).split("\n")
+        del data
+    else:
+        size = len(text)
+        lines = _AsciiLines(text.encode("ascii")) if native and text.isascii() \
+            else text.split("\n")
     del text  # the lines are all that is needed; don't hold the file twice
     transform = stage = ""
     modules: list[Graph] = []
@@ -188,7 +227,6 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         i += 1
     if i >= n:
         raise InputError("not an AutoDeploy graph dump (no '# GraphModule:' section)", path=p)
-    native = NATIVE and os.environ.get(PURE_PYTHON_ENV) != "1"
     while i < n:
         line = lines[i].rstrip("\r")
         if line == BANNER:
@@ -199,7 +237,12 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
             name = lines[i + 1][len("# GraphModule:"):].strip()
             # The C scanner returns None for anything but a plain well-formed section: the Python
             # code then parses it again, raising its errors or handling the rare case.
-            scanned = _scan.scan_section(lines, i + 3) if native else None
+            if not native:
+                scanned = None
+            elif isinstance(lines, _AsciiLines):
+                scanned = _scan.scan_section(lines.data, i + 3, lines.starts)
+            else:
+                scanned = _scan.scan_section(lines, i + 3)
             if scanned is None:
                 i = _parse_section(p, lines, i + 3, name, modules, transform, stage)
             else:
@@ -215,7 +258,7 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
     return DumpFile(path=p, transform=transform, stage=stage, modules=modules, size_bytes=size)
 
 
-def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[Graph],
+def _parse_section(path: str, lines: Sequence[str], start: int, module: str, out: list[Graph],
                    transform: str, stage: str) -> int:
     """Parse node lines from ``start`` until the next banner or the end; return that index."""
     graph = Graph(module=module, source=path, transform=transform, stage=stage)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
 import sqlite3
-import threading
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Iterable, Sequence
@@ -18,9 +16,6 @@ from typing import Any, Iterable, Sequence
 from tb_ad_layer.layers.document import dumps, layer_document_text, outside_nodes_text
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION, STORE_DIR, STORE_FILE
-
-
-_SYNC_EVERY = 8 << 20  # bytes of documents between background flushes to disk
 
 
 def store_path(logdir: str | Path, run: str) -> Path:
@@ -66,7 +61,11 @@ class StoreWriter:
         self._created_dirs = missing  # deepest first
         if self.tmp_path.exists():
             self.tmp_path.unlink()
-        self._conn = sqlite3.connect(self.tmp_path, check_same_thread=False)
+        self._conn = sqlite3.connect(self.tmp_path)
+        # Layer documents are hundreds of kilobytes: with 16 KiB pages SQLite writes and reads
+        # them in a quarter of the pages (bench: 61 documents of 700 kB written and synced in
+        # 38 ms instead of 72 ms with the default 4 KiB, read back in 36 ms instead of 44 ms).
+        self._conn.execute("PRAGMA page_size=16384")
         self._conn.execute("PRAGMA journal_mode=OFF")
         self._conn.execute("PRAGMA synchronous=OFF")
         self._conn.executescript(DDL)
@@ -94,13 +93,11 @@ class StoreWriter:
     def set_meta(self, key: str, value: Any) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, dumps(value)))
 
-    def add_file(self, path: str | Path, role: str,
-                 digest: tuple[str, int] | None = None) -> str:
-        """Record an input file; ``digest`` is its :func:`file_sha256` if already computed."""
-        sha, size = digest or file_sha256(path)
+    def add_file(self, path: str | Path, role: str) -> str:
+        digest, size = file_sha256(path)
         self.conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)",
-                          (str(Path(path).resolve()), sha, size, role))
-        return sha
+                          (str(Path(path).resolve()), digest, size, role))
+        return digest
 
     def add_stage(self, *, file: str, order_no: int, stage: str, transform: str,
                   modules: Sequence[str], lg: LayeredGraph) -> int:
@@ -119,51 +116,13 @@ class StoreWriter:
         return idx
 
     def add_layers(self, stage: int, lg: LayeredGraph) -> None:
-        """Store every layer document of ``lg`` as is (no trace).
-
-        SQLite copies each document into the file with the GIL released, so a second thread
-        inserts document k while this one writes document k+1; the queue is bounded because a
-        layer document can be megabytes. An error of the inserting thread is raised here.
-        """
-        rows: queue.Queue[tuple | None] = queue.Queue(maxsize=8)
-        failure: list[BaseException] = []
-
-        def insert() -> None:
-            unsynced = 0
-            while (row := rows.get()) is not None:
-                if not failure:
-                    try:
-                        self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)", row)
-                        # Flush what SQLite has written so far while the next documents are
-                        # built, so the final fsync in commit() has little left to wait for.
-                        unsynced += len(row[-1])
-                        if unsynced >= _SYNC_EVERY:
-                            self._sync_written()
-                            unsynced = 0
-                    except BaseException as e:  # re-raised in the calling thread
-                        failure.append(e)
-
-        worker = threading.Thread(target=insert, name="store-writer", daemon=True)
-        worker.start()
-        try:
-            for index in sorted(lg.layers):
-                if failure:
-                    break
-                info = lg.layers[index]
-                rows.put((stage, index, info.kind, info.attention, info.node_count, None,
-                          dumps(info.group_counts), layer_document_text(lg, index)))
-        finally:
-            rows.put(None)
-            worker.join()
-        if failure:
-            raise failure[0]
-
-    def _sync_written(self) -> None:
-        fd = os.open(self.tmp_path, os.O_RDONLY)
-        try:
-            getattr(os, "fdatasync", os.fsync)(fd)  # (macOS has only fsync)
-        finally:
-            os.close(fd)
+        """Store every layer document of ``lg`` as is (no trace), one at a time: a layer
+        document can be megabytes."""
+        for index in sorted(lg.layers):
+            info = lg.layers[index]
+            self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
+                              (stage, index, info.kind, info.attention, info.node_count, None,
+                               dumps(info.group_counts), layer_document_text(lg, index)))
 
     def add_layer_docs(self, stage: int, docs: Iterable[dict[str, Any]]) -> None:
         """Store each layer document of ``stage`` (see :mod:`tb_ad_layer.layers.document`)."""

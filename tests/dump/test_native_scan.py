@@ -307,3 +307,42 @@ def test_generated_stress_cases() -> None:
         if assert_same(text, native=None)[0] == "ok":
             taken += sum(scanned_natively(text))
     assert taken > 100  # the C path did run on many of them
+
+
+@native_only
+@pytest.mark.parametrize("data", [b"a", b"a\n", b"\n\n", b"a\r\nb\r\n", b"x" * 5000 + b"\ny",
+                                  b"\n", b"# h\n\n\n" + b"=" * 80 + b"\n"])
+def test_ascii_lines_are_the_split_lines(data: bytes) -> None:
+    """An ASCII file is scanned from its bytes (reader._AsciiLines + _scan.line_starts) instead
+    of being split into str lines: the lines must be exactly what split would give."""
+    lines = reader._AsciiLines(data)
+    assert len(lines) == len(data.split(b"\n"))
+    assert [lines[i] for i in range(len(lines))] == data.decode().split("\n")
+    with pytest.raises(IndexError):
+        lines[len(lines)]
+
+
+@native_only
+def test_file_read_as_bytes_or_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file is parsed from its bytes when it is ASCII, from split str lines when it is not
+    (the C scanner then takes the ASCII sections of the list); both give the reference result."""
+    ascii_text = dump_text(BODY + "output %moe\n", BODY.replace("%moe", "%moe2") + "output %moe2\n")
+    mixed = ascii_text.replace("# GraphModule: m1", "# GraphModule: m1 \u00e9t\u00e9")
+    seen: list[str] = []
+    real = reader._scan.scan_section
+    monkeypatch.setattr(reader._scan, "scan_section",
+                        lambda src, *a: seen.append(type(src).__name__) or real(src, *a))
+    for text, kind in ((ascii_text, "bytes"), (mixed, "list")):
+        path = tmp_path / f"{kind}.txt"
+        path.write_text(text, encoding="utf-8")
+        seen.clear()
+        from_file = parse_dump(path)
+        assert seen == [kind, kind]
+        monkeypatch.setenv(reader.PURE_PYTHON_ENV, "1")
+        reference = parse_dump(path)
+        monkeypatch.delenv(reader.PURE_PYTHON_ENV)
+        assert [[(n.name, n.target, n.inputs, n.weights, n.args, n.line) for n in g.nodes]
+                for g in from_file.modules] == \
+            [[(n.name, n.target, n.inputs, n.weights, n.args, n.line) for n in g.nodes]
+             for g in reference.modules]
+        assert from_file.size_bytes == len(text.encode("utf-8"))  # bytes, not characters

@@ -1,5 +1,5 @@
 """The run store writer and reader: every node stored once, documents as the reference builds
-them, and a failing insert on the writer's second thread surfacing in the caller."""
+them, and a failed write leaving no store behind."""
 from __future__ import annotations
 
 import json
@@ -36,7 +36,7 @@ def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -
         == {"meta", "files", "stages", "layers", "outside", "streams", "kernels"}
 
 
-def test_failed_insert_on_the_writer_thread_is_raised(tmp_path: Path) -> None:
+def test_failed_write_leaves_no_store(tmp_path: Path) -> None:
     lg = layer_graph(parse_dump(sorted(DSV3.glob("*.txt"))[-1]).select())
     final = store_path(tmp_path, "r")
     with pytest.raises(sqlite3.IntegrityError):
