@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out" / "plugin"
 sys.path.insert(0, str(REPO))
 
-from tb_ad_layer.store.reader import RunStore  # noqa: E402
+from tb_ad_layer.store.reader import RunStore, StoreVersionError  # noqa: E402
 from tb_ad_layer.store.writer import store_path  # noqa: E402
 from tests.plugin.fake_trace import convert_with_trace  # noqa: E402
 from tests.tensorboard_process import running_tensorboard  # noqa: E402
@@ -64,6 +64,11 @@ def build_logdir(experts: int, kernels_per_node: int,
                        check=True, stdout=subprocess.DEVNULL)
     logdir = OUT / f"logs_e{experts}_k{kernels_per_node}_x{extra_per_layer}"
     path = store_path(logdir, RUN)
+    if path.exists():
+        try:
+            RunStore(path).close()
+        except StoreVersionError:  # left by an older tb-ad-layer: build it again
+            path.unlink()
     if not path.exists():
         convert_with_trace(dump, logdir, RUN, kernels_per_node=kernels_per_node,
                            extra_per_layer=extra_per_layer)
