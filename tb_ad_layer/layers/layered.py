@@ -79,7 +79,8 @@ def layer_graph(graph: Graph) -> LayeredGraph:
     groups, subs, streams, attention = assign_groups(graph, owners, roles)
     members: dict[int, list[int]] = {}
     calls: dict[int, list[str]] = {}  # groups of each layer's calls, counted below
-    for j, owner, kind, group in zip(range(len(owners)), owners,
+    # Node.index is the position: its int objects are shared instead of making one per node.
+    for j, owner, kind, group in zip(map(attrgetter("index"), graph.nodes), owners,
                                      map(attrgetter("kind"), graph.nodes), groups):
         if owner != NO_LAYER:
             members.setdefault(owner, []).append(j)
