@@ -43,6 +43,7 @@ CHILD = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 from tb_ad_layer.convert import convert
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump import reader
 from tb_ad_layer.layers import document, groups, membership, weights
 from tb_ad_layer.store.reader import RunStore
@@ -63,7 +64,7 @@ for layer in layers[:: max(1, len(layers) // 10)]:
 print(json.dumps({"seconds": dt, "peak": peak, "nodes": res.stages[0].nodes,
                   "bytes": res.stages[0].size_bytes, "layers": len(layers),
                   "native": [m.__name__.rsplit(".", 1)[-1] for m in (reader, weights, membership, groups, document)
-                             if m.NATIVE and os.environ.get(reader.PURE_PYTHON_ENV) != "1"],
+                             if m.NATIVE and fast_paths.enabled()],
                   "load_ms_max": max(loads) * 1e3, "load_ms_median": sorted(loads)[len(loads)//2] * 1e3,
                   "text_ms_median": sorted(texts)[len(texts)//2] * 1e3}))
 """

@@ -12,12 +12,12 @@ Every malformed input raises :class:`~tb_ad_layer.errors.InputError` naming the 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
 
@@ -46,7 +46,6 @@ _ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
 _HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
 _PREVIEW = 60
-PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast path
 
 
 def _native_ready() -> bool:
@@ -193,7 +192,7 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         text: the file's contents, if already read.
     """
     p = str(path)
-    native = NATIVE and os.environ.get(PURE_PYTHON_ENV) != "1"
+    native = NATIVE and fast_paths.enabled()
     lines: list[str] | _AsciiLines
     if text is None:
         data = _read_bytes(path)

@@ -12,9 +12,9 @@ of small dicts took a third of a conversion.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
 
@@ -24,7 +24,6 @@ except ImportError:  # pragma: no cover - exercised by installs without a compil
     _docjson = None
 
 ARGS_SHOWN = 2000  # characters of a node's argument text in a document
-PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
 NATIVE = _docjson is not None  # the C encoder is built (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
@@ -82,7 +81,7 @@ def dumps(value: Any) -> str:
 
 
 def _use_native() -> bool:
-    return _docjson is not None and os.environ.get(PURE_PYTHON_ENV) != "1"
+    return _docjson is not None and fast_paths.enabled()
 
 
 def _native_lists(lg: LayeredGraph, members: list[int],

@@ -11,11 +11,11 @@ sub-group when they have no finer one, and every node between them is marked as 
 """
 from __future__ import annotations
 
-import os
 import re
 from functools import lru_cache
 from typing import Mapping
 
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, Graph, friendly_op_name
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import weight_table
@@ -30,7 +30,10 @@ NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER = (
 GROUPS = (NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER)
 AUX_STREAM = "aux_stream"
 
-PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
+NATIVE = _groups is not None  # the C passes are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
+if _groups is not None:
+    _groups.configure(CALL, NORM, ATTENTION, MLA, OTHER, AUX_STREAM, "main", "aux", "rope")
+
 
 _MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
 _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
@@ -138,7 +141,7 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     inputs_idx, consumers = graph.topology()
     if roles is None:
         roles = weight_table(graph.weights)[1]
-    if _groups is not None and type(roles) is dict and os.environ.get(PURE_PYTHON_ENV) != "1":
+    if _groups is not None and type(roles) is dict and fast_paths.enabled():
         out = _groups.assign_groups(nodes, layers, inputs_idx, consumers, roles, _target_info,
                                     _classify_role)
         if out is not None:
@@ -266,7 +269,3 @@ def _target_info(target: str) -> tuple[str | None, str | None, str | None, str |
             | (friendly_op_name(target) == "getitem") << 7)
     return (*_classify_op(target), *_classify_target(target), bits)
 
-
-NATIVE = _groups is not None  # the C passes are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
-if _groups is not None:
-    _groups.configure(CALL, NORM, ATTENTION, MLA, OTHER, AUX_STREAM, "main", "aux", "rope")

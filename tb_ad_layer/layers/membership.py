@@ -27,11 +27,11 @@ Generic arithmetic (``sub_1``, ``eq_1``) lands where its dataflow says; name suf
 """
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from typing import Mapping
 
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
 
@@ -42,7 +42,6 @@ except ImportError:  # pragma: no cover - exercised by installs without a compil
     _membership = None
 
 NATIVE = _membership is not None  # the C passes are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
-PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
 
 NO_LAYER = -1
 _UNSET = -2
@@ -62,7 +61,7 @@ def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = 
     if weight_layer is None:
         weight_layer = weight_layers(graph.weights)
     if _membership is not None and type(weight_layer) is dict \
-            and os.environ.get(PURE_PYTHON_ENV) != "1":
+            and fast_paths.enabled():
         inputs, consumers = graph.topology()
         owners = _membership.assign_layers(graph.nodes, inputs, consumers, weight_layer,
                                            is_buffer_like, _target_flags)

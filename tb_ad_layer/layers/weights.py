@@ -5,10 +5,11 @@ or fused names such as ``fused_gate_up_5_weight``. They are the ground truth for
 """
 from __future__ import annotations
 
-import os
 import re
 from functools import lru_cache
 from typing import Iterable
+
+from tb_ad_layer import fast_paths
 
 try:  # optional C fast path (tb_ad_layer/layers/_weights.c); this module's code is the reference
     from tb_ad_layer.layers import _weights
@@ -16,7 +17,6 @@ except ImportError:  # pragma: no cover - exercised by installs without a compil
     _weights = None
 
 NATIVE = _weights is not None  # the C table is built (unless $TB_AD_LAYER_PURE_PYTHON=1)
-PURE_PYTHON_ENV = "TB_AD_LAYER_PURE_PYTHON"  # "1": never use the C fast paths
 
 _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
@@ -48,7 +48,7 @@ def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
 def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str, str]]:
     """``(layers, roles)``: :func:`layer_of_weight` and :func:`weight_role` of every name, from
     one search per name (a MoE dump has one weight per expert and projection)."""
-    if _weights is not None and os.environ.get(PURE_PYTHON_ENV) != "1":
+    if _weights is not None and fast_paths.enabled():
         return _weights.weight_table(names, layer_of_weight.__wrapped__, weight_role.__wrapped__)
     layers: dict[str, int | None] = {}
     roles: dict[str, str] = {}

@@ -16,6 +16,7 @@ from tb_ad_layer.dump import reader
 from tb_ad_layer.dump.graph import Graph
 from tb_ad_layer.dump.reader import BANNER, parse_dump
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.fast_paths import PURE_PYTHON_ENV
 from tests.conftest import DUMPS
 from tests.dump.test_reader import BAD_CASES, BODY
 
@@ -32,17 +33,17 @@ def dump_text(*sections: str, eol: str = "\n") -> str:
 
 def snapshot(text: str, pure: bool) -> tuple:
     """Everything the parse gives, or the error; with the C path on or off."""
-    old = os.environ.get(reader.PURE_PYTHON_ENV)
-    os.environ[reader.PURE_PYTHON_ENV] = "1" if pure else "0"
+    old = os.environ.get(PURE_PYTHON_ENV)
+    os.environ[PURE_PYTHON_ENV] = "1" if pure else "0"
     try:
         dump = parse_dump("dump.txt", text=text)
     except InputError as e:
         return ("error", str(e), e.line)
     finally:
         if old is None:
-            del os.environ[reader.PURE_PYTHON_ENV]
+            del os.environ[PURE_PYTHON_ENV]
         else:
-            os.environ[reader.PURE_PYTHON_ENV] = old
+            os.environ[PURE_PYTHON_ENV] = old
     out = []
     for g in dump.modules:
         topology = g.topology()
@@ -93,10 +94,10 @@ def test_pure_python_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     real = reader._parse_section
     monkeypatch.setattr(reader, "_parse_section", lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setenv(reader.PURE_PYTHON_ENV, "1")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
     parse_dump("d.txt", text=text)
     assert calls == [1]
-    monkeypatch.setenv(reader.PURE_PYTHON_ENV, "0")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "0")
     parse_dump("d.txt", text=text)
     assert calls == [1]
 
@@ -107,7 +108,7 @@ def test_weight_order_is_first_reference_order(monkeypatch: pytest.MonkeyPatch) 
     names = [f"model_layers_{i}_mlp_w{i % 3}_weight" for i in range(30)]
     body = (f"%x : 2 : f\n%a = f.default(%wm : 2 : f, [{', '.join(names)}], [x, bias_1]) : 2 : f\n"
             "%b = f.default(%bias_2, %wm, [z]) : 2 : f\noutput %b")
-    monkeypatch.setenv(reader.PURE_PYTHON_ENV, "1")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
     g = parse_dump("d.txt", text=dump_text(body)).modules[0]
     assert list(g.weights) == ["wm", *names, "bias_1", "bias_2", "z"]
 
@@ -338,9 +339,9 @@ def test_file_read_as_bytes_or_split(tmp_path: Path, monkeypatch: pytest.MonkeyP
         seen.clear()
         from_file = parse_dump(path)
         assert seen == [kind, kind]
-        monkeypatch.setenv(reader.PURE_PYTHON_ENV, "1")
+        monkeypatch.setenv(PURE_PYTHON_ENV, "1")
         reference = parse_dump(path)
-        monkeypatch.delenv(reader.PURE_PYTHON_ENV)
+        monkeypatch.delenv(PURE_PYTHON_ENV)
         assert [[(n.name, n.target, n.inputs, n.weights, n.args, n.line) for n in g.nodes]
                 for g in from_file.modules] == \
             [[(n.name, n.target, n.inputs, n.weights, n.args, n.line) for n in g.nodes]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.fast_paths import PURE_PYTHON_ENV
 from tb_ad_layer.layers import document
 from tb_ad_layer.layers.document import (dumps, layer_document, layer_document_text,
                                          outside_nodes, outside_nodes_text)
@@ -101,7 +102,7 @@ def test_pure_python_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(document, "layer_document", lambda *a: calls.append(1) or real(*a))
     layer_document_text(lg, 0)
     assert calls == []
-    monkeypatch.setenv(document.PURE_PYTHON_ENV, "1")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
     layer_document_text(lg, 0)
     assert calls == [1]
 

@@ -15,6 +15,7 @@ import pytest
 
 from tb_ad_layer.dump.graph import Graph
 from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.fast_paths import PURE_PYTHON_ENV
 from tb_ad_layer.layers import groups
 from tb_ad_layer.layers.membership import assign_layers
 from tb_ad_layer.layers.weights import weight_table
@@ -47,15 +48,15 @@ def both(graph: Graph) -> tuple[tuple | None, tuple]:
     inputs, consumers = graph.topology()
     native = groups._groups.assign_groups(graph.nodes, layers, inputs, consumers, roles,
                                           groups._target_info, groups._classify_role)
-    old = os.environ.get(groups.PURE_PYTHON_ENV)
-    os.environ[groups.PURE_PYTHON_ENV] = "1"
+    old = os.environ.get(PURE_PYTHON_ENV)
+    os.environ[PURE_PYTHON_ENV] = "1"
     try:
         reference = groups.assign_groups(graph, layers, roles)
     finally:
         if old is None:
-            del os.environ[groups.PURE_PYTHON_ENV]
+            del os.environ[PURE_PYTHON_ENV]
         else:
-            os.environ[groups.PURE_PYTHON_ENV] = old
+            os.environ[PURE_PYTHON_ENV] = old
     return native, reference
 
 

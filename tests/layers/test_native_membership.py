@@ -14,6 +14,7 @@ import pytest
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.fast_paths import PURE_PYTHON_ENV
 from tb_ad_layer.layers import membership
 from tb_ad_layer.layers.weights import weight_layers
 from tests.conftest import DUMPS
@@ -151,6 +152,6 @@ def test_pure_python_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(membership._Membership, "run", lambda self: calls.append(1) or real(self))
     membership.assign_layers(graph)
     assert calls == []
-    monkeypatch.setenv(membership.PURE_PYTHON_ENV, "1")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
     membership.assign_layers(graph)
     assert calls == [1]

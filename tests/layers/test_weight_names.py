@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from tb_ad_layer.fast_paths import PURE_PYTHON_ENV
 from tb_ad_layer.layers import weights
 from tb_ad_layer.layers.weights import layer_of_weight, weight_layers, weight_role, weight_table
 
@@ -20,7 +21,7 @@ NAMES = [
 
 
 def test_table_matches_the_per_name_functions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(weights.PURE_PYTHON_ENV, "1")  # the reference code; C is checked below
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")  # the reference code; C is checked below
     layers, roles = weight_table(NAMES)
     assert list(layers) == list(roles) == list(dict.fromkeys(NAMES))
     for name in NAMES:
@@ -41,7 +42,7 @@ def test_native_table_matches_the_reference(monkeypatch: pytest.MonkeyPatch) -> 
     names = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(40000)]
     names += ["_" + n for n in names[:5000]] + NAMES
     native = weight_table(names)
-    monkeypatch.setenv(weights.PURE_PYTHON_ENV, "1")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
     reference = weight_table(names)
     assert native == reference
     assert list(native[0]) == list(reference[0]) and list(native[1]) == list(reference[1])
