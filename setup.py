@@ -35,7 +35,7 @@ setup(
                            depends=["tb_ad_layer/layers/_rows.h"], optional=True,
                            extra_compile_args=["-O2", "-std=c99"])
                  for name in ("dump._scan", "layers._weights", "layers._membership",
-                              "layers._groups", "layers._docjson")],
+                              "layers._groups", "layers._summary", "layers._docjson")],
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2"],
     extras_require={
         "test": ["pytest>=8", "playwright>=1.45"],

@@ -13,9 +13,15 @@ from itertools import compress, repeat
 from operator import eq, is_
 from typing import Mapping
 
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
+
+try:  # optional C fast path (tb_ad_layer/layers/_summary.c); the Python below is the reference
+    from tb_ad_layer.layers import _summary
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _summary = None
 
 _KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
                  r"ssm_state|conv_state", re.I)
@@ -116,37 +122,56 @@ def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[i
 
     ``buffers`` is :func:`model_buffers` of the graph, computed once for all layers."""
     nodes = graph.nodes
+    out: list[ExternalInput] = []
+    for source in _sources(graph, layers, layer, members, buffers):
+        if isinstance(source, str):  # a model-level buffer
+            weight = graph.weights[source]
+            kind = ROPE if _ROPE.search(source) else ("buffer" if not _KV.search(source)
+                                                      else KV_CACHE)
+            out.append(ExternalInput(source, _LABELS.get(kind, "model buffer"),
+                                     kind if kind != "buffer" else MODEL,
+                                     weight.shape, weight.dtype, None))
+            continue
+        src = nodes[source]
+        owner = layers[source]
+        if owner == NO_LAYER:
+            kind = model_kinds[source] or MODEL
+            out.append(ExternalInput(src.name, _LABELS.get(kind, _LABELS[MODEL]),
+                                     kind if kind in (KV_CACHE, METADATA, ROPE, MASK, SHAPE)
+                                     else MODEL, src.shape, src.dtype, None))
+        else:
+            residual = owner < layer
+            out.append(ExternalInput(src.name, f"Layer {owner} residual output" if residual
+                                     else f"Layer {owner} output",
+                                     RESIDUAL if residual else LAYER_OUTPUT,
+                                     src.shape, src.dtype, owner))
+    return out
+
+
+def _sources(graph: Graph, layers: list[int], layer: int, members: list[int],
+             buffers: frozenset[str]) -> list[int | str]:
+    """What ``layer`` reads from outside itself, in first-use order: the position of each node
+    computed elsewhere, and the name of each model-level buffer."""
+    nodes = graph.nodes
     inputs_idx = graph.topology()[0]
-    seen: dict[str, ExternalInput] = {}
+    if _summary is not None and fast_paths.enabled():
+        found = _summary.external_sources(nodes, members, inputs_idx, layers, layer, buffers)
+        if found is not None:
+            return found
+    seen: set[str] = set()
+    out: list[int | str] = []
     for j in members:
         for i in inputs_idx[j]:
-            owner = layers[i]
-            if owner == layer:
+            if layers[i] == layer:
                 continue
-            src = nodes[i]
-            name = src.name
-            if name in seen:
-                continue
-            if owner == NO_LAYER:
-                kind = model_kinds[i] or MODEL
-                label = _LABELS.get(kind, _LABELS[MODEL])
-                seen[name] = ExternalInput(name, label, kind if kind in (KV_CACHE, METADATA, ROPE,
-                                                                           MASK, SHAPE) else MODEL,
-                                           src.shape, src.dtype, None)
-            else:
-                residual = owner < layer
-                label = (f"Layer {owner} residual output" if residual
-                         else f"Layer {owner} output")
-                seen[name] = ExternalInput(name, label, RESIDUAL if residual else LAYER_OUTPUT,
-                                           src.shape, src.dtype, owner)
+            name = nodes[i].name
+            if name not in seen:
+                seen.add(name)
+                out.append(i)
         weights = nodes[j].weights
         if weights and not buffers.isdisjoint(weights):
             for w in weights:
                 if w in buffers and w not in seen:
-                    weight = graph.weights[w]
-                    kind = ROPE if _ROPE.search(w) else ("buffer" if not _KV.search(w)
-                                                         else KV_CACHE)
-                    seen[w] = ExternalInput(w, _LABELS.get(kind, "model buffer"),
-                                            kind if kind != "buffer" else MODEL,
-                                            weight.shape, weight.dtype, None)
-    return list(seen.values())
+                    seen.add(w)
+                    out.append(w)
+    return out

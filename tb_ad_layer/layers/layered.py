@@ -4,7 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import Mapping
 
+from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_buffers,
                                          model_level_kinds)
@@ -12,6 +14,11 @@ from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NOR
                                        assign_groups)
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
 from tb_ad_layer.layers.weights import weight_table
+
+try:  # optional C fast path (tb_ad_layer/layers/_summary.c); the Python below is the reference
+    from tb_ad_layer.layers import _summary
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _summary = None
 
 
 @dataclass(slots=True)
@@ -52,7 +59,7 @@ class LayeredGraph:
         return [self.graph.nodes[j] for j in self.layers[index].members]
 
 
-def _layer_kind(groups: Counter[str]) -> str:
+def _layer_kind(groups: Mapping[str, int]) -> str:
     if groups.get(MOE):
         return "moe"
     if groups.get(MAMBA):
@@ -77,21 +84,13 @@ def layer_graph(graph: Graph) -> LayeredGraph:
     weight_layer, roles = weight_table(graph.weights)
     owners = assign_layers(graph, weight_layer)
     groups, subs, streams, attention = assign_groups(graph, owners, roles)
-    members: dict[int, list[int]] = {}
-    calls: dict[int, list[str]] = {}  # groups of each layer's calls, counted below
-    # Node.index is the position: its int objects are shared instead of making one per node.
-    for j, owner, kind, group in zip(map(attrgetter("index"), graph.nodes), owners,
-                                     map(attrgetter("kind"), graph.nodes), groups):
-        if owner != NO_LAYER:
-            members.setdefault(owner, []).append(j)
-            if kind == CALL:
-                calls.setdefault(owner, []).append(group)
+    members, calls = _members_and_calls(graph, owners, groups)
     kinds = model_level_kinds(graph, owners)
     buffers = model_buffers(graph, weight_layer)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):
         js = members[index]
-        counts = Counter(calls.get(index, ()))
+        counts = calls.get(index, {})
         infos[index] = LayerInfo(
             index=index, kind=_layer_kind(counts), attention=attention.get(index),
             members=js, group_counts=dict(counts),
@@ -99,3 +98,23 @@ def layer_graph(graph: Graph) -> LayeredGraph:
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
                         group=groups, sub_group=subs, stream=streams, layers=infos,
                         weight_layer=weight_layer)
+
+
+def _members_and_calls(graph: Graph, owners: list[int], groups: list[str]
+                       ) -> tuple[dict[int, list[int]], dict[int, dict[str, int]]]:
+    """Each layer's node positions, and how many of its calls each group has (in order of first
+    appearance)."""
+    if _summary is not None and fast_paths.enabled():
+        out = _summary.layer_members(graph.nodes, owners, groups, CALL)
+        if out is not None:
+            return out
+    members: dict[int, list[int]] = {}
+    calls: dict[int, Counter[str]] = {}
+    # Node.index is the position: its int objects are shared instead of making one per node.
+    for j, owner, kind, group in zip(map(attrgetter("index"), graph.nodes), owners,
+                                     map(attrgetter("kind"), graph.nodes), groups):
+        if owner != NO_LAYER:
+            members.setdefault(owner, []).append(j)
+            if kind == CALL:
+                calls.setdefault(owner, Counter())[group] += 1
+    return members, {k: dict(v) for k, v in calls.items()}
