@@ -17,13 +17,13 @@ from tb_ad_layer.layers.weights import weight_table
 from tests.conftest import DUMPS
 from tests.layers.test_native_groups import with_aux
 
-native_only = pytest.mark.skipif(layered._summary is None, reason="C extension not built")
+native_only = pytest.mark.skipif(not layered.NATIVE, reason="C extension not built")
 
 
 def test_native_required_when_asked() -> None:
     if os.environ.get("TB_AD_LAYER_REQUIRE_NATIVE") != "1":
         pytest.skip("TB_AD_LAYER_REQUIRE_NATIVE is not set")
-    assert layered._summary is not None, "tb_ad_layer.layers._summary is not built"
+    assert layered.NATIVE, "tb_ad_layer.layers._summary is not built"
 
 
 def answers(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
