@@ -47,6 +47,7 @@ from tb_ad_layer import fast_paths
 from tb_ad_layer.dump import reader
 from tb_ad_layer.layers import document, groups, layered, membership, weights
 from tb_ad_layer.store.reader import RunStore
+FAST = (reader, weights, membership, groups, layered, document)
 src, logdir = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 res = convert(src, logdir, run="bench")
@@ -63,7 +64,7 @@ for layer in layers[:: max(1, len(layers) // 10)]:
     t1 = time.perf_counter(); store.layer_doc(0, layer); loads.append(time.perf_counter() - t1)
 print(json.dumps({"seconds": dt, "peak": peak, "nodes": res.stages[0].nodes,
                   "bytes": res.stages[0].size_bytes, "layers": len(layers),
-                  "native": [m.__name__.rsplit(".", 1)[-1] for m in (reader, weights, membership, groups, layered, document)
+                  "native": [m.__name__.rsplit(".", 1)[-1] for m in FAST
                              if m.NATIVE and fast_paths.enabled()],
                   "load_ms_max": max(loads) * 1e3, "load_ms_median": sorted(loads)[len(loads)//2] * 1e3,
                   "text_ms_median": sorted(texts)[len(texts)//2] * 1e3}))

@@ -2,8 +2,9 @@
  *
  * scan_section(lines, start) does what reader._parse_section + reader._resolve do, for the plain
  * well-formed case only; lines is a list of str, or an ASCII file's bytes given as
- * scan_section(data, start, line_starts(data)) so that it never has to be split into str lines. For anything else (non-ASCII text, a line the Python code would reject,
- * a duplicate or forward reference, a second output line, ...) it returns None, "declines", and
+ * scan_section(data, start, line_starts(data)) so that it never has to be split into str lines.
+ * For anything else (non-ASCII text, a line the Python code would reject, a duplicate or forward
+ * reference, a second output line, ...) it returns None, "declines", and
  * the Python code parses the section again: it is the reference, and every error message comes
  * from it. Declining is always safe, so when in doubt this file declines.
  *

@@ -391,7 +391,10 @@ done:
     return rc;
 }
 
-static PyObject *to_str(Buf *b) { return PyUnicode_DecodeUTF8(b->data, (Py_ssize_t)b->len, "strict"); }
+static PyObject *to_str(Buf *b)
+{
+    return PyUnicode_DecodeUTF8(b->data, (Py_ssize_t)b->len, "strict");
+}
 
 static PyObject *encode_nodes(PyObject *mod, PyObject *args)
 {
@@ -479,7 +482,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_docjson",
 
 PyMODINIT_FUNC PyInit__docjson(void)
 {
-    if (!(s_name = PyUnicode_InternFromString("name")) || !(s_kind = PyUnicode_InternFromString("kind"))
+    if (!(s_name = PyUnicode_InternFromString("name"))
+            || !(s_kind = PyUnicode_InternFromString("kind"))
             || !(s_target = PyUnicode_InternFromString("target"))
             || !(s_shape = PyUnicode_InternFromString("shape"))
             || !(s_dtype = PyUnicode_InternFromString("dtype"))

@@ -111,7 +111,8 @@ static int classify(G *g, PyObject *nodes, PyObject *roles, PyObject *target_inf
                 else {
                     /* op_name is the kind for a non-call: only the aux bits (from the target
                      * itself) apply to it */
-                    g->bits[j] = g->is_call[j] ? (int)b : (int)b & (B_BEGIN | B_END | B_MARKER | B_WAITS);
+                    g->bits[j] = g->is_call[j] ? (int)b
+                                               : (int)b & (B_BEGIN | B_END | B_MARKER | B_WAITS);
                 }
             }
         }

@@ -531,7 +531,8 @@ static PyObject *assign_layers(PyObject *mod, PyObject *args)
         m.seed = PyMem_Calloc(n1, sizeof(int));
         m.derived = PyMem_Calloc(n1, sizeof(int));
         m.owner = PyMem_Calloc(n1, sizeof(int));
-        if (!m.kind || !m.flags || !m.candidate || !m.floating || !m.seed || !m.derived || !m.owner) {
+        if (!m.kind || !m.flags || !m.candidate || !m.floating || !m.seed || !m.derived
+                || !m.owner) {
             PyErr_NoMemory();
             rc = FAIL;
         }

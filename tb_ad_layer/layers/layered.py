@@ -20,7 +20,7 @@ try:  # optional C fast path (tb_ad_layer/layers/_summary.c); the Python below i
 except ImportError:  # pragma: no cover - exercised by installs without a compiler
     _summary = None
 
-NATIVE = _summary is not None  # the C summary loops are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
+NATIVE = _summary is not None  # the C loops are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
 @dataclass(slots=True)
