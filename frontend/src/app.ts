@@ -686,14 +686,7 @@ export class App {
     const { req, labels, headers } = buildLayoutRequest(hier, this.vis, seq);
     if (this.vis.leaves.length > 400) this.setBusy(t("layingOut", { n: this.vis.leaves.length }));
     // Remember where the anchor (a toggled group) is on screen, to keep it still.
-    let anchorScreen: { x: number; y: number } | null = null;
-    if (opts.anchor) {
-      const b = this.graph.boxOf(opts.anchor);
-      if (b) {
-        const v = this.graph.getView();
-        anchorScreen = { x: b.x * v.k + v.x, y: b.y * v.k + v.y };
-      }
-    }
+    const anchorScreen = opts.anchor ? this.graph.screenOf(opts.anchor) : null;
     const tl = performance.now();
     let res: LayoutResult;
     try {
@@ -713,11 +706,8 @@ export class App {
     this.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
     if (opts.centre && this.vis.rep.get(opts.centre)) this.graph.centreOn(this.vis.rep.get(opts.centre)!, false);
     else if (anchorScreen && opts.anchor) {
-      const b = this.graph.boxOf(opts.anchor) ?? (this.vis.rep.get(opts.anchor) ? this.graph.boxOf(this.vis.rep.get(opts.anchor)!) : undefined);
-      if (b) {
-        const v = this.graph.getView();
-        this.graph.panBy(anchorScreen.x - (b.x * v.k + v.x), anchorScreen.y - (b.y * v.k + v.y));
-      }
+      const d = this.graph.shiftToKeep(opts.anchor, this.vis.rep.get(opts.anchor), anchorScreen);
+      if (d) this.graph.panBy(d.dx, d.dy);
     } else if (opts.fit) this.graph.fit(false, true);
     this.setBusy(null);
     this.minimap.schedule();

@@ -175,14 +175,19 @@ def test_compare_decode_vs_unfused_counts_and_deltas(cpage, api):
     assert [g for g in order2 if g in pct] == sorted(pct, key=lambda g: pct[g])
 
 
-def test_compare_unmatched_list_jumps_to_node(cpage, api):
-    page = cpage
+def open_decode_vs_unfused(page, api):
+    """Opens layer 3 of dsv3_decode against dsv3_decode_unfused; returns the API's comparison."""
     runs = runs_by_name(api)
     a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
     b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
     page.goto(page.panel_url + compare_hash(a, b))
     wait_compare(page)
-    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    return api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+
+
+def test_compare_unmatched_list_jumps_to_node(cpage, api):
+    page = cpage
+    exp = open_decode_vs_unfused(page, api)
     # Only-left list: every unmatched A node, and a click selects and centres it.
     page.click("[data-testid=unmatched-tab-only_a]")
     items = page.eval_on_selector_all("[data-testid=unmatched-list-only_a] [data-testid=unmatched-item]", "els => els.map(e => e.dataset.nodeId)")
@@ -214,12 +219,7 @@ def test_compare_unmatched_list_jumps_to_node(cpage, api):
 
 def test_compare_panes_follow_each_other(cpage, api):
     page = cpage
-    runs = runs_by_name(api)
-    a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
-    b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
-    page.goto(page.panel_url + compare_hash(a, b))
-    wait_compare(page)
-    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    exp = open_decode_vs_unfused(page, api)
     # Collapse a group on the left: the same group collapses on the right.
     d = page.evaluate("window.__adLayer.compare().drawn")
     page.locator("[data-testid=compare-pane-a] [data-group-id='L3/moe'] > text.chead").dispatch_event("dblclick")
@@ -282,12 +282,7 @@ def test_compare_panes_follow_each_other(cpage, api):
 def test_compare_manual_matching(cpage, api):
     """Two unmatched nodes can be matched by hand; counts, colours and the link follow; undo works."""
     page = cpage
-    runs = runs_by_name(api)
-    a = ("dsv3_decode", runs["dsv3_decode"]["default_stage"], 3)
-    b = ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)
-    exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
-    page.goto(page.panel_url + compare_hash(a, b))
-    wait_compare(page)
+    exp = open_decode_vs_unfused(page, api)
     xa = next(i for i in exp["only_a"] if i.startswith("flashinfer_mla_with_cache"))
     xb = next(i for i in exp["only_b"] if i.startswith("torch_mla"))
     page.click("[data-testid=unmatched-tab-only_a]")

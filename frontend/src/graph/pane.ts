@@ -145,14 +145,7 @@ export class GraphPane {
     const vis = this.vis;
     const { req, labels, headers } = buildLayoutRequest(hier, vis, seq);
     if (vis.leaves.length > 400) this.setBusy(t("layingOut", { n: vis.leaves.length }));
-    let anchorScreen: { x: number; y: number } | null = null;
-    if (opts.anchor) {
-      const b = this.graph.boxOf(opts.anchor);
-      if (b) {
-        const v = this.graph.getView();
-        anchorScreen = { x: b.x * v.k + v.x, y: b.y * v.k + v.y };
-      }
-    }
+    const anchorScreen = opts.anchor ? this.graph.screenOf(opts.anchor) : null;
     if (!this.client) this.client = new LayoutClient(workerUrl);
     let res;
     try {
@@ -171,10 +164,11 @@ export class GraphPane {
     const centre = opts.centre ? vis.rep.get(opts.centre) : undefined;
     if (centre) this.graph.centreOn(centre, false);
     else if (anchorScreen && opts.anchor) {
-      const b = this.graph.boxOf(opts.anchor) ?? (vis.rep.get(opts.anchor) ? this.graph.boxOf(vis.rep.get(opts.anchor)!) : undefined);
-      if (b) {
+      // A follower pane moves without telling the controller, so no panBy here.
+      const d = this.graph.shiftToKeep(opts.anchor, vis.rep.get(opts.anchor), anchorScreen);
+      if (d) {
         const v = this.graph.getView();
-        this.setViewport({ x: v.x + anchorScreen.x - (b.x * v.k + v.x), y: v.y + anchorScreen.y - (b.y * v.k + v.y), k: v.k });
+        this.setViewport({ x: v.x + d.dx, y: v.y + d.dy, k: v.k });
       }
     } else if (opts.fit) {
       this.graph.fit(false, true);

@@ -655,6 +655,19 @@ export class GraphView {
     return this.boxes.get(key);
   }
 
+  /** Where the box of `key` is on screen now (null when it is not drawn). */
+  screenOf(key: string): { x: number; y: number } | null {
+    const b = this.boxes.get(key);
+    return b ? { x: b.x * this.view.k + this.view.x, y: b.y * this.view.k + this.view.y } : null;
+  }
+
+  /** The pan that puts `key` back where it was on screen (`before`, from screenOf before a new
+   * layout), or puts there the group that now stands for it (`rep`); null if neither is drawn. */
+  shiftToKeep(key: string, rep: string | undefined, before: { x: number; y: number }): { dx: number; dy: number } | null {
+    const now = this.screenOf(key) ?? (rep ? this.screenOf(rep) : null);
+    return now ? { dx: before.x - now.x, dy: before.y - now.y } : null;
+  }
+
   // ---------------------------------------------------------------- events
 
   private keyAt(target: EventTarget | null): string | null {
