@@ -418,6 +418,61 @@ class Builder(object):
                        [x, resid, weight, 1e-06], [resid.shape, resid.shape], [BF16, BF16])
         return f
 
+    def decoder(self, emb):
+        """The decoder layers (self.layer), then the final norm and the lm head, whose logits end
+        the graph. A layer hands the next one its residual and, when it fused the add with the
+        next norm, the normed value."""
+        g, d = self.g, self.d
+        H, W = d.H, self.W
+        resid, normed = emb, None
+        for n in range(self.c.layers):
+            resid, normed = self.layer(n, resid, normed)
+        g.at(None, "norm", mod="model.norm")
+        if normed is None:
+            normed = self.norm("final_norm", resid, self.w("model_norm_weight", shp(H)))
+        g.at(None, "other", mod="lm_head")
+        vloc = d.vocab // W
+        logits = self.linear("lm_head", normed, "lm_head_weight", vloc, H, self.bs(vloc),
+                             fp8=False)
+        if W > 1:
+            logits = self.gather("lm_head.gather", logits, self.bs(d.vocab))
+        g.output([logits])
+
+    def input_norm(self, n, resid, normed):
+        """Layer n's input norm, unless the previous layer's fused add+norm made it already."""
+        if normed is not None:
+            return normed
+        self.g.at(n, "norm", mod="model.layers.%d.input_layernorm" % n)
+        return self.norm("L%d.in_norm" % n, resid,
+                         self.w("model_layers_%d_input_layernorm_weight" % n, shp(self.d.H)))
+
+    def end_layer(self, n, ffn, resid2, reduced, ffn_group):
+        """The end of layer n: the residual add of its FFN output ``ffn``, returned as
+        ``(resid, normed)``. With fused norms the add is fused with the next norm, which reads
+        the NEXT layer's weight and so belongs to layer n+1 (or to no layer after the last);
+        ``reduced``: the FFN already all-reduced its output."""
+        g, c, W = self.g, self.c, self.W
+        H = self.d.H
+        L = "L%d." % n
+        last = n == c.layers - 1
+        nxt = None if last else n + 1
+        nxt_w = (self.w("model_norm_weight", shp(H)) if last
+                 else self.w("model_layers_%d_input_layernorm_weight" % (n + 1), shp(H)))
+        if self.st.fuse_norm:
+            g.at(nxt, "norm", mod=("model.norm" if last
+                                   else "model.layers.%d.input_layernorm" % nxt))
+            f = self.add_norm(("L%d." % (n + 1) if not last else "final_") + "in_norm",
+                              ffn, resid2, nxt_w, allreduce=not reduced and W > 1)
+            nn_ = g.getitem(f, 0)
+            if last:
+                return None, nn_
+            return g.getitem(f, 1), nn_
+        if not reduced and W > 1:
+            g.at(n, ffn_group)
+            ffn = self.all_reduce(L + "ffn.ar", ffn)
+        g.at(n, "other")
+        return g.call(L + "ffn.resid", "aten.add.Tensor", [resid2, ffn], resid2.shape, BF16), None
+
     def emit_extra_module(self):
         """A small GraphModule written before (root) to exercise module selection."""
         lines = [
@@ -468,7 +523,7 @@ class Dsv3(Builder):
 
     def build(self):
         g, st, c, d = self.g, self.st, self.c, self.d
-        H, W = d.H, self.W
+        H = d.H
         g.at(None, "other")
         # ---- placeholders ---------------------------------------------------
         ids = g.placeholder("input_ids", self.bs(), I64)
@@ -519,23 +574,7 @@ class Dsv3(Builder):
             self.cos = g.getitem(ch, 0)
             self.sin = g.getitem(ch, 1)
 
-        # ---- decoder layers -------------------------------------------------
-        resid = emb
-        normed = None
-        for n in range(c.layers):
-            resid, normed = self.layer(n, resid, normed)
-
-        # ---- final norm + lm head -------------------------------------------
-        g.at(None, "norm", mod="model.norm")
-        if normed is None:
-            normed = self.norm("final_norm", resid, self.w("model_norm_weight", shp(H)))
-        g.at(None, "other", mod="lm_head")
-        vloc = d.vocab // W
-        logits = self.linear("lm_head", normed, "lm_head_weight", vloc, H, self.bs(vloc),
-                             fp8=False)
-        if W > 1:
-            logits = self.gather("lm_head.gather", logits, self.bs(d.vocab))
-        g.output([logits])
+        self.decoder(emb)
 
     # -------------------------------------------------------------------------
     def layer(self, n, resid, normed):
@@ -544,10 +583,7 @@ class Dsv3(Builder):
         L = "L%d." % n
         pre = "model_layers_%d_" % n
         dense = n < c.dense_layers
-        # -- input norm (unless the previous layer's fused add+norm made it) --
-        if normed is None:
-            g.at(n, "norm", mod="model.layers.%d.input_layernorm" % n)
-            normed = self.norm(L + "in_norm", resid, self.w(pre + "input_layernorm_weight", shp(H)))
+        normed = self.input_norm(n, resid, normed)
         # -- MLA -----------------------------------------------------------------
         o = self.mla(n, normed)
         # -- post-attention residual + norm --
@@ -570,27 +606,7 @@ class Dsv3(Builder):
             ffn, reduced = self.dense_mlp(n, normed2)
         else:
             ffn, reduced = self.moe(n, normed2)
-        # -- end of layer --------------------------------------------------------
-        last = n == c.layers - 1
-        nxt = None if last else n + 1
-        nxt_w = (self.w("model_norm_weight", shp(H)) if last
-                 else self.w("model_layers_%d_input_layernorm_weight" % (n + 1), shp(H)))
-        if st.fuse_norm:
-            # consumes the NEXT norm's weight -> belongs to layer n+1 (or none)
-            g.at(nxt, "norm", mod=("model.norm" if last
-                                   else "model.layers.%d.input_layernorm" % nxt))
-            f = self.add_norm(("L%d." % (n + 1) if not last else "final_") + "in_norm",
-                              ffn, resid2, nxt_w, allreduce=not reduced and W > 1)
-            nn_ = g.getitem(f, 0)
-            if last:
-                return None, nn_
-            return g.getitem(f, 1), nn_
-        if not reduced and W > 1:
-            g.at(n, "mlp" if dense else "moe")
-            ffn = self.all_reduce(L + "ffn.ar", ffn)
-        g.at(n, "other")
-        r = g.call(L + "ffn.resid", "aten.add.Tensor", [resid2, ffn], resid2.shape, BF16)
-        return r, None
+        return self.end_layer(n, ffn, resid2, reduced, "mlp" if dense else "moe")
 
     # -------------------------------------------------------------------------
     def mla(self, n, x):
@@ -959,27 +975,14 @@ class Llama(Builder):
             sin_c = self.w("model_rotary_emb_sin_cached", shp(d.max_pos, d.hd), BF16)
             self.cos = g.call("rope.cos", "aten.index.Tensor", [cos_c, [pos]], self.bs(d.hd), BF16)
             self.sin = g.call("rope.sin", "aten.index.Tensor", [sin_c, [pos]], self.bs(d.hd), BF16)
-        resid, normed = emb, None
-        for n in range(c.layers):
-            resid, normed = self.layer(n, resid, normed)
-        g.at(None, "norm", mod="model.norm")
-        if normed is None:
-            normed = self.norm("final_norm", resid, self.w("model_norm_weight", shp(H)))
-        g.at(None, "other", mod="lm_head")
-        vloc = d.vocab // W
-        logits = self.linear("lm_head", normed, "lm_head_weight", vloc, H, self.bs(vloc), fp8=False)
-        if W > 1:
-            logits = self.gather("lm_head.gather", logits, self.bs(d.vocab))
-        g.output([logits])
+        self.decoder(emb)
 
     def layer(self, n, resid, normed):
-        g, st, c, d = self.g, self.st, self.c, self.d
+        g, st, d = self.g, self.st, self.d
         H, W = d.H, self.W
         L = "L%d." % n
         pre = "model_layers_%d_" % n
-        if normed is None:
-            g.at(n, "norm", mod="model.layers.%d.input_layernorm" % n)
-            normed = self.norm(L + "in_norm", resid, self.w(pre + "input_layernorm_weight", shp(H)))
+        normed = self.input_norm(n, resid, normed)
         o = self.attention(n, normed)
         post_w = self.w(pre + "post_attention_layernorm_weight", shp(H))
         if st.fuse_norm:
@@ -1008,24 +1011,7 @@ class Llama(Builder):
             si = g.call(L + "mlp.silu", "aten.silu.default", [gt], gt.shape, BF16)
             mu = g.call(L + "mlp.mul", "aten.mul.Tensor", [si, up], gt.shape, BF16)
             ffn = self.linear(L + "mlp.down", mu, mp + "down_proj_weight", H, il, self.bs(H), False)
-        last = n == c.layers - 1
-        nxt = None if last else n + 1
-        nxt_w = (self.w("model_norm_weight", shp(H)) if last
-                 else self.w("model_layers_%d_input_layernorm_weight" % (n + 1), shp(H)))
-        if st.fuse_norm:
-            g.at(nxt, "norm", mod=("model.norm" if last
-                                   else "model.layers.%d.input_layernorm" % nxt))
-            f = self.add_norm(("L%d." % (n + 1) if not last else "final_") + "in_norm",
-                              ffn, resid2, nxt_w, allreduce=W > 1)
-            nn_ = g.getitem(f, 0)
-            if last:
-                return None, nn_
-            return g.getitem(f, 1), nn_
-        if W > 1:
-            g.at(n, "mlp")
-            ffn = self.all_reduce(L + "ffn.ar", ffn)
-        g.at(n, "other")
-        return g.call(L + "ffn.resid", "aten.add.Tensor", [resid2, ffn], resid2.shape, BF16), None
+        return self.end_layer(n, ffn, resid2, False, "mlp")
 
     def attention(self, n, x):
         g, st, d = self.g, self.st, self.d
