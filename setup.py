@@ -1,7 +1,7 @@
 """Packaging for tb-ad-layer: converter CLI plus TensorBoard plugin."""
 from pathlib import Path
 
-from setuptools import Extension, find_packages, setup
+from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
 
@@ -28,14 +28,6 @@ setup(
         "tb_ad_layer": ["trace/kernel_map.json", "plugin/static/*", "plugin/static/**/*"],
     },
     include_package_data=True,
-    # Optional C fast paths of the dump reader, the layer passes and the document encoder:
-    # without a compiler the install still succeeds and the pure-Python reference code runs
-    # instead (each module's NATIVE flag is then False).
-    ext_modules=[Extension(f"tb_ad_layer.{name}", [f"tb_ad_layer/{name.replace('.', '/')}.c"],
-                           depends=["tb_ad_layer/layers/_rows.h"], optional=True,
-                           extra_compile_args=["-O2", "-std=c99"])
-                 for name in ("dump._scan", "layers._weights", "layers._membership",
-                              "layers._groups", "layers._summary", "layers._docjson")],
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2"],
     extras_require={
         "test": ["pytest>=8", "playwright>=1.45"],

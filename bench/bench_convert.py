@@ -10,8 +10,6 @@ layer document, "text ms" reads the stored JSON text that the plugin serves as i
     python bench/bench_convert.py --quick      # 1x and 4x only
     python bench/bench_convert.py --repeat 3   # best of 3 runs per size (shared machines are noisy)
     python bench/bench_convert.py --phases     # where the time goes, per pipeline step
-
-Set TB_AD_LAYER_PURE_PYTHON=1 to measure the pure-Python code instead of the C fast paths.
 """
 from __future__ import annotations
 
@@ -43,11 +41,7 @@ CHILD = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 from tb_ad_layer.convert import convert
-from tb_ad_layer import fast_paths
-from tb_ad_layer.dump import reader
-from tb_ad_layer.layers import document, groups, layered, membership, weights
 from tb_ad_layer.store.reader import RunStore
-FAST = (reader, weights, membership, groups, layered, document)
 src, logdir = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 res = convert(src, logdir, run="bench")
@@ -64,8 +58,6 @@ for layer in layers[:: max(1, len(layers) // 10)]:
     t1 = time.perf_counter(); store.layer_doc(0, layer); loads.append(time.perf_counter() - t1)
 print(json.dumps({"seconds": dt, "peak": peak, "nodes": res.stages[0].nodes,
                   "bytes": res.stages[0].size_bytes, "layers": len(layers),
-                  "native": [m.__name__.rsplit(".", 1)[-1] for m in FAST
-                             if m.NATIVE and fast_paths.enabled()],
                   "load_ms_max": max(loads) * 1e3, "load_ms_median": sorted(loads)[len(loads)//2] * 1e3,
                   "text_ms_median": sorted(texts)[len(texts)//2] * 1e3}))
 """
@@ -148,7 +140,6 @@ def main() -> None:
               f"{r['peak'] / r['bytes']:9.1f} {r['load_ms_median']:12.2f}/{r['load_ms_max']:<5.2f} "
               f"{r['text_ms_median']:8.2f}",
               flush=True)
-    print("C fast paths in use: " + (", ".join(r["native"]) or "none (pure Python)"))
 
 
 if __name__ == "__main__":

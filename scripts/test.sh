@@ -19,7 +19,4 @@ TB_AD_LAYER_EXTRAS=test bash scripts/setup.sh
 echo "== panel unit tests"
 (cd frontend && npm run --silent typecheck && npm test --silent)
 echo "== python and end-to-end tests"
-# The dump reader's C fast path must have been built here (a missing compiler would otherwise
-# fall back to pure Python without anyone noticing); set it to 0 to test without a compiler.
-export TB_AD_LAYER_REQUIRE_NATIVE="${TB_AD_LAYER_REQUIRE_NATIVE:-1}"
 python -m pytest -q "$@"

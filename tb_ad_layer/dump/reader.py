@@ -3,28 +3,19 @@
 The format is the one TensorRT-LLM's graph writer prints (see DESIGN.md): a short header, then
 per GraphModule a banner and one line per FX node. Parsing is a single pass over the lines with
 a few compiled regular expressions, so throughput is bound by the regex engine, not by Python
-per character; long MoE lines with hundreds of list arguments cost one ``findall`` each. An
-optional C extension (``_scan.c``, :data:`NATIVE`) parses well-formed sections the same way ~7x
-faster; this module's code is the reference and parses whatever the extension declines.
+per character; long MoE lines with hundreds of list arguments cost one ``findall`` each.
 
 Every malformed input raises :class:`~tb_ad_layer.errors.InputError` naming the file and line.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
-
-try:  # optional C fast path (tb_ad_layer/dump/_scan.c); this module's code is the reference
-    from tb_ad_layer.dump import _scan
-except ImportError:
-    _scan = None
 
 BANNER = "=" * 80
 PREFERRED_MODULE = "monolithic.model"
@@ -46,29 +37,6 @@ _ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
 _HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
 _PREVIEW = 60
-
-
-def _native_ready() -> bool:
-    """Whether the C scanner is built and can create this module's Node/Weight objects: it
-    fills their slots directly, so they must stay plain slots dataclasses with these fields."""
-    if _scan is None:
-        return False
-    plain = all(
-        cls.__new__ is object.__new__ and not hasattr(cls, "__post_init__")
-        and [f.name for f in dataclasses.fields(cls)] == fields
-        for cls, fields in ((Node, ["name", "kind", "target", "shape", "dtype", "inputs",
-                                    "weights", "args", "line", "index"]),
-                            (Weight, ["name", "shape", "dtype"])))
-    if not plain:
-        return False
-    try:
-        _scan.configure(Node, Weight, PLACEHOLDER, CALL, OUTPUT)
-    except TypeError:
-        return False
-    return True
-
-
-NATIVE = _native_ready()  # the C scanner is in use (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
 @dataclass(slots=True)
@@ -145,26 +113,6 @@ def _decode(p: Path, data: bytes) -> str:
         raise InputError("not UTF-8 text", path=p, line=data.count(b"\n", 0, e.start) + 1) from None
 
 
-class _AsciiLines:
-    """The lines of an ASCII file, as ``data.split(b"\n")`` decoded would give them, without
-    splitting it: the C scanner reads its sections straight from the bytes, so only the few lines
-    the Python code looks at (header, banners, a section the scanner declines) become str."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.starts = _scan.line_starts(data)
-        self._at = memoryview(self.starts).cast("n")
-        self._count = len(self._at) - 1
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, i: int) -> str:
-        if not 0 <= i < self._count:
-            raise IndexError(i)
-        return self.data[self._at[i]:self._at[i + 1] - 1].decode("ascii")
-
-
 def read_header(path: str | Path) -> tuple[str, str]:
     """Cheaply read ``(transform, stage)`` from the first lines of a dump file."""
     transform = stage = ""
@@ -192,20 +140,14 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         text: the file's contents, if already read.
     """
     p = str(path)
-    native = NATIVE and fast_paths.enabled()
-    lines: list[str] | _AsciiLines
     if text is None:
         data = _read_bytes(path)
         size = len(data)
-        if native and data.isascii():
-            lines = _AsciiLines(data)
-        else:
-            lines = _decode(Path(path), data).split("\n")
+        lines = _decode(Path(path), data).split("\n")
         del data
     else:
         size = len(text)
-        lines = _AsciiLines(text.encode("ascii")) if native and text.isascii() \
-            else text.split("\n")
+        lines = text.split("\n")
     del text  # the lines are all that is needed; don't hold the file twice
     transform = stage = ""
     modules: list[Graph] = []
@@ -234,21 +176,7 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
                 raise InputError("malformed GraphModule banner (expected '=' * 80, "
                                  "'# GraphModule: <name>', '=' * 80)", path=p, line=i + 1)
             name = lines[i + 1][len("# GraphModule:"):].strip()
-            # The C scanner returns None for anything but a plain well-formed section: the Python
-            # code then parses it again, raising its errors or handling the rare case.
-            if not native:
-                scanned = None
-            elif isinstance(lines, _AsciiLines):
-                scanned = _scan.scan_section(lines.data, i + 3, lines.starts)
-            else:
-                scanned = _scan.scan_section(lines, i + 3)
-            if scanned is None:
-                i = _parse_section(p, lines, i + 3, name, modules, transform, stage)
-            else:
-                i, nodes, weights, outputs, topology = scanned
-                modules.append(Graph(module=name, source=p, nodes=nodes, weights=weights,
-                                     outputs=outputs, transform=transform, stage=stage,
-                                     _topology=topology))
+            i = _parse_section(p, lines, i + 3, name, modules, transform, stage)
         elif line.strip() == "":
             i += 1
         else:

@@ -4,27 +4,17 @@ seed-schema exporter and DOT renderer read (see docs/API.md, ``api/layer``).
 Trace fields (``kernels``, ``time_us``, ``trace_summary``) are left empty here; the converter
 fills them when a trace is given.
 
-:func:`layer_document` is the reference. :func:`layer_document_text` gives the same document as
-JSON text; when the optional C extension (``_docjson.c``, :data:`NATIVE`) is built it writes the
-node and edge lists straight from the graph, because building and encoding hundreds of thousands
-of small dicts took a third of a conversion.
+:func:`layer_document_text` gives the same document as JSON text, as the run store keeps it.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
 
-try:  # optional C fast path (tb_ad_layer/layers/_docjson.c); this module's code is the reference
-    from tb_ad_layer.layers import _docjson
-except ImportError:  # pragma: no cover - exercised by installs without a compiler
-    _docjson = None
-
 ARGS_SHOWN = 2000  # characters of a node's argument text in a document
-NATIVE = _docjson is not None  # the C encoder is built (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
 def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
@@ -80,37 +70,8 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _use_native() -> bool:
-    return _docjson is not None and fast_paths.enabled()
-
-
-def _native_lists(lg: LayeredGraph, members: list[int],
-                  ext: dict[str, str] | None) -> tuple[str, str] | None:
-    graph = lg.graph
-    return _docjson.encode_nodes(graph.nodes, members, lg.group, lg.sub_group, lg.stream,
-                                 graph.weights, graph.topology()[0], ext, _LABELS,
-                                 friendly_op_name)
-
-
-_LABELS: dict[str, str] = {}  # target -> friendly_op_name(target), shared by native calls
-
-
 def layer_document_text(lg: LayeredGraph, index: int) -> str:
-    """``dumps(layer_document(lg, index))``, written without building the document when the C
-    encoder is available (same text, byte for byte)."""
-    if _use_native():
-        info = lg.layers[index]
-        lists = _native_lists(lg, info.members, {e.id: e.shape for e in info.external_inputs})
-        if lists is not None:
-            graph = lg.graph
-            head = dumps({"layer": index, "kind": info.kind, "attention": info.attention,
-                          "source_file": graph.source.rsplit("/", 1)[-1],
-                          "module": graph.module})
-            tail = dumps({"external_inputs": [
-                {"id": e.id, "label": e.label, "kind": e.kind, "shape": e.shape,
-                 "dtype": e.dtype, "layer": e.layer} for e in info.external_inputs],
-                "group_counts": info.group_counts, "trace_summary": None})
-            return f'{head[:-1]},"nodes":{lists[0]},"edges":{lists[1]},{tail[1:]}'
+    """Layer ``index``'s document as the JSON text the run store keeps."""
     return dumps(layer_document(lg, index))
 
 
@@ -133,9 +94,5 @@ def outside_members(lg: LayeredGraph) -> list[int]:
 
 
 def outside_nodes_text(lg: LayeredGraph) -> str:
-    """``dumps(outside_nodes(lg))``, written by the C encoder when it is available."""
-    if _use_native():
-        lists = _native_lists(lg, outside_members(lg), None)
-        if lists is not None:
-            return lists[0]
+    """``outside_nodes(lg)`` as the JSON text the run store keeps."""
     return dumps(outside_nodes(lg))

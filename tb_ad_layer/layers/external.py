@@ -13,15 +13,9 @@ from itertools import compress, repeat
 from operator import eq, is_
 from typing import Mapping
 
-from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
-
-try:  # optional C fast path (tb_ad_layer/layers/_summary.c); the Python below is the reference
-    from tb_ad_layer.layers import _summary
-except ImportError:  # pragma: no cover - exercised by installs without a compiler
-    _summary = None
 
 _KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
                  r"ssm_state|conv_state", re.I)
@@ -154,10 +148,6 @@ def _sources(graph: Graph, layers: list[int], layer: int, members: list[int],
     computed elsewhere, and the name of each model-level buffer."""
     nodes = graph.nodes
     inputs_idx = graph.topology()[0]
-    if _summary is not None and fast_paths.enabled():
-        found = _summary.external_sources(nodes, members, inputs_idx, layers, layer, buffers)
-        if found is not None:
-            return found
     seen: set[str] = set()
     out: list[int | str] = []
     for j in members:

@@ -15,24 +15,15 @@ import re
 from functools import lru_cache
 from typing import Mapping
 
-from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, Graph, friendly_op_name
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import weight_table
-
-try:  # optional C fast path (tb_ad_layer/layers/_groups.c); this module's code is the reference
-    from tb_ad_layer.layers import _groups
-except ImportError:  # pragma: no cover - exercised by installs without a compiler
-    _groups = None
 
 NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER = (
     "norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other")
 GROUPS = (NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER)
 AUX_STREAM = "aux_stream"
 
-NATIVE = _groups is not None  # the C passes are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
-if _groups is not None:
-    _groups.configure(CALL, NORM, ATTENTION, MLA, OTHER, AUX_STREAM, "main", "aux", "rope")
 
 
 _MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
@@ -141,11 +132,6 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     inputs_idx, consumers = graph.topology()
     if roles is None:
         roles = weight_table(graph.weights)[1]
-    if _groups is not None and type(roles) is dict and fast_paths.enabled():
-        out = _groups.assign_groups(nodes, layers, inputs_idx, consumers, roles, _target_info,
-                                    _classify_role)
-        if out is not None:
-            return out
 
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
@@ -256,16 +242,4 @@ def _mark_aux_regions(nodes, inputs_idx: list[list[int]], consumers: list[list[i
             if layers[j] != NO_LAYER and (marker or sub[j] is None):
                 sub[j] = AUX_STREAM
     return streams
-
-
-def _target_info(target: str) -> tuple[str | None, str | None, str | None, str | None, int]:
-    """What the C passes need to know of a target, asked once per distinct target:
-    ``(*_classify_op, *_classify_target, bits)``; bits: 1 attention kernel, 2 MLA op, 4 generic
-    op, 8/16/32/64 begins/ends/marks/waits for an aux stream, 128 a getitem."""
-    begins, ends, marker, waits = _aux_flags(target)
-    bits = (_is_attention_kernel(target) | _is_mla_op(target) << 1
-            | (bool(_GENERIC.match(target)) and "moe" not in target) << 2
-            | begins << 3 | ends << 4 | marker << 5 | waits << 6
-            | (friendly_op_name(target) == "getitem") << 7)
-    return (*_classify_op(target), *_classify_target(target), bits)
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Mapping
 
-from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_buffers,
                                          model_level_kinds)
@@ -14,13 +13,6 @@ from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NOR
                                        assign_groups)
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
 from tb_ad_layer.layers.weights import weight_table
-
-try:  # optional C fast path (tb_ad_layer/layers/_summary.c); the Python below is the reference
-    from tb_ad_layer.layers import _summary
-except ImportError:  # pragma: no cover - exercised by installs without a compiler
-    _summary = None
-
-NATIVE = _summary is not None  # the C loops are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 
 @dataclass(slots=True)
@@ -106,10 +98,6 @@ def _members_and_calls(graph: Graph, owners: list[int], groups: list[str]
                        ) -> tuple[dict[int, list[int]], dict[int, dict[str, int]]]:
     """Each layer's node positions, and how many of its calls each group has (in order of first
     appearance)."""
-    if _summary is not None and fast_paths.enabled():
-        out = _summary.layer_members(graph.nodes, owners, groups, CALL)
-        if out is not None:
-            return out
     members: dict[int, list[int]] = {}
     calls: dict[int, Counter[str]] = {}
     # Node.index is the position: its int objects are shared instead of making one per node.

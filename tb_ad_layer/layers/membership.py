@@ -31,17 +31,8 @@ import re
 from collections import Counter
 from typing import Mapping
 
-from tb_ad_layer import fast_paths
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
-
-try:  # optional C fast path (tb_ad_layer/layers/_membership.c); the passes below are the reference
-    from tb_ad_layer.layers import _membership
-    _membership.configure(PLACEHOLDER, CALL, OUTPUT)
-except ImportError:  # pragma: no cover - exercised by installs without a compiler
-    _membership = None
-
-NATIVE = _membership is not None  # the C passes are built (unless $TB_AD_LAYER_PURE_PYTHON=1)
 
 NO_LAYER = -1
 _UNSET = -2
@@ -60,21 +51,7 @@ def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = 
     """
     if weight_layer is None:
         weight_layer = weight_layers(graph.weights)
-    if _membership is not None and type(weight_layer) is dict \
-            and fast_paths.enabled():
-        inputs, consumers = graph.topology()
-        owners = _membership.assign_layers(graph.nodes, inputs, consumers, weight_layer,
-                                           is_buffer_like, _target_flags)
-        if owners is not None:
-            return owners
     return _Membership(graph, weight_layer).run()
-
-
-def _target_flags(target: str) -> int:
-    """What the C passes need to know of a call target: 1 = a getitem, 2 = a normalisation step
-    (the op names :class:`_Membership` tests with ``op_name``)."""
-    name = friendly_op_name(target)
-    return (name == "getitem") | (2 if _NORM_STEPS.fullmatch(name) else 0)
 
 
 class _Membership:

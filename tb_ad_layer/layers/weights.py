@@ -9,15 +9,6 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from tb_ad_layer import fast_paths
-
-try:  # optional C fast path (tb_ad_layer/layers/_weights.c); this module's code is the reference
-    from tb_ad_layer.layers import _weights
-except ImportError:  # pragma: no cover - exercised by installs without a compiler
-    _weights = None
-
-NATIVE = _weights is not None  # the C table is built (unless $TB_AD_LAYER_PURE_PYTHON=1)
-
 _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
 _BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)",
@@ -48,8 +39,6 @@ def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
 def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str, str]]:
     """``(layers, roles)``: :func:`layer_of_weight` and :func:`weight_role` of every name, from
     one search per name (a MoE dump has one weight per expert and projection)."""
-    if _weights is not None and fast_paths.enabled():
-        return _weights.weight_table(names, layer_of_weight.__wrapped__, weight_role.__wrapped__)
     layers: dict[str, int | None] = {}
     roles: dict[str, str] = {}
     search, fused = _LAYER.search, _FUSED.match

@@ -1,13 +1,6 @@
 """Weight names: the per-graph table gives what the per-name functions give."""
 from __future__ import annotations
 
-import os
-import random
-
-import pytest
-
-from tb_ad_layer.fast_paths import PURE_PYTHON_ENV
-from tb_ad_layer.layers import weights
 from tb_ad_layer.layers.weights import layer_of_weight, weight_layers, weight_role, weight_table
 
 NAMES = [
@@ -20,8 +13,7 @@ NAMES = [
 ]
 
 
-def test_table_matches_the_per_name_functions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(PURE_PYTHON_ENV, "1")  # the reference code; C is checked below
+def test_table_matches_the_per_name_functions() -> None:
     layers, roles = weight_table(NAMES)
     assert list(layers) == list(roles) == list(dict.fromkeys(NAMES))
     for name in NAMES:
@@ -31,24 +23,3 @@ def test_table_matches_the_per_name_functions(monkeypatch: pytest.MonkeyPatch) -
     assert layers["fused_gate_up_5_weight"] == 5 and roles["fused_gate_up_5_weight"] == "fused_gate_up_N_weight"
     assert layers["model_layers_5x_weight"] is None and layers["model_layers_٣_w"] == 3
 
-
-@pytest.mark.skipif(not weights.NATIVE, reason="C extension not built")
-def test_native_table_matches_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The C table (tb_ad_layer/layers/_weights.c) on names built from the patterns' pieces,
-    including what it hands back to Python (non-ASCII digits, newlines, other characters)."""
-    rnd = random.Random(7)
-    pieces = ["layers", "layer", "h", "blocks", "fused", "_", ".", "5", "12", "0", "x", "gate",
-              "up", "a", "weight", "__", "._", "٣", "\n", "é", "07", "99999999999999999999"]
-    names = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(40000)]
-    names += ["_" + n for n in names[:5000]] + NAMES
-    native = weight_table(names)
-    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
-    reference = weight_table(names)
-    assert native == reference
-    assert list(native[0]) == list(reference[0]) and list(native[1]) == list(reference[1])
-
-
-def test_native_required_when_asked() -> None:
-    if os.environ.get("TB_AD_LAYER_REQUIRE_NATIVE") != "1":
-        pytest.skip("TB_AD_LAYER_REQUIRE_NATIVE is not set")
-    assert weights.NATIVE, "tb_ad_layer.layers._weights is not built"
