@@ -25,12 +25,14 @@ class Weight:
 
     ``name`` is the dotted module path with ``.`` replaced by ``_``
     (``model_layers_5_mlp_gate_weight``); ``shape``/``dtype`` are as printed at the reference
-    (``?``/``unknown`` when it was only seen inside a list argument, which prints no metadata).
+    (``?``/``unknown`` when it was only seen inside a list argument, which prints no metadata);
+    ``line`` is the line of its first reference.
     """
 
     name: str
     shape: str = "?"
     dtype: str = "unknown"
+    line: int = 0
 
 
 @dataclass(slots=True)
@@ -49,6 +51,10 @@ class Node:
         args: the raw positional-argument text, for display.
         line: 1-based line number in the dump file.
         index: position in :attr:`Graph.nodes`.
+        subgraphs: the sections this node refers to as values (``torch.cond`` branches), by
+            section name.
+        section: the section the node was read from, when the graph joins several (a
+            piecewise-split model); empty for the graph's own section.
     """
 
     name: str
@@ -61,6 +67,8 @@ class Node:
     args: str
     line: int
     index: int = -1
+    subgraphs: tuple[str, ...] = ()
+    section: str = ""
 
     @property
     def op_name(self) -> str:
@@ -71,13 +79,22 @@ class Node:
 @lru_cache(maxsize=1 << 14)
 def friendly_op_name(target: str) -> str:
     """Strip namespace and overload from an FX target for display and matching:
-    ``aten.to.dtype`` -> ``to``, ``<built-in function getitem>`` -> ``getitem``."""
-    if target.startswith("<built-in function ") and target.endswith(">"):
-        return target[len("<built-in function "):-1]
-    if target.startswith("<") and target.endswith(">"):
-        return target.strip("<>").split()[-1]
+    ``aten.to.dtype`` -> ``to``, ``<built-in function getitem>`` -> ``getitem``,
+    ``<function residual_add at 0x...>`` -> ``residual_add``,
+    ``functools.partial(<function add at 0x...>, alpha=1)`` -> ``add``,
+    ``model.layers.0.self_attn.q_proj`` (a submodule) -> ``q_proj``."""
+    if target.startswith("functools.partial(") and len(target) > len("functools.partial(("):
+        inner = target[len("functools.partial("):]
+        end = inner.find(">") + 1 if inner.startswith("<") else inner.find(",")
+        return friendly_op_name(inner[:end] if end > 0 else inner.rstrip(")"))
+    if target.startswith("<") and ">" in target:
+        words = target[1:target.index(">")].split()
+        for k in range(len(words) - 1):
+            if words[k] in ("function", "method"):
+                return words[k + 1]
+        return words[-1] if words else target
     parts = target.split(".")
-    if len(parts) >= 3:
+    if len(parts) >= 3 and not any(p.isdigit() for p in parts):
         return parts[-2]
     return parts[-1]
 
@@ -93,6 +110,8 @@ class Graph:
         weights: referenced parameters/buffers by name, in first-reference order.
         outputs: names referenced by the ``output`` line.
         transform, stage: from the file header.
+        call_args: the whole argument text of every call whose target is a bare name (a call of
+            another section binds that section's placeholders to these arguments), by position.
     """
 
     module: str
@@ -102,6 +121,7 @@ class Graph:
     outputs: tuple[str, ...] = ()
     transform: str = ""
     stage: str = ""
+    call_args: dict[int, str] = field(default_factory=dict, repr=False)
     _by_name: dict[str, Node] | None = field(default=None, repr=False)
     _consumers: dict[str, list[str]] | None = field(default=None, repr=False)
     _topology: tuple[list[list[int]], list[list[int]]] | None = field(default=None, repr=False)

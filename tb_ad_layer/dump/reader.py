@@ -1,38 +1,29 @@
 """Reader for AutoDeploy graph dump text files (``{NNN}_{stage}_{transform}.txt``).
 
 The format is the one TensorRT-LLM's graph writer prints (see DESIGN.md): a short header, then
-per GraphModule a banner and one line per FX node. Parsing is a single pass over the lines with
-a few compiled regular expressions, so throughput is bound by the regex engine, not by Python
-per character; long MoE lines with hundreds of list arguments cost one ``findall`` each.
+per GraphModule a banner and one line per FX node. Older writers print no banners (one graph
+right after the header) and the oldest prints dtypes without shapes; all three are read. The
+syntax of a node line is :mod:`tb_ad_layer.dump.line`'s; this module reads the file's structure,
+resolves every reference to a node, a weight/buffer or another section (a ``torch.cond`` branch,
+a piecewise-split submodule), and checks that the graph is in SSA form.
 
 Every malformed input raises :class:`~tb_ad_layer.errors.InputError` naming the file and line.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
+from tb_ad_layer.dump.line import (LineError, output_references, references, split_call,
+                                   split_placeholder)
 from tb_ad_layer.errors import InputError
 
 BANNER = "=" * 80
-PREFERRED_MODULE = "monolithic.model"
-
-# `%name` optionally followed by its printed metadata ` : <shape> : <dtype>`. Shapes and dtypes
-# of tuple outputs are parenthesised lists; neither ever contains " : ".
-_REF = re.compile(
-    r"%([A-Za-z_]\w*)(?: : (\([^()]*\)|[^\s,()\[\]:]+) : (\([^()]*\)|[\w./]+))?"
-)
-# Innermost list: node references inside list args are printed bare (``[getitem_3, view_2]``).
-_GROUP = re.compile(r"\[([^\[\]]*)\]")
-# A bare identifier that is not part of a dotted name (torch.bfloat16) or a call.
-_BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(])")
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis"})
-_SYMBOL = re.compile(r"[su]\d+$")
+ROOT = "(root)"
 _TRAILING_INDEX = re.compile(r"_\d+$")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 _ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
 _HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
@@ -41,43 +32,30 @@ _PREVIEW = 60
 
 @dataclass(slots=True)
 class DumpFile:
-    """A parsed dump file: its header and every GraphModule section it holds."""
+    """A parsed dump file: its header and every GraphModule section it holds, in file order."""
 
     path: str
     transform: str
     stage: str
     modules: list[Graph]
     size_bytes: int
+    declared_modules: int | None = None
+    _joined: dict[str, Graph] = field(default_factory=dict, repr=False)
 
     def module_names(self) -> list[str]:
         return [g.module for g in self.modules]
 
     def select(self, name: str | None = None) -> Graph:
-        """The GraphModule to show: ``name`` if given, else ``monolithic.model``, else the
-        section with the most call nodes."""
-        if name is not None:
-            for g in self.modules:
-                if g.module == name:
-                    return g
-            raise InputError(
-                f"no GraphModule named {name!r}; this file has: {', '.join(self.module_names())}",
-                path=self.path, field="--module")
-        for g in self.modules:
-            if g.module == PREFERRED_MODULE:
-                return g
-        best = max(self.modules, key=lambda g: g.call_count)
-        if best.call_count == 0:
-            raise InputError("no GraphModule section holds any operation", path=self.path)
-        return best
+        """The graph to show: the section ``name`` if given, else the model's whole graph (see
+        :func:`tb_ad_layer.dump.sections.choose_graph`), with the sections it calls joined in."""
+        from tb_ad_layer.dump.sections import choose_graph
 
-
-def _meta_ok(text: str) -> bool:
-    """A printed shape/dtype: one token, or a parenthesised tuple (cheap check, hot path)."""
-    if not text:
-        return False
-    if text[0] == "(":
-        return text[-1] == ")"
-    return " " not in text and "," not in text and ")" not in text
+        key = name if name is not None else ""
+        graph = self._joined.get(key)
+        if graph is None:
+            graph = choose_graph(self, name)
+            self._joined[key] = graph
+        return graph
 
 
 def _preview(line: str) -> str:
@@ -132,6 +110,10 @@ def read_header(path: str | Path) -> tuple[str, str]:
     return transform, stage
 
 
+def _is_node_line(line: str) -> bool:
+    return line.startswith("%") or line.startswith("output")
+
+
 def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
     """Parse one dump file into its GraphModule sections.
 
@@ -150,24 +132,34 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
         lines = text.split("\n")
     del text  # the lines are all that is needed; don't hold the file twice
     transform = stage = ""
-    modules: list[Graph] = []
+    declared: int | None = None
+    sections: list[_Section] = []
     i = 0
     n = len(lines)
-    # Header: everything up to the first banner.
-    while i < n and lines[i].rstrip("\r") != BANNER:
+    # Header: everything up to the first banner, or (older writers) the first node line.
+    while i < n:
         line = lines[i].rstrip("\r")
+        if line == BANNER or _is_node_line(line):
+            break
         m = _HEADER.match(line)
         if m:
             if m.group(1) == "Transform":
                 transform = m.group(2).strip()
             elif m.group(1) == "Stage":
                 stage = m.group(2).strip()
+            else:
+                count = m.group(2).strip()
+                declared = int(count) if count.isdigit() else None
         elif line.strip() and not line.startswith("#"):
             raise InputError(f"not an AutoDeploy graph dump (unexpected text before the first "
-                             f"GraphModule banner: {_preview(line)!r})", path=p, line=i + 1)
+                             f"node line: {_preview(line)!r})", path=p, line=i + 1)
         i += 1
     if i >= n:
-        raise InputError("not an AutoDeploy graph dump (no '# GraphModule:' section)", path=p)
+        raise InputError("not an AutoDeploy graph dump (no '# GraphModule:' section and no "
+                         "node line)", path=p)
+    if lines[i].rstrip("\r") != BANNER:
+        # Writers before the banners printed one graph right after the header.
+        i = _parse_section(p, lines, i, ROOT, sections, transform, stage)
     while i < n:
         line = lines[i].rstrip("\r")
         if line == BANNER:
@@ -176,24 +168,43 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
                 raise InputError("malformed GraphModule banner (expected '=' * 80, "
                                  "'# GraphModule: <name>', '=' * 80)", path=p, line=i + 1)
             name = lines[i + 1][len("# GraphModule:"):].strip()
-            i = _parse_section(p, lines, i + 3, name, modules, transform, stage)
+            if any(s.graph.module == name for s in sections):
+                raise InputError(f"a second GraphModule section named {name!r}", path=p,
+                                 line=i + 2)
+            i = _parse_section(p, lines, i + 3, name, sections, transform, stage)
         elif line.strip() == "":
             i += 1
         else:
             raise InputError(f"unexpected line outside a GraphModule section: {_preview(line)!r}",
                              path=p, line=i + 1)
-    return DumpFile(path=p, transform=transform, stage=stage, modules=modules, size_bytes=size)
+    names = {s.graph.module for s in sections}
+    for s in sections:
+        _resolve(p, s, names)
+    return DumpFile(path=p, transform=transform, stage=stage,
+                    modules=[s.graph for s in sections], size_bytes=size,
+                    declared_modules=declared)
 
 
-def _parse_section(path: str, lines: Sequence[str], start: int, module: str, out: list[Graph],
+@dataclass(slots=True)
+class _Section:
+    """A section while it is read: its graph, and every node's references, not yet resolved."""
+
+    graph: Graph
+    defined: dict[str, int]              # name -> line of its definition
+    pending: dict[str, int]              # name referenced -> line of the first reference
+    raw_refs: list[list[str]]            # per node, the names it references, in order
+
+
+def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[_Section],
                    transform: str, stage: str) -> int:
     """Parse node lines from ``start`` until the next banner or the end; return that index."""
     graph = Graph(module=module, source=path, transform=transform, stage=stage)
     nodes = graph.nodes
-    defined: dict[str, int] = {}          # name -> line
     weights = graph.weights
-    pending: dict[str, int] = {}          # name referenced before (or without) a definition -> line
-    raw_refs: list[list[str]] = []
+    section = _Section(graph, {}, {}, [])
+    defined = section.defined
+    pending = section.pending
+    raw_refs = section.raw_refs
     n = len(lines)
     i = start
     while i < n:
@@ -206,120 +217,133 @@ def _parse_section(path: str, lines: Sequence[str], start: int, module: str, out
         i += 1
         if not line or line.isspace() or line.startswith("#"):
             continue
-        if line.startswith("%"):
-            parts = line.rsplit(" : ", 2)
-            if len(parts) != 3:
-                raise InputError(f"truncated or malformed node line (expected "
-                                 f"' : <shape> : <dtype>'): {_preview(line)!r}",
-                                 path=path, line=lineno)
-            head, shape, dtype = parts
-            if not _meta_ok(shape) or not _meta_ok(dtype):
-                raise InputError(f"truncated or malformed node metadata "
-                                 f"{_preview(shape + ' : ' + dtype)!r}", path=path, line=lineno)
-            eq = head.find(" = ")
-            if eq < 0:
-                name = head[1:]
-                kind, target, args = PLACEHOLDER, "", ""
-                if not name.isidentifier():
-                    raise InputError(f"bad placeholder name {_preview(name)!r}",
-                                     path=path, line=lineno)
+        try:
+            if line.startswith("%"):
+                name, kind, target, args, shape, dtype = _node_line(line)
+            elif line.startswith("output"):
+                name, kind, target, args, shape, dtype = "output", OUTPUT, "", \
+                    line[len("output"):].strip(), "", ""
             else:
-                name = head[1:eq]
-                call = head[eq + 3:]
-                paren = call.find("(")
-                if paren <= 0 or not call.endswith(")"):
-                    raise InputError(f"truncated or malformed call (expected "
-                                     f"'<target>(<args>)'): {_preview(line)!r}",
-                                     path=path, line=lineno)
-                kind, target, args = CALL, call[:paren], call[paren + 1:-1]
-                if not name.isidentifier():
-                    raise InputError(f"bad node name {_preview(name)!r}", path=path, line=lineno)
-                if args.count("(") != args.count(")") or args.count("[") != args.count("]"):
-                    raise InputError(f"unbalanced brackets in arguments of %{name} "
-                                     f"(truncated line?)", path=path, line=lineno)
-        elif line.startswith("output"):
-            rest = line[len("output"):].strip()
-            if rest.startswith("(") and rest.endswith(")"):
-                rest = rest[1:-1]
-            name, kind, target, args, shape, dtype = "output", OUTPUT, "", rest, "", ""
-        else:
-            raise InputError(f"unrecognised line (expected '%name ...' or 'output ...'): "
-                             f"{_preview(line)!r}", path=path, line=lineno)
+                raise LineError(f"unrecognised line (expected '%name ...' or 'output ...'): "
+                                f"{_preview(line)!r}")
+        except LineError as e:
+            raise InputError(str(e), path=path, line=lineno) from None
         if name in defined:
             raise InputError(f"duplicate node name %{name} (first defined on line "
                              f"{defined[name]})", path=path, line=lineno)
-        idx = len(nodes)
         refs: list[str] = []
-        if args:
-            for ref, shape_, dtype_ in _REF.findall(args):
+        if kind == OUTPUT:
+            refs = output_references(args)
+        elif args:
+            for ref, ref_shape, ref_dtype in references(args):
                 refs.append(ref)
-                if ref not in defined:
-                    pending.setdefault(ref, lineno)
-                    if shape_ and ref not in weights:
-                        weights[ref] = Weight(ref, shape_, dtype_)
-            if "[" in args:
-                cleaned = _QUOTED.sub(" ", args) if "'" in args or '"' in args else args
-                for grp in _GROUP.findall(cleaned):
-                    if "%" in grp:
-                        grp = _REF.sub(" ", grp)
-                    found = _BARE.findall(grp)
-                    if not found:
-                        continue
-                    refs.extend(found)
-                    # Set difference runs in C: long expert-weight lists cost little here (one
-                    # argument each: with several, CPython iterates over the dicts instead). New
-                    # names are then taken in list order, so that graph.weights' order does not
-                    # depend on string hashing (PYTHONHASHSEED).
-                    new = set(found).difference(defined).difference(pending)
-                    if new:
-                        for ref in found:
-                            if ref in new and ref not in pending and ref not in _NOT_REFS \
-                                    and not _SYMBOL.match(ref):
-                                pending[ref] = lineno
+                if ref not in defined and ref not in pending:
+                    pending[ref] = lineno
+                if ref_shape and ref not in weights and ref not in defined:
+                    weights[ref] = Weight(ref, ref_shape, ref_dtype, lineno)
         if kind != OUTPUT:
             defined[name] = lineno
         raw_refs.append(refs)
+        if kind == CALL and _IDENT.fullmatch(target) is not None:
+            # A call of another section (a piecewise-split submodule) binds its placeholders
+            # to these arguments by position: keep them whole.
+            graph.call_args[len(nodes)] = args
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         nodes.append(Node(name=name, kind=kind, target=target, shape=shape, dtype=dtype,
-                          inputs=(), weights=(), args=args, line=lineno, index=idx))
-        if kind == OUTPUT:
-            graph.outputs = tuple(dict.fromkeys(refs))
-    _resolve(path, graph, defined, pending, raw_refs)
-    out.append(graph)
+                          inputs=(), weights=(), args=args, line=lineno, index=len(nodes)))
+    out.append(section)
     return i
 
 
-def _resolve(path: str, graph: Graph, defined: dict[str, int], pending: dict[str, int],
-             raw_refs: list[list[str]]) -> None:
-    """Split every node's references into node inputs and weights, now that all names are known.
+def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
+    """``(name, kind, target, args, shape, dtype)`` of a ``%...`` line."""
+    eq = line.find(" = ")
+    colon = line.find(" : ")
+    if eq > 0 and (colon < 0 or eq < colon):
+        name = line[1:eq]
+        if _IDENT.fullmatch(name) is None:
+            raise LineError(f"bad node name {_preview(name)!r}")
+        target, args, shape, dtype = split_call(line[eq + 3:])
+        if not target:
+            raise LineError(f"%{name} calls an empty target")
+        return name, CALL, target, args, shape, dtype
+    if colon < 0:
+        raise LineError(f"a placeholder line needs '%name : <shape> : <dtype>': "
+                        f"{_preview(line)!r}")
+    name = line[1:colon]
+    if _IDENT.fullmatch(name) is None:
+        raise LineError(f"bad placeholder name {_preview(name)!r}")
+    shape, dtype = split_placeholder(line[colon + 3:])
+    return name, PLACEHOLDER, "", "", shape, dtype
 
-    A never-defined reference is a weight/buffer, unless its name follows the graph's own node
-    naming (``getitem_99`` where ``getitem`` nodes exist): that is a missing node, an error.
+
+def _resolve(path: str, section: _Section, sections: set[str]) -> None:
+    """Split every node's references into node inputs, weights and called sections, now that
+    all names are known, and check that every node reads only nodes defined before it.
+
+    A never-defined reference is a weight/buffer, unless it names another section of the file
+    (a ``torch.cond`` branch) or follows the graph's own node naming (``getitem_99`` where
+    ``getitem`` nodes exist): that is a missing node, an error.
     """
+    graph = section.graph
+    defined = section.defined
     weights = graph.weights
-    if pending:
-        bases = {_TRAILING_INDEX.sub("", n.name) for n in graph.nodes if n.kind == CALL}
-        for ref, lineno in pending.items():
+    subgraphs = _subgraph_names(graph.module, sections)
+    if section.pending:
+        bases: set[str] | None = None
+        for ref, lineno in section.pending.items():
             if ref in defined:
+                if defined[ref] == lineno:
+                    raise InputError(f"%{ref} reads its own value (a node cannot be its own "
+                                     f"input)", path=path, line=lineno)
                 if defined[ref] > lineno:
                     raise InputError(f"%{ref} is used before its definition on line "
-                                     f"{defined[ref]}", path=path, line=lineno)
+                                     f"{defined[ref]} (not in SSA order)", path=path,
+                                     line=lineno)
                 continue
+            if ref in subgraphs:
+                continue
+            if bases is None:
+                bases = {_TRAILING_INDEX.sub("", n.name) for n in graph.nodes if n.kind == CALL}
             base = _TRAILING_INDEX.sub("", ref) if ref[-1].isdigit() else ref
             if base in bases:
                 raise InputError(f"reference to undefined node %{ref}", path=path, line=lineno)
             if ref not in weights:
-                weights[ref] = Weight(ref)
-    for node, refs in zip(graph.nodes, raw_refs):
+                weights[ref] = Weight(ref, line=lineno)
+        for ref in [w for w in weights if w in defined or w in subgraphs]:
+            del weights[ref]  # metadata printed beside a node or section reference
+    for node, refs in zip(graph.nodes, section.raw_refs):
         if not refs:
             continue
         inputs: list[str] = []
         wts: list[str] = []
+        subs: list[str] = []
         for r in dict.fromkeys(refs):
             if r in defined:
                 inputs.append(r)
+            elif r in subgraphs:
+                subs.append(subgraphs[r])
             elif r in weights:
                 wts.append(r)
+        if node.kind == OUTPUT:
+            graph.outputs = tuple(inputs)
         node.inputs = tuple(inputs)
         node.weights = tuple(wts)
+        if subs:
+            node.subgraphs = tuple(subs)
+
+
+def _subgraph_names(module: str, sections: set[str]) -> dict[str, str]:
+    """Names by which a section refers to other sections: ``true_graph_0`` from ``(root)``,
+    ``submod_3`` from ``piecewise.split_gm`` (the section ``piecewise.split_gm.submod_3``)."""
+    prefix = "" if module == ROOT else module + "."
+    out: dict[str, str] = {}
+    for name in sections:
+        if name == module:
+            continue
+        if prefix and name.startswith(prefix) and "." not in name[len(prefix):]:
+            out[name[len(prefix):]] = name
+        elif "." not in name and name not in out:
+            out[name] = name
+    return out

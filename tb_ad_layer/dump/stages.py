@@ -1,7 +1,8 @@
 """Find the transform stages of a dump directory, in pipeline order.
 
-TensorRT-LLM names dump files ``{NNN}_{stage}_{transform}.txt`` with a 3-digit counter in
-pipeline order; the stage and transform names themselves may contain underscores, so they are
+TensorRT-LLM names dump files ``{NNN}_{stage}_{transform}.txt`` with a counter in pipeline
+order, zero-padded to 3 digits and growing past 999 (``1000_...``), so files are ordered by the
+counter's value, not by name; the stage and transform names themselves may contain underscores, so they are
 read from the file header (``# Stage:``, ``# Transform:``), and the file name only orders them.
 """
 from __future__ import annotations
@@ -13,12 +14,12 @@ from pathlib import Path
 from tb_ad_layer.dump.reader import read_header
 from tb_ad_layer.errors import InputError
 
-_STAGE_FILE = re.compile(r"(\d{3})_(.+)\.txt")
+_STAGE_FILE = re.compile(r"(\d{3,})_(.+)\.txt")
 
 
 @dataclass(frozen=True, slots=True)
 class StageFile:
-    """One dump file of a directory: ``order`` is its NNN prefix."""
+    """One dump file of a directory: ``order`` is the value of its counter prefix."""
 
     path: Path
     order: int

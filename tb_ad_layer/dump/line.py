@@ -1,0 +1,229 @@
+"""The syntax of one node line of an AutoDeploy graph dump: split it into its parts, find its references.
+
+Three line layouts exist on disk, all printed by TensorRT-LLM's graph writer:
+
+- ``%name : <shape> : <dtype>`` and ``%name = <target>(<args>) : <shape> : <dtype>`` (current),
+  where every node argument prints as ``%ref : <shape> : <dtype>``;
+- ``%name : <dtype>`` and ``%name = <target>(<args>) : <dtype>`` (the oldest writer), where a
+  node argument prints as ``%ref``;
+- ``output <values>``, where the values print as ``%a, %b``, ``(%a, %b)``, or as the ``str()`` of
+  a container (``None``, ``[a, b]``, ``{'logits': mul}``).
+
+A symbolic shape prints as ``str(SymInt)``, a sympy expression that can hold spaces, ``+ - * //``,
+parentheses, commas and function names (``1xs70 + (Mod(4 - (Mod(s70, 4)), 4))x4x32``). None of
+``' '``, ``'x'`` or ``','`` splits a line safely; ``' : '`` never occurs inside a shape, a dtype, a
+target or a name, so the separators read from the right end of the line delimit shape and dtype,
+and the call's own ``(...)`` is found by bracket matching (a target may hold parentheses itself:
+``functools.partial(<function add at 0x...>, alpha=1)``).
+
+Inside list, tuple and dict arguments node references lose their ``%`` (``[getitem_3, view_2]``,
+``((res_mlp, o_1))``, ``(slice(None, None, None), getitem)``): a bare identifier inside brackets
+is a reference unless it is a constant (``None``, ``Ellipsis``), a symbol of a symbolic size
+(``s70``), a call (``slice(``), a keyword (``index=0``) or part of a dotted name
+(``torch.float32``). Bare identifiers outside brackets are unquoted strings (``bsnd``, ``cpu``).
+"""
+from __future__ import annotations
+
+import re
+
+# `%name` with the metadata the current layout prints after it. A reference's shape never holds
+# ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word.
+REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*?) : ([A-Za-z_?][\w./]*))?")
+_BRACKETS = re.compile(r"[()\[\]{}]")
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
+_DTYPE = re.compile(r"[\w./?]+|\([^()]*\)")
+_NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
+# Symbols of symbolic sizes as torch prints them (backed s0, unbacked u0, float zf0/zuf0).
+_SYMBOL = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
+_CLOSE = {")": "(", "]": "[", "}": "{"}
+
+
+class LineError(ValueError):
+    """A node line that does not follow the format; the message says what is wrong."""
+
+
+def split_call(rest: str) -> tuple[str, str, str, str]:
+    """Split the text after ``%name = `` into ``(target, args, shape, dtype)``.
+
+    The current layout (``target(args) : shape : dtype``) is tried first, then the oldest
+    (``target(args) : dtype``, shape ``?``).
+
+    Raises:
+        LineError: the text is neither.
+    """
+    parts = rest.rsplit(" : ", 2)
+    if len(parts) == 3 and parts[0].endswith(")"):
+        found = _call_parts(parts[0])
+        if found is not None:
+            check_shape(parts[1])
+            check_dtype(parts[2])
+            return found[0], found[1], parts[1], parts[2]
+    parts = rest.rsplit(" : ", 1)
+    if len(parts) == 2 and parts[0].endswith(")"):
+        found = _call_parts(parts[0])
+        if found is not None:
+            check_dtype(parts[1])
+            return found[0], found[1], "?", parts[1]
+    call = parts[0] if len(parts) == 2 else rest
+    if "(" not in call:
+        raise LineError("a call line needs '<target>(<args>) : <shape> : <dtype>'; "
+                        "this one has no '(' after ' = '")
+    problem = bracket_problem(call)
+    if problem:
+        hint = " (the line may be cut short)" if problem.endswith("never closed") else ""
+        raise LineError(f"{problem} in the call{hint}")
+    if " : " not in rest:
+        raise LineError("no ' : <shape> : <dtype>' after the call (the line may be cut short)")
+    raise LineError("the call's argument list does not end right before ' : <shape> : <dtype>'")
+
+
+def split_placeholder(rest: str) -> tuple[str, str]:
+    """``(shape, dtype)`` of the text after ``%name : `` (``shape : dtype``, or a dtype alone)."""
+    parts = rest.rsplit(" : ", 1)
+    if len(parts) == 2:
+        check_shape(parts[0])
+        check_dtype(parts[1])
+        return parts[0], parts[1]
+    check_dtype(rest)
+    return "?", rest
+
+
+def check_shape(shape: str) -> None:
+    """A printed shape: any text with balanced parentheses (sympy expressions included)."""
+    if not shape:
+        raise LineError("empty shape before the dtype")
+    if "(" in shape or ")" in shape:
+        problem = bracket_problem(shape)
+        if problem:
+            raise LineError(f"{problem} in the shape {_cut(shape)!r}")
+
+
+def check_dtype(dtype: str) -> None:
+    """A printed dtype: one word (``torch.bfloat16``, ``SymInt``, ``N/A``) or a tuple of them."""
+    if _DTYPE.fullmatch(dtype) is None:
+        raise LineError(f"bad dtype {_cut(dtype)!r} (expected e.g. 'torch.bfloat16', 'SymInt', "
+                        f"'N/A' or '(torch.bfloat16, torch.int32)')")
+
+
+def _call_parts(call: str) -> tuple[str, str] | None:
+    """``(target, args)`` of ``target(args)``, or None when the brackets do not close at the end.
+
+    Most lines hold a single pair of parentheses and are split without a scan.
+    """
+    first = call.find("(")
+    if first <= 0:
+        return None
+    if call.find("(", first + 1) < 0 and call.count(")") == 1:
+        args = call[first + 1:-1]
+        if "[" in args or "{" in args:
+            if bracket_problem(args):
+                return None
+        return call[:first].rstrip(), args
+    opened = _args_open(call)
+    if opened is None:
+        return None
+    return call[:opened].rstrip(), call[opened + 1:-1]
+
+
+def _args_open(call: str) -> int | None:
+    """Position of the ``(`` that the final ``)`` of ``call`` closes, if every bracket matches."""
+    text = _QUOTED.sub(_blank, call) if "'" in call or '"' in call else call
+    stack: list[int] = []
+    kinds: list[str] = []
+    for m in _BRACKETS.finditer(text):
+        ch = m.group()
+        if ch in "([{":
+            stack.append(m.start())
+            kinds.append(ch)
+        else:
+            if not stack or kinds[-1] != _CLOSE[ch]:
+                return None
+            start = stack.pop()
+            kinds.pop()
+            if m.end() == len(text):
+                return start if not stack and ch == ")" and start > 0 else None
+    return None
+
+
+def bracket_problem(text: str) -> str:
+    """What is wrong with the brackets of ``text`` (empty when they all match)."""
+    clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
+    kinds: list[str] = []
+    cols: list[int] = []
+    for m in _BRACKETS.finditer(clean):
+        ch = m.group()
+        if ch in "([{":
+            kinds.append(ch)
+            cols.append(m.start())
+        elif not kinds:
+            return f"{ch!r} at column {m.start() + 1} closes nothing"
+        elif kinds[-1] != _CLOSE[ch]:
+            return f"{ch!r} at column {m.start() + 1} closes {kinds[-1]!r} of column {cols[-1] + 1}"
+        else:
+            kinds.pop()
+            cols.pop()
+    if kinds:
+        return f"{kinds[-1]!r} at column {cols[-1] + 1} is never closed"
+    return ""
+
+
+def _blank(m: re.Match[str]) -> str:
+    # Same length, so that columns and positions stay those of the original text.
+    return " " * len(m.group())
+
+
+def references(args: str) -> list[tuple[str, str, str]]:
+    """Every reference in an argument text, in order: ``(name, shape, dtype)``.
+
+    ``%name`` references carry the metadata printed beside them (empty in the oldest layout);
+    bare references inside brackets carry none.
+    """
+    if not args:
+        return []
+    out: list[tuple[str, str, str]] = REF.findall(args) if "%" in args else []
+    if "[" in args or "(" in args or "{" in args:
+        for name in bare_references(args):
+            out.append((name, "", ""))
+    return out
+
+
+def bare_references(text: str) -> list[str]:
+    """Bare identifiers inside brackets of ``text`` that can name a node or a weight."""
+    clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
+    if "%" in clean:
+        clean = REF.sub(_blank, clean)
+    found: list[str] = []
+    depth = 0
+    start = 0
+    for m in _BRACKETS.finditer(clean):
+        if m.group() in "([{":
+            if depth == 0:
+                start = m.end()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                _bare_in(clean[start:m.start()], found)
+    return found
+
+
+def output_references(text: str) -> list[str]:
+    """Names an ``output`` line refers to: ``%name`` tokens and bare identifiers anywhere
+    (``output None``, ``output mul``, ``output {'logits': mul}``)."""
+    out = [m[0] for m in REF.findall(text)] if "%" in text else []
+    clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
+    if "%" in clean:
+        clean = REF.sub(_blank, clean)
+    _bare_in(clean, out)
+    return out
+
+
+def _bare_in(text: str, out: list[str]) -> None:
+    for name in _BARE.findall(text):
+        if name not in _NOT_REFS and _SYMBOL.fullmatch(name) is None:
+            out.append(name)
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
