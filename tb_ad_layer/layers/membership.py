@@ -1,45 +1,64 @@
 """Decide which decoder layer computed each node of a graph, for all layers at once.
 
-The rules are seed 000's, made algorithmic, and tested against what the model's own
-``nn_module_stack`` records on real exported models. All passes are linear in nodes + edges:
+Membership means what the model's own code means (``nn_module_stack``): layer N's node is one
+that layer N's module computed. The rules follow from facts that hold for any decoder-only
+model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
 
-1. **Forward (derivation).** A node that consumes a layer-N weight is a *seed* of N. A node that
-   consumes a model-level *parameter* (embedding, final norm, lm head) is a seed of "no layer".
-   Every other node *derives from* the highest layer among its inputs (none if no input does).
-2. **Reverse (ownership by consumers).** A non-seed node whose consumers all belong to one layer
-   X, and that derives from no layer or from X itself, belongs to X: per-layer work on
-   model-level inputs (slicing RoPE tables beside q/k, layer 0's input-norm statistics on the
-   embedding). Model-level preparation that only X reads (a mask in a hybrid model) runs before
-   the layer loop, so it belongs to X only when it comes after everything earlier layers and the
-   model-level preparation computed. A node read by several layers keeps what it derives from.
-   A node that derives from layer M and feeds only a later X is a *candidate* for X.
-3. **Forward (entries).** Layer X's *entry* is its residual stream: the latest node of an
-   earlier layer that X reads on two paths, one ending at X's seeds (norm statistics) and one
-   not (the skip connection). Candidates reached from the entry through candidates are X's
-   preamble; the other candidates are the tail of the layer they derive from, so the residual
-   add that ends layer M stays in M, and an MoE output feeding a fused add+norm seeded by X
-   stays in M. After the last layer there is no skip connection: the final norm's preamble is
-   the chain of normalisation arithmetic right before the model-level norm weight.
-4. **Sinks** (asserts, in-place updates, which nothing consumes) join the layer of the next use
-   of what they read, since they are emitted beside it; a ``getitem`` goes with the op it reads.
+1. **Names are hints, dataflow checks them** (:mod:`tb_ad_layer.layers.hints`). A node that
+   applies layer N's weights is a *seed* of N, but only if it reads nothing computed by a later
+   layer: layers run in order, so layer N's code never consumes layer N+1's results. A block
+   whose weights several layers share (Zamba's shared transformer) is named after its first
+   user; its later uses fail this check and follow the layer that calls them. A node applying a
+   model-level parameter is a seed of the model's *preparation* (the embedding) when it reads no
+   layer's results, and of the model's *final* part (final norm, lm head) when it reads them
+   and feeds no layer.
+2. **Between the seeds of one layer, everything is that layer's** (its *core*): a node that
+   descends from a layer-N seed and feeds one (``src == low == N`` below).
+3. **Between two layers, the boundary is the residual stream.** The nodes that come after
+   region A's seeds and feed region B's first (the *gap*: A's residual add and MoE combine, B's
+   unfused input norm) split where everything later reads A's work through one value, the
+   layer's output: the residual add ends A, and the norm statistics on it start B. A dtype cast
+   or view of that value opens B (a block-opening cast), while other elementwise work on it
+   before B's norm (an embedding scale) stays in A. When no single value separates them (a
+   fused add+norm takes the block output and the residual apart), the gap is A's. Region A can
+   be the preparation (the embedding ends it) and B the final norm.
+4. **Work that reads no seed's result is placed by position** (masks, RoPE tables, SymInt
+   arithmetic on the sequence length): FX order is execution order, so each layer's own code is
+   a contiguous run of lines. Such a node inside layer N's run of lines is N's (per-layer RoPE
+   slicing, chunk-padding arithmetic computed once in layer 0 and reused later); before the
+   first layer it is model-level preparation, even when one layer alone reads it.
+5. **Work that feeds no seed** (returned values, router logits for an auxiliary loss) belongs to
+   the layer whose results it reads, unless it runs after the final norm has started (model-level
+   post-processing); an op nothing consumes (an assert, an in-place cache update) is emitted
+   beside the next use of what it reads and goes with that use.
+6. A ``getitem`` goes with the op it reads; a value computed from weights alone goes with the op
+   that applies it, except one made from buffers alone (a RoPE table), placed by position. A
+   node whose own name carries a layer path takes that layer when dataflow allows it (the layer
+   lies between what the node reads and what reads it).
 
 Generic arithmetic (``sub_1``, ``eq_1``) lands where its dataflow says; name suffixes are never read.
 """
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Mapping
 
-from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, friendly_op_name
-from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
+from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
+from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
+from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, weight_layers
 
 NO_LAYER = -1
-_UNSET = -2
 
-# Elementwise steps of an RMSNorm/LayerNorm written out in aten ops (HF's final norm).
-_NORM_STEPS = re.compile(r"(?:_to_copy|to|pow|mean|var|var_mean|add|sub|mul|div|rsqrt|sqrt|"
-                         r"reciprocal|type_as|float|square|getitem)_?")
+# Regions, in execution order: model-level preparation, layers 0..N, the model's final part.
+_FREE = -3            # src of a node that descends from no seed
+_PREP = -2
+_FINAL = MAX_LAYER_INDEX + 1
+_NOTHING = _FINAL + 1  # low of a node that feeds no seed
+_UNSET = -4
+
+# Ops that only re-type or re-view a value: at a layer boundary they open the next block.
+_ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|contiguous|clone|"
+                        r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
 
 def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = None
@@ -59,206 +78,285 @@ class _Membership:
 
     def __init__(self, graph: Graph, weight_layer: Mapping[str, int | None]) -> None:
         self.nodes = graph.nodes
-        self.weight_layer = weight_layer
         n = self.n = len(graph.nodes)
         self.inputs, self.consumers = graph.topology()
+        self.hint, self.weight_only, self.name_layer = node_hints(graph, weight_layer)
+        self.is_output = [node.kind == OUTPUT for node in graph.nodes]
         self.seed = [_UNSET] * n
-        self.derived = [_UNSET] * n
+        self.src = [_FREE] * n
+        self.low = [_NOTHING] * n
         self.owner = [_UNSET] * n
-        self.candidate = [False] * n
-        self.floating = [False] * n
 
     def run(self) -> list[int]:
-        self._derive()
-        starts = self._seed_span_starts()
-        self._own_by_consumers(starts)
-        # Second look with the model-level boundary known: single-layer prep before it is
-        # model-level (see pass 2 in the module docstring).
-        refined = self._model_prep_ends(starts)
-        if refined != starts:
-            self.owner = [_UNSET] * self.n
-            self.candidate = [False] * self.n
-            self.floating = [False] * self.n
-            self._own_by_consumers(refined)
-        if any(self.candidate):
-            self._resolve_candidates()
-        self._resolve_sinks()
-        # A getitem only extracts an output of a multi-output op: it goes where that op went.
-        for node in self.nodes:
-            if node.op_name == "getitem" and self.inputs[node.index]:
-                self.owner[node.index] = self.owner[self.inputs[node.index][0]]
-        return self.owner
+        self._forward()
+        self._final_seeds()
+        self._backward()
+        gaps = self._classify()
+        readers = self._gap_readers(gaps)
+        for pair, members in gaps.items():
+            self._split_gap(pair[0], pair[1], members, readers.get(pair, []))
+        self._by_position()
+        self._sinks()
+        self._followers()
+        self._name_hints()
+        return [o if 0 <= o < _FINAL else NO_LAYER for o in self.owner]
 
-    # -- pass 1 -------------------------------------------------------------------------------
-    def _derive(self) -> None:
-        seed, derived = self.seed, self.derived
-        layer_of = self.weight_layer.__getitem__
+    # -- rule 1: seeds and what each node descends from ------------------------------------------
+    def _forward(self) -> None:
+        src, seed, hint = self.src, self.seed, self.hint
+        weight_only = self.weight_only
         for node in self.nodes:
             j = node.index
-            if node.kind in (PLACEHOLDER, OUTPUT):
-                seed[j] = NO_LAYER
+            if node.kind != "call" or weight_only[j]:
                 continue
-            d = _UNSET
+            s = _FREE
             for i in self.inputs[j]:
-                if derived[i] > d:
-                    d = derived[i]
-            owned = [layer for w in node.weights if (layer := layer_of(w)) is not None]
-            if len(owned) == 1:
-                seed[j] = derived[j] = owned[0]
-            elif owned:
-                counts = Counter(owned).most_common()
-                top = counts[0][1]
-                seed[j] = derived[j] = min(layer for layer, c in counts if c == top)
-            elif node.weights and (d == _UNSET or not all(is_buffer_like(w) for w in node.weights)):
-                # A model-level parameter (embedding, final norm, lm head), or a model-level
-                # buffer read by model-level preparation (RoPE tables). A buffer read inside a
-                # layer's computation (layer N's rope op reading a RoPE cache) is not.
-                seed[j] = NO_LAYER
-            else:
-                derived[j] = d
+                if not weight_only[i] and src[i] > s:
+                    s = src[i]
+            h = hint[j]
+            if h >= 0:
+                if s <= h:
+                    seed[j] = s = h
+            elif h == PARAM and s <= _PREP:
+                seed[j] = s = _PREP
+            src[j] = s
 
-    def _seed_span_starts(self) -> dict[int, int]:
-        """For each layer X, the position of the last seed of any earlier layer (-1 if none)."""
-        last: dict[int, int] = {}
-        for j, s in enumerate(self.seed):
-            if s >= 0:
-                last[s] = j
-        out: dict[int, int] = {}
-        running = -1
-        for layer in sorted(last):
-            out[layer] = running
-            running = max(running, last[layer])
-        return out
-
-    def _model_prep_ends(self, starts: dict[int, int]) -> dict[int, int]:
-        """Move each layer's start past the model-level nodes computed before its first seed."""
-        first: dict[int, int] = {}
-        for j, s in enumerate(self.seed):
-            if s >= 0 and s not in first:
-                first[s] = j
-        out = dict(starts)
-        last_model = -1
-        order = sorted(first.items(), key=lambda kv: kv[1])
-        k = 0
+    def _final_seeds(self) -> None:
+        """Model-level parameters applied after the layers, to values no layer reads."""
+        feeds = self._lows(include_final=False)
+        src, seed, hint = self.src, self.seed, self.hint
+        found = False
         for j in range(self.n):
-            while k < len(order) and order[k][1] <= j:
-                layer = order[k][0]
-                out[layer] = max(out[layer], last_model)
-                k += 1
-            if self.owner[j] == NO_LAYER and not self.floating[j] \
-                    and self.nodes[j].kind not in (PLACEHOLDER, OUTPUT):
-                last_model = j
-        return out
+            if hint[j] == PARAM and seed[j] == _UNSET and src[j] >= 0 and feeds[j] == _NOTHING \
+                    and not self.weight_only[j]:
+                seed[j] = src[j] = _FINAL
+                found = True
+        if found:
+            for node in self.nodes:
+                j = node.index
+                if seed[j] == _FINAL or self.weight_only[j] or node.kind != "call":
+                    continue
+                for i in self.inputs[j]:
+                    if src[i] == _FINAL and not self.weight_only[i]:
+                        src[j] = _FINAL
+                        break
 
-    # -- pass 2 -------------------------------------------------------------------------------
-    def _own_by_consumers(self, starts: dict[int, int]) -> None:
-        nodes, seed, derived, owner = self.nodes, self.seed, self.derived, self.owner
-        floating, candidate = self.floating, self.candidate
+    def _backward(self) -> None:
+        self.low = self._lows(include_final=True)
+
+    def _lows(self, include_final: bool) -> list[int]:
+        """Per node, the earliest region among the seeds it feeds (:data:`_NOTHING` if none)."""
+        seed, consumers, is_output = self.seed, self.consumers, self.is_output
+        low = [_NOTHING] * self.n
         for j in range(self.n - 1, -1, -1):
+            best = _NOTHING
+            for c in consumers[j]:
+                if is_output[c]:
+                    continue
+                s = seed[c]
+                v = s if s >= 0 and (include_final or s != _FINAL) else low[c]
+                if v < best:
+                    best = v
+            low[j] = best
+        return low
+
+    # -- rules 2 and 3: core and gap ------------------------------------------------------------
+    def _classify(self) -> dict[tuple[int, int], list[int]]:
+        """Owners of seeds and core nodes; the gap nodes of every pair of regions, in order."""
+        owner, seed, src, low = self.owner, self.seed, self.src, self.low
+        gaps: dict[tuple[int, int], list[int]] = {}
+        for node in self.nodes:
+            j = node.index
+            if node.kind == PLACEHOLDER or node.kind == OUTPUT:
+                owner[j] = _PREP
+                continue
+            if self.weight_only[j]:
+                continue
             if seed[j] != _UNSET:
                 owner[j] = seed[j]
                 continue
-            d = derived[j]
-            targets = {owner[c] for c in self.consumers[j]
-                       if not floating[c] and nodes[c].kind != OUTPUT}
-            if not targets:
-                floating[j] = True
-                owner[j] = d if d >= 0 else NO_LAYER
+            s, lo = src[j], low[j]
+            if s == _FREE or lo == _NOTHING:
                 continue
-            if len(targets) != 1:
-                owner[j] = d if d >= 0 else NO_LAYER
-                continue
-            x = targets.pop()
-            if d < 0:
-                owner[j] = x if x == NO_LAYER or j > starts.get(x, -1) else NO_LAYER
-            elif d == x:
-                owner[j] = x
-            elif x == NO_LAYER or d < x:
-                owner[j] = x
-                candidate[j] = True
+            if s >= lo:
+                owner[j] = s
             else:
-                owner[j] = d
+                gaps.setdefault((s, lo), []).append(j)
+        return gaps
 
-    # -- pass 3 -------------------------------------------------------------------------------
-    def _resolve_candidates(self) -> None:
-        n, nodes = self.n, self.nodes
-        owner, derived, candidate = self.owner, self.derived, self.candidate
-        floating, consumers = self.floating, self.consumers
-        target = list(owner)
-        live = [[c for c in consumers[j] if not floating[c] and nodes[c].kind != OUTPUT]
-                for j in range(n)]
-        # exit[c]: the first node outside the candidates that candidate c flows into (the
-        # earliest, as a representative). Two consumers of a node with different exits are two
-        # paths into the layer: the norm and the skip connection.
-        exit_ = list(range(n))
-        for j in range(n - 1, -1, -1):
-            if candidate[j]:
-                exit_[j] = min((exit_[c] if candidate[c] else c for c in live[j]), default=j)
-        entry: dict[int, int] = {}
-        for i in range(n):
-            d = derived[i]
-            if d < 0:
-                continue
-            exits: dict[int, int] = {}
-            for c in live[i]:
-                if derived[c] > d:
-                    # c mixes i with work of a later layer (the skip connection's add): it is
-                    # inside that layer whatever it feeds afterwards.
-                    t, e = derived[c], c
-                else:
-                    t = target[c]
-                    e = exit_[c] if candidate[c] else c
-                if t <= d:
-                    continue
-                if exits.setdefault(t, e) != e and i > entry.get(t, -1):
-                    entry[t] = i
-        norm_chain = [False] * n
-        for j in range(n - 1, -1, -1):
-            if candidate[j] and target[j] == NO_LAYER and _NORM_STEPS.fullmatch(nodes[j].op_name):
-                norm_chain[j] = all(norm_chain[c] or (not candidate[c] and target[c] == NO_LAYER)
-                                    for c in live[j])
-        for j in range(n):
-            if not candidate[j]:
-                continue
-            x = target[j]
-            if x == NO_LAYER:
-                outside = [i for i in self.inputs[j]
-                           if derived[i] >= 0 and not (candidate[i] and owner[i] == NO_LAYER)]
-                accepted = norm_chain[j] and len(outside) <= 1
-            else:
-                gate = entry.get(x, -1)
-                accepted = j != gate and all(
-                    (derived[i] < 0 and owner[i] in (x, NO_LAYER))
-                    or (candidate[i] and owner[i] == x) or i == gate
-                    for i in self.inputs[j])
-            if not accepted:
-                candidate[j] = False
-                owner[j] = derived[j]
-
-    # -- pass 4 -------------------------------------------------------------------------------
-    def _resolve_sinks(self) -> None:
-        owner, floating, inputs, consumers = self.owner, self.floating, self.inputs, self.consumers
+    def _gap_readers(self, gaps: dict[tuple[int, int], list[int]]
+                     ) -> dict[tuple[int, int], list[int]]:
+        """For each gap (A, B), B's seeds and core nodes that read A's values, in order."""
+        out: dict[tuple[int, int], list[int]] = {}
+        owner, src = self.owner, self.src
         for j in range(self.n):
-            if not floating[j] or consumers[j]:
+            b = owner[j]
+            if b < _PREP or self.is_output[j]:
                 continue
-            best = -1
-            for i in inputs[j]:
-                for c in consumers[i]:
-                    if c > j and not floating[c] and (best < 0 or c < best):
-                        best = c
-            if best >= 0:
-                owner[j] = owner[best]
+            last_pair = (_UNSET, _UNSET)
+            for i in self.inputs[j]:
+                a = src[i]
+                pair = (a, b)
+                if a < b and pair != last_pair and pair in gaps and not self.weight_only[i]:
+                    out.setdefault(pair, []).append(j)
+                    last_pair = pair
+        return out
+
+    def _split_gap(self, a: int, b: int, members: list[int], b_readers: list[int]) -> None:
+        """Split the gap between regions ``a`` and ``b`` at the value A's output passes through."""
+        owner, src, inputs, nodes = self.owner, self.src, self.inputs, self.nodes
+        in_gap = set(members)
+        # Readers of A's values: the gap itself and B's own nodes that read them. The boundary
+        # lies before B's first own node.
+        first_b = b_readers[0] if b_readers else _NOTHING
+        readers = sorted(set(members).union(b_readers))
+        # Candidate cuts: the gap's nodes and the A-side values they read from outside it.
+        candidates: set[int] = set(members)
+        for w in readers:
+            for i in inputs[w]:
+                if src[i] == a and i not in in_gap and not self.weight_only[i]:
+                    candidates.add(i)
+        order = sorted(candidates, reverse=True)
+        valid: list[int] = []
+        min_gap = _NOTHING
+        one = -1
+        many = False
+        k = len(readers) - 1
+        for v in order:
+            while k >= 0 and readers[k] > v:
+                w = readers[k]
+                for i in inputs[w]:
+                    if src[i] != a or self.weight_only[i]:
+                        continue
+                    if i in in_gap:
+                        if i < min_gap:
+                            min_gap = i
+                    elif one == -1:
+                        one = i
+                    elif one != i:
+                        many = True
+                k -= 1
+            if v < first_b and min_gap >= v and not many and (one == -1 or one == v):
+                valid.append(v)
+        if not valid:
+            for j in members:
+                owner[j] = a
+            return
+        valid.reverse()
+        cut = valid[0]
+        for v in valid[1:]:
+            if v in in_gap and self._sole_use(cut) == v \
+                    and _ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None:
+                cut = v
             else:
-                for i in inputs[j]:
-                    if owner[i] >= 0 and not floating[i]:
-                        owner[j] = owner[i]
-                        break
-        # What feeds only sinks (dead code, a buffer filled in place) joins its consumers.
+                break
+        for j in members:
+            owner[j] = a if j <= cut else b
+
+    def _sole_use(self, j: int) -> int:
+        """The one node that uses ``j``'s value (asserts aside), or -1."""
+        found = -1
+        for c in self.consumers[j]:
+            if self.is_output[c] or not self.consumers[c]:
+                continue
+            if found >= 0:
+                return -1
+            found = c
+        return found
+
+    # -- rules 4 and 5: by position ---------------------------------------------------------------
+    def _by_position(self) -> None:
+        """Place free and tail nodes by the layer whose run of lines holds them."""
+        owner, src, consumers = self.owner, self.src, self.consumers
+        n = self.n
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for j in range(n):
+            o = owner[j]
+            if o >= 0 and o != _UNSET:
+                if o not in first:
+                    first[o] = j
+                last[o] = j
+        final_start = first.get(_FINAL, _NOTHING)
+        spans = sorted((first[x], last[x], x) for x in first if x < _FINAL)
+        k = -1
+        for j in range(n):
+            while k + 1 < len(spans) and spans[k + 1][0] <= j:
+                k += 1
+            if owner[j] != _UNSET or not consumers[j]:
+                continue
+            if self.weight_only[j] and self.hint[j] != NO_HINT:
+                continue  # a layer's or the model's weights, prepared for the op applying them
+            s = src[j]
+            if s >= 0 and s != _FREE:
+                # Feeds no seed: its layer's own tail, unless the model's output computation
+                # has already started (model-level post-processing of layer values).
+                owner[j] = s if s == _FINAL or j < final_start else _FINAL
+                continue
+            if j >= final_start:
+                owner[j] = _FINAL
+            elif k >= 0 and j <= spans[k][1]:
+                owner[j] = spans[k][2]
+            else:
+                owner[j] = _PREP
+
+    def _sinks(self) -> None:
+        """An op nothing consumes goes with the next use of what it reads (its first argument:
+        the asserted value, the cache updated in place), else with that argument."""
+        owner, inputs, consumers, is_output = self.owner, self.inputs, self.consumers, \
+            self.is_output
+        n = self.n
+        next_use = [_NOTHING] * n
+        for i in range(n):
+            later = _NOTHING
+            cs = consumers[i]
+            for t in range(len(cs) - 1, -1, -1):
+                c = cs[t]
+                if is_output[c]:
+                    continue
+                if consumers[c] or self.weight_only[c]:
+                    later = c
+                elif inputs[c][0] == i:
+                    next_use[c] = later
+        for j in range(n):
+            if owner[j] != _UNSET or consumers[j] or self.weight_only[j]:
+                continue
+            nxt = next_use[j]
+            if nxt != _NOTHING and owner[nxt] != _UNSET:
+                owner[j] = owner[nxt]
+                continue
+            first = inputs[j][0] if inputs[j] else -1
+            owner[j] = owner[first] if first >= 0 and owner[first] != _UNSET else _PREP
+
+    # -- rule 6 ---------------------------------------------------------------------------------
+    def _followers(self) -> None:
+        owner, inputs, consumers = self.owner, self.inputs, self.consumers
+        for node in self.nodes:
+            j = node.index
+            if inputs[j] and not self.weight_only[j] and \
+                    node.target == "<built-in function getitem>":
+                owner[j] = owner[inputs[j][0]]
         for j in range(self.n - 1, -1, -1):
-            if floating[j] and consumers[j]:
-                for c in consumers[j]:
-                    if owner[c] >= 0:
-                        owner[j] = owner[c]
-                        break
-                else:
-                    owner[j] = owner[consumers[j][0]]
+            if not self.weight_only[j] or owner[j] != _UNSET:
+                continue
+            o = _UNSET
+            for c in consumers[j]:
+                if not self.is_output[c] and owner[c] != _UNSET:
+                    o = owner[c]
+                    break
+            if o == _UNSET:
+                h = self.hint[j]
+                o = h if h >= 0 else _PREP
+            owner[j] = o
+        for j in range(self.n):
+            if owner[j] == _UNSET:
+                owner[j] = _PREP
+
+    def _name_hints(self) -> None:
+        owner, src, low, seed = self.owner, self.src, self.low, self.seed
+        for j in range(self.n):
+            layer = self.name_layer[j]
+            if layer == NO_HINT or seed[j] != _UNSET or owner[j] == layer:
+                continue
+            if src[j] <= layer <= low[j]:
+                owner[j] = layer

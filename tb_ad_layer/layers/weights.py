@@ -9,8 +9,13 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
+from tb_ad_layer.errors import InputError
+
 _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
+# Layer indices are stored as 32-bit integers and shown by the panel; a larger one is a damaged
+# or hostile name, not a model.
+MAX_LAYER_INDEX = (1 << 31) - 1
 _BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)",
                           re.IGNORECASE)
 
@@ -20,11 +25,18 @@ def layer_of_weight(name: str) -> int | None:
     """The decoder layer a weight belongs to (``layers_N_``, ``layers.N.``, ``fused_*_N_*``), or None."""
     m = _LAYER.search(name)
     if m:
-        return int(m.group(1))
+        return _index(name, m.group(1))
     m = _FUSED.match(name)
     if m:
-        return int(m.group(1))
+        return _index(name, m.group(1))
     return None
+
+
+def _index(name: str, digits: str) -> int:
+    if len(digits) > 10 or int(digits) > MAX_LAYER_INDEX:
+        raise InputError(f"layer index {digits[:40]} in the weight name {name[:120]!r} is out of "
+                         f"range (at most {MAX_LAYER_INDEX})")
+    return int(digits)
 
 
 def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
@@ -38,19 +50,24 @@ def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
 
 def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str, str]]:
     """``(layers, roles)``: :func:`layer_of_weight` and :func:`weight_role` of every name, from
-    one search per name (a MoE dump has one weight per expert and projection)."""
+    one search per name (a MoE dump has one weight per expert and projection).
+
+    Raises:
+        InputError: a layer index beyond :data:`MAX_LAYER_INDEX` (no file named: the caller
+            knows it).
+    """
     layers: dict[str, int | None] = {}
     roles: dict[str, str] = {}
     search, fused = _LAYER.search, _FUSED.match
     for name in names:
         m = search(name)
         if m:
-            layers[name] = int(m.group(1))
+            layers[name] = _index(name, m.group(1))
             roles[name] = name[m.end():].lstrip("_.")
             continue
         m = fused(name)
         if m:
-            layers[name] = int(m.group(1))
+            layers[name] = _index(name, m.group(1))
             roles[name] = name[:m.start(1)] + "N" + name[m.end(1):]
         else:
             layers[name] = None
