@@ -21,7 +21,7 @@ def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["convert", str(DUMPS / "ad_dsv3"), "--logdir", str(tmp_path), "--run",
                  "dsv3", "--stages", "all"]) == 0
     err = capsys.readouterr().err
-    assert "[4/4] 085_compile_compile_model.txt" in err and "5 layers (2 dense, 3 moe)" in err
+    assert "[4/4] 085_compile_compile_model.txt" in err and "5 layers (2 mla+mlp, 3 mla+moe)" in err
     store = RunStore(store_path(tmp_path, "dsv3"))
     stages = store.stages()
     assert [s["file"] for s in stages] == ["001_export_export_to_gm.txt",
@@ -29,7 +29,7 @@ def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                                            "060_sharding_sharding_transform_executor.txt",
                                            "085_compile_compile_model.txt"]
     assert stages[-1]["module"] == "(root)" and stages[2]["modules"] == ["submod_0", "(root)"]
-    assert [layer["kind"] for layer in store.layers(3)] == ["dense", "dense", "moe", "moe", "moe"]
+    assert [layer["kind"] for layer in store.layers(3)] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe", "mla+moe"]
     doc = store.layer_doc(3, 3)
     assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 45
     assert store.meta["run"] == "dsv3" and store.meta["converter_version"]

@@ -66,7 +66,7 @@ def test_layer_count_mismatch_writes_nothing(tmp_path: Path, decode_trace: Path,
     assert main(["convert", str(DUMPS / "ad_llama"), "--logdir", str(tmp_path), "--run", "x",
                  "-q", "--trace", str(decode_trace)]) == 2
     err = capsys.readouterr().err
-    assert "graph's 3 layers (3 dense)" in err and "another model" in err
+    assert "graph's 3 layers (3 attention+mlp)" in err and "another model" in err
     assert not (tmp_path / "x").exists()
 
 
@@ -87,7 +87,7 @@ def test_kernels_command(tmp_path: Path, decode_trace: Path) -> None:
     assert main(["kernels", str(decode_trace), "--dump", str(DUMPS / "ad_dsv3"), "-o", str(out),
                  "-q"]) == 0
     data = json.loads(out.read_text())
-    assert [layer["kind"] for layer in data["layers"]] == ["dense", "dense", "moe", "moe", "moe"]
+    assert [layer["kind"] for layer in data["layers"]] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe", "mla+moe"]
     assert main(["kernels", str(decode_trace), "--dump", str(DUMPS / "ad_dsv3"), "--layer", "9",
                  "-q"]) == 2
 

@@ -470,7 +470,7 @@ class Builder(object):
         if not reduced and W > 1:
             g.at(n, ffn_group)
             ffn = self.all_reduce(L + "ffn.ar", ffn)
-        g.at(n, "other")
+        g.at(n, ffn_group)  # the residual add belongs to the block whose output it adds
         return g.call(L + "ffn.resid", "aten.add.Tensor", [resid2, ffn], resid2.shape, BF16), None
 
     def emit_extra_module(self):
@@ -597,7 +597,7 @@ class Dsv3(Builder):
             if W > 1:
                 g.at(n, "mla")
                 o = self.all_reduce(L + "attn.ar", o)
-            g.at(n, "other")
+            g.at(n, "mla")
             resid2 = g.call(L + "attn.resid", "aten.add.Tensor", [resid, o], resid.shape, BF16)
             g.at(n, "norm", mod="model.layers.%d.post_attention_layernorm" % n)
             normed2 = self.norm(L + "post_norm", resid2, post_w)
@@ -993,7 +993,7 @@ class Llama(Builder):
             if W > 1:
                 g.at(n, "attention")
                 o = self.all_reduce(L + "attn.ar", o)
-            g.at(n, "other")
+            g.at(n, "attention")
             resid2 = g.call(L + "attn.resid", "aten.add.Tensor", [resid, o], resid.shape, BF16)
             g.at(n, "norm", mod="model.layers.%d.post_attention_layernorm" % n)
             normed2 = self.norm(L + "post_norm", resid2, post_w)
@@ -1103,9 +1103,9 @@ def write_truth(path, cfg, st, g, module):
     kinds = {}
     for n in range(cfg.layers):
         if cfg.model == "dsv3":
-            kinds[str(n)] = "dense" if n < cfg.dense_layers else "moe"
+            kinds[str(n)] = "mla+mlp" if n < cfg.dense_layers else "mla+moe"
         else:
-            kinds[str(n)] = "dense"
+            kinds[str(n)] = "attention+mlp"
     head = {
         "model": cfg.model,
         "dump": st.stem + ".txt",
@@ -1263,7 +1263,7 @@ def check_dir(out_dir):
             groups = set(v["group"] for v in tn.values() if v["layer"] == int(k))
             if not groups:
                 err("layer %s has no nodes" % k)
-            if (kind == "moe") != ("moe" in groups):
+            if kind.endswith("+moe") != ("moe" in groups):
                 err("layer %s kind %s but groups %s" % (k, kind, sorted(groups)))
     return problems
 

@@ -15,14 +15,15 @@ import re
 from functools import lru_cache
 from typing import Mapping
 
-from tb_ad_layer.dump.graph import CALL, Graph, friendly_op_name
+from tb_ad_layer.dump.graph import CALL, Graph, Node, friendly_op_name
+from tb_ad_layer.layers.hints import applied_weights, weight_only_nodes
 from tb_ad_layer.layers.membership import NO_LAYER
+from tb_ad_layer.layers.sinks import next_uses
+from tb_ad_layer.layers.subgroups import mark_mixer_stages, mark_rope
+from tb_ad_layer.layers.vocabulary import (ATTENTION, AUX_STREAM, GDN, GROUPS, MAMBA, MLA,
+                                           MLP, MOE, NORM, OTHER)
 from tb_ad_layer.layers.weights import weight_table
 
-NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER = (
-    "norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other")
-GROUPS = (NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER)
-AUX_STREAM = "aux_stream"
 
 
 
@@ -113,7 +114,8 @@ def _classify_direct(target: str, weights: tuple[str, ...],
     return _classify_target(target)
 
 
-def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | None = None
+def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | None = None,
+                  rope_values: list[bool] | None = None
                   ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.
 
@@ -122,6 +124,8 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
         layers: per node layer index or ``NO_LAYER``, from :func:`assign_layers`.
         roles: :func:`~tb_ad_layer.layers.weights.weight_role` of every weight of the graph,
             when the caller has it already (:func:`~tb_ad_layer.layers.weights.weight_table`).
+        rope_values: per node, whether it is a model-level RoPE table (cos/sin); the per-layer
+            work on them is sub-group ``rope``.
     Returns:
         ``(groups, sub_groups, streams, attention)``: ``streams`` is ``"aux"`` for nodes in an
         aux-stream region, else ``"main"``; ``attention[layer]`` is ``"mla"`` or
@@ -135,27 +139,34 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
 
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
+    direct = [False] * n
+    weights = applied_weights(graph, weight_only_nodes(graph))
     mla_layers: set[int] = set()
     attn_layers: set[int] = set()
     for node in nodes:
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
             continue
-        g, s = _classify_direct(node.target, node.weights, roles)
+        g, s = _classify_direct(node.target, weights[j], roles)
+        if g is None and not weights[j]:
+            g, s = _classify_module(node.name, node.target)
         group[j], sub[j] = g, s
+        direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)
-                                             or any(_MLA_WEIGHTS.search(w) for w in node.weights)):
+                                             or any(_MLA_WEIGHTS.search(w) for w in weights[j])):
             mla_layers.add(layers[j])
         if g == ATTENTION:
             attn_layers.add(layers[j])
 
-    # A getitem belongs with the multi-output op it reads from. Other ops without a class take
-    # their consumers' group (reverse pass), else their producers'.
+    # A getitem belongs with the multi-output op it reads from.
     for j in range(n):
         if group[j] is None and layers[j] != NO_LAYER and nodes[j].op_name == "getitem" \
                 and inputs_idx[j] and layers[inputs_idx[j][0]] == layers[j]:
             src = inputs_idx[j][0]
             group[j], sub[j] = group[src], sub[src]
+    _block_exits(nodes, inputs_idx, layers, group, sub, direct)
+    # Other ops without a class take their consumers' group (reverse pass), else their
+    # producers'.
     for j in range(n - 1, -1, -1):
         if layers[j] == NO_LAYER or nodes[j].kind != CALL:
             continue
@@ -184,6 +195,13 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
                     sub[j] = sub[i]
                     break
 
+    # An op nothing consumes goes with the next use of its first argument, like its layer.
+    for j, nxt in enumerate(next_uses(graph)):
+        if nxt >= 0 and layers[j] != NO_LAYER and layers[nxt] == layers[j] \
+                and group[nxt] is not None:
+            group[j], sub[j] = group[nxt], sub[nxt]
+    mark_rope(graph, layers, group, sub, rope_values or [False] * n)
+    mark_mixer_stages(graph, layers, group, sub, direct, roles)
     streams = _mark_aux_regions(nodes, inputs_idx, consumers, layers, sub)
     out_groups: list[str] = []
     for j in range(n):
@@ -197,6 +215,95 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     attention = {layer: (MLA if layer in mla_layers else ATTENTION)
                  for layer in attn_layers | mla_layers}
     return out_groups, sub, streams, attention
+
+
+_BLOCKS = frozenset({ATTENTION, MLA, MOE, MLP, MAMBA, GDN})
+_ADD_OPS = frozenset({"add", "add_", "iadd", "residual_add"})
+_SCALAR_TYPES = frozenset({"SymInt", "SymFloat", "SymBool", "int", "float", "bool"})
+_CAST_OPS = frozenset({"to", "_to_copy", "type_as", "float", "half", "bfloat16"})
+_MODULE_PATH = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks)\.\d+\.(.+)$")
+
+
+def _classify_module(name: str, target: str) -> tuple[str | None, str | None]:
+    """A ``call_module`` node (``model.layers.0.self_attn.q_proj``, named after its path) is
+    classified by its path inside the layer, as a weight of that module would be."""
+    if "." not in target or name.rstrip("0123456789_") != target.replace(".", "_") \
+            and name != target.replace(".", "_"):
+        return None, None
+    m = _MODULE_PATH.search(target)
+    if m is None:
+        return None, None
+    return _classify_role(m.group(1).replace(".", "_"))
+
+
+def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[int],
+                 group: list[str | None], sub: list[str | None], direct: list[bool]) -> None:
+    """What a block does with its output before the next block starts belongs to that block:
+    the all-reduce after ``o_proj``, casts and views of the output, the combine of routed and
+    shared experts, and the residual add, which closes the block (its users belong to the next
+    block, found by the reverse pass). A norm's own output cast is the norm's.
+
+    The residual read by the add is an input from outside the layer, a norm's, a closed block's,
+    or a value computed before the block's first own op (the layer's input, cast).
+    """
+    first_direct: dict[tuple[int, str], int] = {}
+    for node in nodes:
+        j = node.index
+        g = group[j]
+        if direct[j] and g is not None and (layers[j], g) not in first_direct:
+            first_direct[(layers[j], g)] = j
+    closes = [False] * len(nodes)
+    for node in nodes:
+        j = node.index
+        if group[j] is not None or layers[j] == NO_LAYER or node.kind != CALL:
+            continue
+        op = node.op_name
+        data = inputs_idx[j][:1] if op == "type_as" else inputs_idx[j]
+        block: str | None = None
+        producer = -1
+        mixed = False
+        unknown: list[int] = []
+        residual = False
+        tensors = 0
+        for i in data:
+            if nodes[i].dtype in _SCALAR_TYPES:
+                continue  # sizes and scalars shape the op; they are not the data it combines
+            tensors += 1
+            g = group[i]
+            if layers[i] != layers[j]:
+                residual = True
+            elif g is None:
+                unknown.append(i)
+            elif g not in _BLOCKS or closes[i]:
+                if g == NORM and not closes[i] and tensors == 1 and op in _CAST_OPS:
+                    block, producer = NORM, i
+                else:
+                    residual = True
+            elif block is None:
+                block, producer = g, i
+            elif g != block:
+                mixed = True
+        if block is None or mixed:
+            continue
+        if unknown:
+            start = first_direct.get((layers[j], block), -1)
+            if op not in _ADD_OPS or any(i > start for i in unknown):
+                continue
+            residual = True
+        if block == NORM:
+            if tensors != 1:
+                continue
+            group[j] = NORM
+            continue
+        if residual:
+            if op not in _ADD_OPS:
+                continue
+            closes[j] = True
+            group[j] = block
+            continue
+        group[j] = block
+        if tensors == 1:
+            sub[j] = sub[producer]
 
 
 _GENERIC = re.compile(r"^(?:aten|<built-in|operator)|^[a-z_]+$")

@@ -43,7 +43,7 @@ def node_hints(graph: Graph, weight_layer: Mapping[str, int | None]
     n = len(nodes)
     inputs = graph.topology()[0]
     hint = [NO_HINT] * n
-    weight_only = [False] * n
+    weight_only = weight_only_nodes(graph)
     name_layer = [NO_HINT] * n
     for node in nodes:
         j = node.index
@@ -57,7 +57,6 @@ def node_hints(graph: Graph, weight_layer: Mapping[str, int | None]
                 votes[layer] = votes.get(layer, 0) + 1
             elif not is_buffer_like(w):
                 param = True
-        only = True
         for i in inputs[j]:
             if weight_only[i]:
                 h = hint[i]
@@ -65,9 +64,6 @@ def node_hints(graph: Graph, weight_layer: Mapping[str, int | None]
                     votes[h] = votes.get(h, 0) + 1
                 elif h == PARAM:
                     param = True
-            else:
-                only = False
-        weight_only[j] = only and (len(node.weights) > 0 or len(inputs[j]) > 0)
         module = _called_module(node.name, node.target)
         if module is not None:
             m = _LAYER_PATH.search(module)
@@ -85,6 +81,40 @@ def node_hints(graph: Graph, weight_layer: Mapping[str, int | None]
         if m2 is not None:
             name_layer[j] = _small(m2.group(1))
     return hint, weight_only, name_layer
+
+
+def weight_only_nodes(graph: Graph) -> list[bool]:
+    """Per node, whether it computes from weights alone (it reads weights or weight-only nodes,
+    and nothing else)."""
+    inputs = graph.topology()[0]
+    out = [False] * len(graph.nodes)
+    for node in graph.nodes:
+        j = node.index
+        if node.kind != CALL or not (node.weights or inputs[j]):
+            continue
+        only = True
+        for i in inputs[j]:
+            if not out[i]:
+                only = False
+                break
+        out[j] = only
+    return out
+
+
+def applied_weights(graph: Graph, weight_only: list[bool]) -> list[tuple[str, ...]]:
+    """Per node, the weights it applies: its own and those of the weight-only values it reads
+    (``mul(x, to(norm_weight))`` applies ``norm_weight``)."""
+    inputs = graph.topology()[0]
+    out: list[tuple[str, ...]] = [node.weights for node in graph.nodes]
+    for node in graph.nodes:
+        j = node.index
+        extra: list[str] = []
+        for i in inputs[j]:
+            if weight_only[i]:
+                extra.extend(out[i])
+        if extra:
+            out[j] = tuple(dict.fromkeys(node.weights + tuple(extra)))
+    return out
 
 
 def _majority(votes: dict[int, int]) -> int:

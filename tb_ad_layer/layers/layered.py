@@ -7,11 +7,12 @@ from operator import attrgetter
 from typing import Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
-from tb_ad_layer.layers.external import (ExternalInput, external_inputs, model_buffers,
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.layers.external import (ROPE, ExternalInput, external_inputs, model_buffers,
                                          model_level_kinds)
-from tb_ad_layer.layers.groups import (ATTENTION, GDN, MAMBA, MLA, MLP, MOE, NORM,
-                                       assign_groups)
+from tb_ad_layer.layers.groups import assign_groups
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
+from tb_ad_layer.layers.vocabulary import layer_kind
 from tb_ad_layer.layers.weights import weight_table
 
 
@@ -19,8 +20,8 @@ from tb_ad_layer.layers.weights import weight_table
 class LayerInfo:
     """Summary of one decoder layer.
 
-    ``kind`` is ``moe``, ``dense`` (attention + MLP), ``ssm`` (Mamba), ``gdn``,
-    ``attention`` or ``mlp`` (hybrid models' single-block layers), or ``other``.
+    ``kind`` names its mixers and feed-forward block (``attention+mlp``, ``mla+moe``,
+    ``mamba``, ``gdn+moe``, ``attention+mamba+mlp``; see :mod:`tb_ad_layer.layers.vocabulary`).
     """
 
     index: int
@@ -54,20 +55,7 @@ class LayeredGraph:
 
 
 def _layer_kind(groups: Mapping[str, int]) -> str:
-    if groups.get(MOE):
-        return "moe"
-    if groups.get(MAMBA):
-        return "ssm"
-    if groups.get(GDN):
-        return "gdn"
-    attn = groups.get(ATTENTION, 0) + groups.get(MLA, 0)
-    if attn and groups.get(MLP):
-        return "dense"
-    if attn:
-        return "attention"
-    if groups.get(MLP):
-        return "mlp"
-    return "other" if not groups.get(NORM) else "norm"
+    return layer_kind(g for g, count in groups.items() if count > 0)
 
 
 def layer_graph(graph: Graph) -> LayeredGraph:
@@ -75,11 +63,17 @@ def layer_graph(graph: Graph) -> LayeredGraph:
 
     Linear in the number of nodes and references.
     """
-    weight_layer, roles = weight_table(graph.weights)
+    try:
+        weight_layer, roles = weight_table(graph.weights)
+    except InputError as e:
+        bad = next((w for w in graph.weights.values() if w.name in e.message), None)
+        raise InputError(e.message, path=graph.source,
+                         line=bad.line if bad is not None and bad.line else None) from None
     owners = assign_layers(graph, weight_layer)
-    groups, subs, streams, attention = assign_groups(graph, owners, roles)
-    members, calls = _members_and_calls(graph, owners, groups)
     kinds = model_level_kinds(graph, owners)
+    groups, subs, streams, attention = assign_groups(graph, owners, roles,
+                                                     [k == ROPE for k in kinds])
+    members, calls = _members_and_calls(graph, owners, groups)
     buffers = model_buffers(graph, weight_layer)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):

@@ -45,6 +45,7 @@ from typing import Mapping
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
+from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, weight_layers
 
 NO_LAYER = -1
@@ -86,6 +87,7 @@ class _Membership:
         self.src = [_FREE] * n
         self.low = [_NOTHING] * n
         self.owner = [_UNSET] * n
+        self.next_use = next_uses(graph)
 
     def run(self) -> list[int]:
         self._forward()
@@ -301,28 +303,14 @@ class _Membership:
                 owner[j] = _PREP
 
     def _sinks(self) -> None:
-        """An op nothing consumes goes with the next use of what it reads (its first argument:
-        the asserted value, the cache updated in place), else with that argument."""
-        owner, inputs, consumers, is_output = self.owner, self.inputs, self.consumers, \
-            self.is_output
-        n = self.n
-        next_use = [_NOTHING] * n
-        for i in range(n):
-            later = _NOTHING
-            cs = consumers[i]
-            for t in range(len(cs) - 1, -1, -1):
-                c = cs[t]
-                if is_output[c]:
-                    continue
-                if consumers[c] or self.weight_only[c]:
-                    later = c
-                elif inputs[c][0] == i:
-                    next_use[c] = later
-        for j in range(n):
+        """An op nothing consumes goes with the next use of its first argument (see
+        :mod:`tb_ad_layer.layers.sinks`), else with that argument."""
+        owner, inputs, consumers = self.owner, self.inputs, self.consumers
+        for j in range(self.n):
             if owner[j] != _UNSET or consumers[j] or self.weight_only[j]:
                 continue
-            nxt = next_use[j]
-            if nxt != _NOTHING and owner[nxt] != _UNSET:
+            nxt = self.next_use[j]
+            if nxt >= 0 and owner[nxt] != _UNSET:
                 owner[j] = owner[nxt]
                 continue
             first = inputs[j][0] if inputs[j] else -1

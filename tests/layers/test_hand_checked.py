@@ -86,7 +86,7 @@ def test_groups_exact(tmp_path: Path) -> None:
     # Routing arithmetic after the router stays with the router, whatever its suffix says.
     assert g["sub"] == ("moe", "moe_router") and g["eq"] == ("moe", "moe_router")
     assert g["moe_1"] == ("moe", "moe_experts")
-    assert lg.layers[1].kind == "moe" and lg.layers[1].attention == "attention"
+    assert lg.layers[1].kind == "attention+moe" and lg.layers[1].attention == "attention"
 
 
 def test_external_inputs_and_edges(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
                                  "stage": "compile", "transform": "compile_model",
                                  "module": "(root)", "node_count": 216}
     assert [(l["layer"], l["kind"]) for l in dsv3["layers"]] == [
-        (0, "dense"), (1, "dense"), (2, "moe"), (3, "moe"), (4, "moe")]
+        (0, "mla+mlp"), (1, "mla+mlp"), (2, "mla+moe"), (3, "mla+moe"), (4, "mla+moe")]
     assert all(l["gpu_time_us"] is None for l in dsv3["layers"]) and dsv3["trace"] is None
     traced = runs["traced/decode"]
     assert traced["trace"]["phase"] == "decode" and traced["trace"]["num_streams"] == 2

@@ -57,7 +57,7 @@ def test_replaced_store_is_served_fresh_at_once(tmp_path: Path) -> None:
     plugin.data = data
     first = client.get(f"{BASE}/api/layer?run=r&layer=1")
     assert json.loads(first.get_data())["source_file"] == "085_compile_compile_model.txt"
-    assert [l["kind"] for l in data.runs()["runs"][0]["layers"]] == ["dense"] * 3
+    assert [l["kind"] for l in data.runs()["runs"][0]["layers"]] == ["attention+mlp"] * 3
     convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])  # same name, new file
     assert len(data.runs()["runs"][0]["stages"]) == 4
     second = client.get(f"{BASE}/api/layer?run=r&layer=1")

@@ -79,7 +79,7 @@ def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
     md = text[0].tensor.string_val[0].decode()
     assert "**tb-ad-layer run `r`**" in md and "fake_decode.nsys.sqlite" in md
     assert "| 0 | `085_compile_compile_model.txt` | compile / compile_model |" in md
-    assert "| 2 | moe | mla |" in md
+    assert "| 2 | mla+moe | mla |" in md
     counts = {s: v.tensor.float_val[0] for s, v in values if v.tag == "ad_layer/node_count"}
     store = RunStore(store_path(tmp_path, "r"))
     layers = store.layers(0)

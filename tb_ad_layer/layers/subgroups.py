@@ -1,0 +1,162 @@
+"""Sub-groups that dataflow defines inside a group: RoPE in attention, the stages of Mamba and
+gated-delta-net mixers.
+
+- ``rope``: the attention ops that apply the rotary tables to q and k: those that read a RoPE
+  table (the model's cos/sin, or a RoPE buffer), the rotate-half slices, negations and
+  concatenations that feed only them, and the adds and concatenations that join their results.
+- Mamba mixers (``mamba_metadata``, ``mamba_ssm``, ``mamba_gated_norm``) and gated delta nets
+  (``gdn_conv1d``, ``gdn_gating``, ``gdn_delta_rule``): a few anchors are known by their weights
+  (``conv1d``, ``a_log``, ``dt_bias``, ``d``, the mixer's own ``norm``) or by their op
+  (``causal_conv1d``, ``ssm``/``selective_scan``, ``gated_delta_rule``, ``rmsnorm_gated``,
+  ``*_metadata``). The mixer's data then flows in stages, input projection -> convolution and
+  gating -> the scan or delta rule -> gated norm -> output projection, so every other node of
+  the mixer takes the latest stage among its inputs, and a node that reads both the convolution
+  and the gating is the scan or delta rule itself. The gated norm's statistics and gate, which
+  precede its weight, are the normalisation steps that lead only to it. SymInt arithmetic inside
+  the mixer (chunk padding on the sequence length) is ``mamba_metadata`` in a Mamba mixer and
+  part of the delta rule in a gated delta net, whose chunking it serves.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Mapping
+
+from tb_ad_layer.dump.graph import CALL, Graph
+from tb_ad_layer.layers.membership import NO_LAYER
+from tb_ad_layer.layers.vocabulary import (ATTENTION, GDN, GDN_CONV1D, GDN_DELTA_RULE,
+                                           GDN_GATING, MAMBA, MAMBA_GATED_NORM, MAMBA_METADATA,
+                                           MAMBA_SSM, ROPE)
+
+_ROPE_WEIGHT = re.compile(r"rotary|rope|cos|sin|inv_freq|freqs", re.I)
+_ROTATE_OPS = frozenset({"slice", "neg", "cat", "split", "split_with_sizes", "chunk", "getitem",
+                         "narrow", "unbind", "select"})
+_JOIN_OPS = frozenset({"add", "add_", "sub", "cat", "stack", "iadd"})
+
+# Stages of a mixer, in dataflow order.
+_NONE, _CONV, _GATING, _CORE, _NORM = 0, 1, 1, 2, 3
+_NORM_STEPS = frozenset({"to", "_to_copy", "float", "type_as", "pow", "mean", "var", "add",
+                         "rsqrt", "sqrt", "mul", "div", "silu", "sigmoid", "square", "sub"})
+_OP_STAGES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"metadata", re.I), "metadata"),
+    (re.compile(r"rms_?norm_?gated|gated_?rms|norm_gated", re.I), "norm"),
+    (re.compile(r"causal_conv|conv1d|convolution", re.I), "conv"),
+    (re.compile(r"gdn_gating|gating", re.I), "gating"),
+    (re.compile(r"gated_delta|delta_rule|chunk_gated|fla_", re.I), "core"),
+    (re.compile(r"ssm|selective_scan|chunk_scan|ssd|state_passing", re.I), "core"),
+]
+_WEIGHT_STAGES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"conv1d", re.I), "conv"),
+    (re.compile(r"(?:^|_)(?:a_log|dt_bias)(?:_|$)", re.I), "gating"),
+    (re.compile(r"(?:mixer|linear_attn|mamba)_(?:d)(?:_|$)", re.I), "core"),
+    (re.compile(r"(?:mixer|linear_attn|mamba)_norm", re.I), "norm"),
+]
+
+
+def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
+              sub: list[str | None], rope_values: list[bool]) -> None:
+    """Mark the attention ops that apply RoPE as sub-group ``rope``."""
+    nodes = graph.nodes
+    inputs, consumers = graph.topology()
+    rope = [False] * len(nodes)
+    for node in nodes:
+        j = node.index
+        if layers[j] == NO_LAYER or group[j] != ATTENTION or node.kind != CALL:
+            continue
+        if sub[j] == ROPE or any(rope_values[i] for i in inputs[j]) \
+                or any(_ROPE_WEIGHT.search(w) for w in node.weights):
+            rope[j] = True
+            continue
+        same = [i for i in inputs[j] if layers[i] == layers[j]]
+        if same and node.op_name in _JOIN_OPS and all(rope[i] for i in same):
+            rope[j] = True
+    for j in range(len(nodes) - 1, -1, -1):
+        if rope[j] or layers[j] == NO_LAYER or group[j] != ATTENTION \
+                or nodes[j].op_name not in _ROTATE_OPS:
+            continue
+        users = [c for c in consumers[j] if layers[c] == layers[j]]
+        if users and all(rope[c] for c in users):
+            rope[j] = True
+    for j in range(len(nodes)):
+        if rope[j]:
+            sub[j] = ROPE
+
+
+@lru_cache(maxsize=1 << 12)
+def _op_stage(target: str) -> str:
+    for pat, stage in _OP_STAGES:
+        if pat.search(target):
+            return stage
+    return ""
+
+
+def _weight_stage(weights: tuple[str, ...], roles: Mapping[str, str]) -> str:
+    for w in weights:
+        role = roles.get(w, w)
+        for pat, stage in _WEIGHT_STAGES:
+            if pat.search(role):
+                return stage
+    return ""
+
+
+def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
+                      sub: list[str | None], direct: list[bool],
+                      roles: Mapping[str, str]) -> None:
+    """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups."""
+    nodes = graph.nodes
+    n = len(nodes)
+    inputs, consumers = graph.topology()
+    stage = [""] * n
+    for node in nodes:
+        j = node.index
+        if layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) or node.kind != CALL:
+            continue
+        stage[j] = _weight_stage(node.weights, roles) or _op_stage(node.target)
+        if not stage[j] and direct[j] and node.weights:
+            stage[j] = "weighted"  # the input and output projections: no stage of their own
+    # The gated norm's statistics and gate: normalisation steps that lead only to it.
+    for j in range(n - 1, -1, -1):
+        if stage[j] or group[j] not in (MAMBA, GDN) or nodes[j].op_name not in _NORM_STEPS:
+            continue
+        users = [c for c in consumers[j] if layers[c] == layers[j]]
+        if users and all(stage[c] == "norm" for c in users):
+            stage[j] = "norm"
+    rank = {"": _NONE, "weighted": _NONE, "metadata": _NONE, "conv": _CONV, "gating": _GATING,
+            "core": _CORE, "norm": _NORM}
+    for node in nodes:
+        j = node.index
+        if stage[j] or layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) \
+                or node.kind != CALL:
+            continue
+        same = [i for i in inputs[j] if layers[i] == layers[j] and group[i] in (MAMBA, GDN)]
+        if not same or node.dtype in ("SymInt", "SymFloat", "SymBool"):
+            if node.dtype in ("SymInt", "SymFloat", "SymBool") or not same:
+                stage[j] = "metadata"
+            continue
+        seen = {stage[i] for i in same}
+        if "conv" in seen and "gating" in seen:
+            stage[j] = "core"
+            continue
+        best = ""
+        for s in seen:
+            if s != "weighted" and s != "metadata" and rank[s] > rank[best]:
+                best = s
+        stage[j] = best
+    # What the input projection hands only to the gating (beta = sigmoid(b)) is gating too.
+    for j in range(n - 1, -1, -1):
+        if stage[j] != "" or group[j] != GDN:
+            continue
+        users = [c for c in consumers[j] if layers[c] == layers[j]]
+        if users and all(stage[c] in ("gating", "core") for c in users) \
+                and any(stage[c] == "gating" for c in users):
+            stage[j] = "gating"
+    for j in range(n):
+        s = stage[j]
+        if not s or s == "weighted":
+            continue
+        if group[j] == MAMBA:
+            sub[j] = {"metadata": MAMBA_METADATA, "conv": MAMBA_SSM, "gating": MAMBA_SSM,
+                      "core": MAMBA_SSM, "norm": MAMBA_GATED_NORM}[s]
+        else:
+            sub[j] = {"metadata": GDN_DELTA_RULE, "conv": GDN_CONV1D, "gating": GDN_GATING,
+                      "core": GDN_DELTA_RULE, "norm": None}[s]
