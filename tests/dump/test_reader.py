@@ -114,7 +114,7 @@ def test_stage_discovery_order_and_selection() -> None:
 
 def test_other_files_are_ignored() -> None:
     names = [s.path.name for s in discover_stages(DUMPS / "llama")]
-    assert names == ["001_export_export_to_gm.txt", "002_post_export_cleanup_noop_removal.txt"]
+    assert names == ["001_export_export_to_gm.txt", "002_post_export_cleanup_noop_slice.txt"]
 
 
 # -- bad input: one line, naming file and line ---------------------------------------------------
