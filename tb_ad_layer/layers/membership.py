@@ -26,7 +26,10 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    arithmetic on the sequence length): FX order is execution order, so each layer's own code is
    a contiguous run of lines. Such a node inside layer N's run of lines is N's (per-layer RoPE
    slicing, chunk-padding arithmetic computed once in layer 0 and reused later); before the
-   first layer it is model-level preparation, even when one layer alone reads it.
+   first layer it is model-level preparation, even when one layer alone reads it. So is a value
+   that passes over a whole layer between what it reads and what reads it (a residual kept in
+   fp32 beside the layer's norm, the embedding kept aside for a later block): it is no
+   boundary, and its run of lines says whose code made it, within what dataflow allows.
 5. **Work that feeds no seed** (returned values, router logits for an auxiliary loss) belongs to
    the layer whose results it reads, unless it runs after the final norm has started (model-level
    post-processing); an op nothing consumes (an assert, an in-place cache update) is emitted
@@ -88,6 +91,7 @@ class _Membership:
         self.low = [_NOTHING] * n
         self.owner = [_UNSET] * n
         self.next_use = next_uses(graph)
+        self.skipping = [False] * n
 
     def run(self) -> list[int]:
         self._forward()
@@ -167,6 +171,8 @@ class _Membership:
         """Owners of seeds and core nodes; the gap nodes of every pair of regions, in order."""
         owner, seed, src, low = self.owner, self.seed, self.src, self.low
         gaps: dict[tuple[int, int], list[int]] = {}
+        regions = sorted({x for x in seed if x != _UNSET} | {_PREP})
+        after = {regions[k]: regions[k + 1] for k in range(len(regions) - 1)}
         for node in self.nodes:
             j = node.index
             if node.kind == PLACEHOLDER or node.kind == OUTPUT:
@@ -182,6 +188,10 @@ class _Membership:
                 continue
             if s >= lo:
                 owner[j] = s
+            elif after.get(s, _NOTHING) < lo:
+                # Passed over a whole region (the residual kept in fp32 beside a layer's norm,
+                # the embedding kept for a later block): not a boundary; placed by position.
+                self.skipping[j] = True
             else:
                 gaps.setdefault((s, lo), []).append(j)
         return gaps
@@ -281,24 +291,34 @@ class _Membership:
                 last[o] = j
         final_start = first.get(_FINAL, _NOTHING)
         spans = sorted((first[x], last[x], x) for x in first if x < _FINAL)
-        k = -1
+        # The latest-starting span still open at each position: a stack over spans in order.
+        active: list[int] = []
+        k = 0
         for j in range(n):
-            while k + 1 < len(spans) and spans[k + 1][0] <= j:
+            while k < len(spans) and spans[k][0] <= j:
+                active.append(k)
                 k += 1
+            while active and spans[active[-1]][1] < j:
+                active.pop()
             if owner[j] != _UNSET or not consumers[j]:
                 continue
             if self.weight_only[j] and self.hint[j] != NO_HINT:
                 continue  # a layer's or the model's weights, prepared for the op applying them
+            inside = spans[active[-1]][2] if active else _UNSET
             s = src[j]
-            if s >= 0 and s != _FREE:
+            if self.skipping[j]:
+                x = inside if inside != _UNSET else s
+                owner[j] = min(max(x, s), self.low[j])
+                continue
+            if s >= 0:
                 # Feeds no seed: its layer's own tail, unless the model's output computation
                 # has already started (model-level post-processing of layer values).
                 owner[j] = s if s == _FINAL or j < final_start else _FINAL
                 continue
             if j >= final_start:
                 owner[j] = _FINAL
-            elif k >= 0 and j <= spans[k][1]:
-                owner[j] = spans[k][2]
+            elif inside != _UNSET:
+                owner[j] = inside
             else:
                 owner[j] = _PREP
 
