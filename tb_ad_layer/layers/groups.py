@@ -32,7 +32,14 @@ _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
 
 # (pattern on the weight role, group, sub_group); first match wins, so specific before general.
 _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
-    # Mixers first: their own gated norms (mixer.norm, linear_attn.norm) are part of the mixer.
+    # A layer norm of the decoder layer, even inside a block wrapper (mamba_decoder's); MLA's
+    # q_a/kv_a layernorms are attention branches.
+    (re.compile(r"q_a_layernorm"), ATTENTION, "q_branch"),
+    (re.compile(r"kv_a_layernorm"), ATTENTION, "kv_branch"),
+    # A mixer's norms of its own internal tensors (Jamba's dt/B/C layernorms) are the mixer's.
+    (re.compile(r"(?:^|_)(?:mamba|mixer|ssm)_[a-z]{1,2}_layernorm"), MAMBA, None),
+    (re.compile(r"layernorm(?:_weight|_bias)?$"), NORM, None),
+    # Mixers next: their own gated norms (mixer.norm, linear_attn.norm) are part of the mixer.
     (re.compile(r"linear_attn|gated_delta", re.I), GDN, None),
     (re.compile(r"mixer_(?:a_log|d|dt_bias|conv1d|in_proj|out_proj|norm)(?:_|$)|mamba|ssm", re.I),
      MAMBA, None),
@@ -43,8 +50,9 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"q_a_layernorm|q_a_proj|q_b_proj|q_proj|q_norm|wq"), ATTENTION, "q_branch"),
     (re.compile(r"kv_a_layernorm|kv_a_proj|kv_b_proj|k_proj|v_proj|k_norm|kv_proj|wkv"),
      ATTENTION, "kv_branch"),
-    (re.compile(r"(?:^|_)(?:input_layernorm|post_attention_layernorm|pre_feedforward_layernorm|"
-                r"post_feedforward_layernorm|ln_\d|norm)(?:_|$)"), NORM, None),
+    # A norm module of the layer (input_layernorm, pre_ff_layernorm, ffn_norm, ln_1), after the
+    # mixers' and attention's own norms above.
+    (re.compile(r"(?:^|_)(?:\w*layernorm|\w*norm|ln_\d+)(?:_weight|_bias|_scale)?$"), NORM, None),
     (re.compile(r"self_attn|attention|attn|mixer_o_proj|qkv"), ATTENTION, None),
     (re.compile(r"mlp|ffn|feed_forward|gate_up|up_proj|down_proj|gate_proj|w1|w2|w3"), MLP, None),
 ]
@@ -164,6 +172,7 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
                 and inputs_idx[j] and layers[inputs_idx[j][0]] == layers[j]:
             src = inputs_idx[j][0]
             group[j], sub[j] = group[src], sub[src]
+    _norm_statistics(nodes, inputs_idx, consumers, layers, group)
     _block_exits(nodes, inputs_idx, layers, group, sub, direct)
     # Other ops without a class take their consumers' group (reverse pass), else their
     # producers'.
@@ -236,6 +245,29 @@ def _classify_module(name: str, target: str) -> tuple[str | None, str | None]:
     return _classify_role(m.group(1).replace(".", "_"))
 
 
+_NORM_STEPS = frozenset({"to", "_to_copy", "float", "type_as", "pow", "mean", "var", "add",
+                         "sub", "rsqrt", "sqrt", "mul", "div", "reciprocal", "square"})
+
+
+def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
+                     consumers: list[list[int]], layers: list[int],
+                     group: list[str | None]) -> None:
+    """The statistics of an unfused norm (cast, pow, mean, eps add, rsqrt, scaling) lead only to
+    the op applying the norm's weight: they are the norm's, even when they read a block's output
+    (a post-block norm before the residual add). A residual add, which adds two tensors, is
+    not a statistic."""
+    for j in range(len(nodes) - 1, -1, -1):
+        node = nodes[j]
+        if group[j] is not None or layers[j] == NO_LAYER or node.op_name not in _NORM_STEPS:
+            continue
+        if node.op_name in ("add", "sub") and sum(
+                1 for i in inputs_idx[j] if nodes[i].dtype not in _SCALAR_TYPES) > 1:
+            continue
+        users = [c for c in consumers[j] if consumers[c] and layers[c] == layers[j]]
+        if users and all(group[c] == NORM for c in users):
+            group[j] = NORM
+
+
 def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[int],
                  group: list[str | None], sub: list[str | None], direct: list[bool]) -> None:
     """What a block does with its output before the next block starts belongs to that block:
@@ -273,7 +305,7 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
             if layers[i] != layers[j]:
                 residual = True
             elif g is None:
-                unknown.append(i)
+                unknown.append(i)  # not known yet: an add waits for it, other ops go on
             elif g not in _BLOCKS or closes[i]:
                 if g == NORM and not closes[i] and tensors == 1 and op in _CAST_OPS:
                     block, producer = NORM, i
@@ -285,9 +317,9 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
                 mixed = True
         if block is None or mixed:
             continue
-        if unknown:
+        if unknown and op in _ADD_OPS:
             start = first_direct.get((layers[j], block), -1)
-            if op not in _ADD_OPS or any(i > start for i in unknown):
+            if any(i > start for i in unknown):
                 continue
             residual = True
         if block == NORM:
