@@ -145,3 +145,31 @@ def test_bad_seed_json(tmp_path: Path, capsys) -> None:
     p.write_text('{"layer": 1, "nodes": [')
     assert main(["convert", str(p), "--logdir", str(tmp_path / "L"), "-q"]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("body,message", [
+    ("%x : 2 : torch.float32\n"
+     "%y = aten.mul.Tensor(%x : 2 : torch.float32, %model_layers_9223372036854775808_mlp_w : "
+     "2 : torch.float32) : 2 : torch.float32\noutput %y",
+     ":11: layer index 9223372036854775808 in the weight name "
+     "'model_layers_9223372036854775808_mlp_w' is out of range"),
+    ("%x : 2 : torch.float32\n"
+     "%y = aten.add.Tensor(%x : 2 : torch.float32, %y : 2 : torch.float32) : 2 : torch.float32\n"
+     "output %y", ":11: %y reads its own value"),
+    ("%x : 2 : torch.float32\n"
+     "%y = aten.add.Tensor(%x : 2 : torch.float32, %z : 2 : torch.float32) : 2 : torch.float32\n"
+     "%z = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\noutput %y",
+     ":11: %z is used before its definition on line 12"),
+], ids=["layer_index_beyond_64_bits", "self_reference", "later_node"])
+def test_bad_graph_exit_2_one_line_nothing_written(tmp_path: Path, body: str,
+                                                    message: str) -> None:
+    src = tmp_path / "dumps"
+    src.mkdir()
+    write_dump(src / "001_export_export_to_gm.txt", body)
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(src),
+                           "--logdir", str(tmp_path / "logs"), "--run", "r", "-q"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "logs" / "r").exists()

@@ -43,8 +43,9 @@ class LineError(ValueError):
     """A node line that does not follow the format; the message says what is wrong."""
 
 
-def split_call(rest: str) -> tuple[str, str, str, str]:
-    """Split the text after ``%name = `` into ``(target, args, shape, dtype)``.
+def split_call(rest: str, column: int = 1) -> tuple[str, str, str, str]:
+    """Split the text after ``%name = `` into ``(target, args, shape, dtype)``; ``column`` is
+    where that text starts in its line, for messages.
 
     The current layout (``target(args) : shape : dtype``) is tried first, then the oldest
     (``target(args) : dtype``, shape ``?``).
@@ -69,7 +70,7 @@ def split_call(rest: str) -> tuple[str, str, str, str]:
     if "(" not in call:
         raise LineError("a call line needs '<target>(<args>) : <shape> : <dtype>'; "
                         "this one has no '(' after ' = '")
-    problem = bracket_problem(call)
+    problem = bracket_problem(call, column)
     if problem:
         hint = " (the line may be cut short)" if problem.endswith("never closed") else ""
         raise LineError(f"{problem} in the call{hint}")
@@ -146,8 +147,9 @@ def _args_open(call: str) -> int | None:
     return None
 
 
-def bracket_problem(text: str) -> str:
-    """What is wrong with the brackets of ``text`` (empty when they all match)."""
+def bracket_problem(text: str, column: int = 1) -> str:
+    """What is wrong with the brackets of ``text`` (empty when they all match); columns count
+    from ``column``."""
     clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
     kinds: list[str] = []
     cols: list[int] = []
@@ -157,14 +159,15 @@ def bracket_problem(text: str) -> str:
             kinds.append(ch)
             cols.append(m.start())
         elif not kinds:
-            return f"{ch!r} at column {m.start() + 1} closes nothing"
+            return f"{ch!r} at column {m.start() + column} closes nothing"
         elif kinds[-1] != _CLOSE[ch]:
-            return f"{ch!r} at column {m.start() + 1} closes {kinds[-1]!r} of column {cols[-1] + 1}"
+            return (f"{ch!r} at column {m.start() + column} closes {kinds[-1]!r} of column "
+                    f"{cols[-1] + column}")
         else:
             kinds.pop()
             cols.pop()
     if kinds:
-        return f"{kinds[-1]!r} at column {cols[-1] + 1} is never closed"
+        return f"{kinds[-1]!r} at column {cols[-1] + column} is never closed"
     return ""
 
 

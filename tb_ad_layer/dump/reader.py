@@ -264,7 +264,7 @@ def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
         name = line[1:eq]
         if _IDENT.fullmatch(name) is None:
             raise LineError(f"bad node name {_preview(name)!r}")
-        target, args, shape, dtype = split_call(line[eq + 3:])
+        target, args, shape, dtype = split_call(line[eq + 3:], eq + 4)
         if not target:
             raise LineError(f"%{name} calls an empty target")
         return name, CALL, target, args, shape, dtype

@@ -155,9 +155,9 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
             continue
-        g, s = _classify_direct(node.target, weights[j], roles)
-        if g is None and not weights[j]:
-            g, s = _classify_module(node.name, node.target)
+        g, s = _classify_module(node.name, node.target)
+        if g is None:
+            g, s = _classify_direct(node.target, weights[j], roles)
         group[j], sub[j] = g, s
         direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)

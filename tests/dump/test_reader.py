@@ -123,14 +123,24 @@ BAD_CASES = {
     "empty": ("", "empty file"),
     "binary": (b"\x7fELF\x00\x01\x02garbage", "binary file"),
     "not_a_dump": ("Hello,\nthis is a README about the model.\n", "not an AutoDeploy graph dump"),
-    "truncated": ("%x : 2 : torch.float32\n%y = aten.add.Tensor(%x : 2 : torch.float32, %x : 2", "truncated"),
+    "truncated": ("%x : 2 : torch.float32\n%y = aten.add.Tensor(%x : 2 : torch.float32, %x : 2",
+                  "'(' at column 21 is never closed in the call (the line may be cut short)"),
+    "extra_paren": ("%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32)) : 2 : torch.float32",
+                    "')' at column 46 closes nothing in the call"),
+    "bad_dtype": ("%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch float32",
+                  "bad dtype 'torch float32'"),
+    "self_reference": ("%x : 2 : torch.float32\n%y = aten.add.Tensor(%x : 2 : torch.float32, %y : 2 : torch.float32) : 2 : torch.float32",
+                       "%y reads its own value"),
+    "self_reference_in_list": ("%x : 2 : torch.float32\n%y = aten.cat.default([x, y], 0) : 4 : torch.float32",
+                               "%y reads its own value"),
     "duplicate": ("%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\n"
                   "%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32", "duplicate node name %y"),
     "undefined": ("%x : 2 : torch.float32\n%getitem = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\n"
                   "%y = aten.add.Tensor(%x : 2 : torch.float32, %getitem_7 : 2 : torch.float32) : 2 : torch.float32",
                   "undefined node %getitem_7"),
     "forward_ref": ("%x : 2 : torch.float32\n%y = aten.neg.default(%z : 2 : torch.float32) : 2 : torch.float32\n"
-                    "%z = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32", "used before its definition"),
+                    "%z = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32",
+                    "%z is used before its definition on line 12 (not in SSA order)"),
     "garbage_line": ("%x : 2 : torch.float32\nthis is not a node line", "unrecognised line"),
 }
 
@@ -148,7 +158,7 @@ def test_bad_input(tmp_path: Path, case: str) -> None:
     with pytest.raises(InputError) as err:
         parse_dump(p)
     text = str(err.value)
-    assert message in text and str(p) in text and "\n" not in text
+    assert message in err.value.message and str(p) in text and "\n" not in text
     if case not in ("empty", "not_a_dump"):
         assert err.value.line is not None
 
