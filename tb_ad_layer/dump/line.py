@@ -1,4 +1,4 @@
-"""The syntax of one node line of an AutoDeploy graph dump: split it into its parts, find its references.
+"""The syntax of one node line of a graph dump: split it into its parts, find its references.
 
 Three line layouts exist on disk, all printed by TensorRT-LLM's graph writer:
 

@@ -2,8 +2,9 @@
 
 TensorRT-LLM names dump files ``{NNN}_{stage}_{transform}.txt`` with a counter in pipeline
 order, zero-padded to 3 digits and growing past 999 (``1000_...``), so files are ordered by the
-counter's value, not by name; the stage and transform names themselves may contain underscores, so they are
-read from the file header (``# Stage:``, ``# Transform:``), and the file name only orders them.
+counter's value, not by name; the stage and transform names themselves may contain
+underscores, so they are read from the file header (``# Stage:``, ``# Transform:``), and the
+file name only orders them.
 """
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    node whose own name carries a layer path takes that layer when dataflow allows it (the layer
    lies between what the node reads and what reads it).
 
-Generic arithmetic (``sub_1``, ``eq_1``) lands where its dataflow says; name suffixes are never read.
+Generic arithmetic (``sub_1``, ``eq_1``) lands where its dataflow says; name suffixes are never
+read.
 """
 from __future__ import annotations
 
