@@ -9,7 +9,7 @@ import type { LeafMark, Paint } from "../graph/renderer";
 import { t, type StringKey } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";
-import { expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
+import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
 import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
 import { clear, h, text } from "../ui/dom";
 import {
@@ -316,7 +316,7 @@ export class CompareView {
     if (this.manual.length !== pairs.length) this.cb.onChange(a, b);
     const expandFor = (hh: Hierarchy): Set<string> => {
       if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, new Set([SCENE, ...[...hh.items.keys()].filter(isGroupKey)]));
-      return expandedToDepth(hh, GraphPane.defaultDepth(hh));
+      return defaultExpanded(hh);
     };
     this.renderHeads();
     this.renderLegend();

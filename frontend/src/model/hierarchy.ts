@@ -8,7 +8,10 @@
 //   "g:L5/moe/moe_router"  sub-group
 //   "n:<fx id>"     an FX node
 //   "x:<id>"        an external input (an id that no loaded layer defines)
+//   "g:L5/gdn/*mul_12"  a fold of repeated blocks inside a group, named by its first node
+//   "x:L5/*int64[8]"    external inputs of one kind folded into one (see foldInputs)
 import type { ExternalInput, LayerNode, LayerResponse } from "../api/types";
+import { findRepeats, type SeqNode } from "./repeats";
 
 export type ItemKind = "group" | "op" | "input";
 
@@ -33,6 +36,10 @@ export interface TreeItem {
   order: number;
   /** 0 for the first (or only) box of a group; k for its k+1-th dataflow phase (see splitPhases). */
   phase?: number;
+  /** A fold of `count` consecutive isomorphic blocks of `period` nodes (see model/repeats.ts). */
+  repeat?: { count: number; period: number };
+  /** Inputs folded into this one input item (external inputs of one kind); absent for one input. */
+  inputs?: ExternalInput[];
 }
 
 export interface LeafEdge {
@@ -199,10 +206,71 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   for (const it of items.values()) {
     if (it.children.length > 1) it.children.sort((a, b) => items.get(a)!.order - items.get(b)!.order);
   }
+  foldRepeats(items);
   aggregate(items, SCENE);
   return {
     items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs,
   };
+}
+
+/**
+ * Wraps each run of repeated blocks among a group's consecutive op children into a fold group
+ * (collapsed by default, see defaultExpanded). Linear in the children and their inputs.
+ */
+function foldRepeats(items: Map<string, TreeItem>): void {
+  const groups = [...items.values()].filter((it) => it.kind === "group" && it.key !== SCENE);
+  for (const g of groups) {
+    if (g.children.length < 2) continue;
+    // Stretches of consecutive op children.
+    const out: string[] = [];
+    let stretch: TreeItem[] = [];
+    const flush = () => {
+      if (stretch.length) foldStretch(items, g, stretch, out);
+      stretch = [];
+    };
+    for (const c of g.children) {
+      const ci = items.get(c)!;
+      if (ci.kind === "op") stretch.push(ci);
+      else {
+        flush();
+        out.push(c);
+      }
+    }
+    flush();
+    g.children = out;
+  }
+}
+
+function foldStretch(items: Map<string, TreeItem>, g: TreeItem, ops: TreeItem[], out: string[]): void {
+  const pos = new Map<string, number>();
+  ops.forEach((it, i) => pos.set(it.node!.id, i));
+  const seq: SeqNode[] = ops.map((it) => ({ op: it.node!.op, inputs: (it.node!.inputs ?? []).map((id) => pos.get(id) ?? -1) }));
+  const runs = findRepeats(seq);
+  let i = 0;
+  for (const r of runs) {
+    while (i < r.start) out.push(ops[i++].key);
+    const first = ops[r.start];
+    const key = `${g.key}/*${first.node!.id}`;
+    const fold: TreeItem = {
+      key, kind: "group", parent: g.key, children: [], depth: g.depth + 1, name: first.name, layer: g.layer,
+      timeUs: 0, nodeCount: 0, kernelCount: 0, order: first.order, repeat: { count: r.count, period: r.period },
+    };
+    items.set(key, fold);
+    for (let j = r.start; j < r.start + r.period * r.count; j++) {
+      const it = ops[j];
+      it.parent = key;
+      shiftDepth(items, it, 1);
+      fold.children.push(it.key);
+    }
+    out.push(key);
+    i = r.start + r.period * r.count;
+  }
+  while (i < ops.length) out.push(ops[i++].key);
+}
+
+function shiftDepth(items: Map<string, TreeItem>, it: TreeItem, by: number): void {
+  it.depth += by;
+  for (const c of it.children) shiftDepth(items, items.get(c)!, by);
 }
 
 function aggregate(items: Map<string, TreeItem>, key: string): void {
@@ -250,6 +318,23 @@ export function expandedToDepth(h: Hierarchy, depth: number): Set<string> {
     if (it.kind === "group" && it.depth < depth) out.add(it.key);
   }
   out.add(SCENE);
+  return out;
+}
+
+/** A group with more visible children than this opens collapsed. */
+export const MAX_OPEN_CHILDREN = 200;
+
+/**
+ * What a layer opens with: every group expanded, except folds of repeated blocks and groups with
+ * more than MAX_OPEN_CHILDREN children (each opens on demand).
+ */
+export function defaultExpanded(h: Hierarchy): Set<string> {
+  const out = new Set<string>([SCENE]);
+  for (const it of h.items.values()) {
+    if (it.kind !== "group" || it.repeat) continue;
+    if (it.depth > 1 && it.children.length > MAX_OPEN_CHILDREN) continue;
+    out.add(it.key);
+  }
   return out;
 }
 

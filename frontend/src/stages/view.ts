@@ -9,7 +9,7 @@ import { GraphPane } from "../graph/pane";
 import type { LeafMark, Paint } from "../graph/renderer";
 import { t } from "../i18n";
 import type { Theme } from "../model/colors";
-import { expandedToDepth, publicId, SCENE, toggleGroup } from "../model/hierarchy";
+import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
 import { aggregateStatus, countsBadge, STAGE_STATUSES, statusColor, type DiffStatus } from "../model/status";
 import { clear, h, text } from "../ui/dom";
 import { stageDiff, stageLists, stageStatus, stageSteps, stepStage, type StageDiffModel, type StageListItem, type StageSide, type StageStep } from "./model";
@@ -180,11 +180,11 @@ export class StageView {
     await this.pane.setLayers([doc], (hh) => {
       // Keep groups the user collapsed collapsed (by path inside the layer) across stages.
       if (prevHier && prevHier.layers[0] === hh.layers[0]) {
-        const out = expandedToDepth(hh, GraphPane.defaultDepth(hh));
+        const out = defaultExpanded(hh);
         for (const it of prevHier.items.values()) if (it.kind === "group" && !prevExp.has(it.key) && hh.items.has(it.key)) out.delete(it.key);
         return out;
       }
-      return expandedToDepth(hh, GraphPane.defaultDepth(hh));
+      return defaultExpanded(hh);
     });
     if (seq !== this.seq) return;
     if (focus) {
