@@ -166,6 +166,7 @@ const STRINGS = {
   countsOnGroups: { en: "statuses inside a group", zh: "分组内的状态计数" },
   layerTime: { en: "Layer GPU time", zh: "层 GPU 时间" },
   deltaTable: { en: "GPU time: B − A", zh: "GPU 时间:B − A" },
+  compareNoTraceSide: { en: "{side} has no trace: no GPU times there, so no deltas.", zh: "{side} 没有 trace:该侧没有 GPU 时间,因此没有差值。" },
   compareNoTrace: { en: "Neither side has a trace: there are no times to compare.", zh: "两侧均无 trace:没有可对比的时间。" },
   sortBy: { en: "Sort by this column (again: reverse)", zh: "按此列排序(再次点击:反向)" },
   wholeLayer: { en: "whole layer", zh: "整层" },

@@ -55,7 +55,7 @@ export interface RelayoutOptions {
   centre?: string;
   /** Open at the readable default view (see GraphView.readableView). */
   initial?: "readable";
-  /** Internal: the groups above the hottest one were already collapsed. */
+  /** With `initial`: keep every group as expanded (do not collapse the groups above the hottest). */
   collapsedAbove?: boolean;
 }
 
@@ -122,7 +122,8 @@ export class GraphPane {
     zo.addEventListener("click", () => this.graph.zoomBy(0.8));
     fit.addEventListener("click", () => this.graph.fit(true));
     zoom.append(zi, zo, fit);
-    this.el.append(this.busyEl, this.msgEl, this.minimap.el, zoom);
+    // The minimap is not drawn over the graph: the owning view puts `minimap.el` beside it.
+    this.el.append(this.busyEl, this.msgEl, zoom);
     const activate = () => cb.onActivate?.();
     this.el.addEventListener("pointerdown", activate);
     this.el.addEventListener("focus", activate);
@@ -186,6 +187,8 @@ export class GraphPane {
   keyForNodeIn(hh: Hierarchy, id: string): string | null {
     if (hh.items.has(opKey(id))) return opKey(id);
     if (hh.items.has(inputKey(id))) return inputKey(id);
+    const folded = hh.alias.get(inputKey(id));
+    if (folded) return folded;
     return hh.items.has(`g:${id}`) ? `g:${id}` : null;
   }
 

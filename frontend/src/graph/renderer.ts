@@ -31,6 +31,8 @@ export const SUMMARY_K = 8 / FONT_PX;
 const SUMMARY_LINE_PX = 16;
 const SUMMARY_CHAR_PX = 7.3;
 const SUMMARY_TOP_KERNELS = 3;
+/** About how tall a collapsed group's box is (three lines of text). */
+const COLLAPSED_H_PX = 60;
 
 /** What a group's summary card says: name, node count, GPU time (share of the layer), top kernels. */
 export function summaryLines(h: Hierarchy, it: TreeItem): { text: string; cls: string }[] {
@@ -327,6 +329,10 @@ export class GraphView {
       attrs["data-collapsed"] = "true";
     } else {
       attrs["data-node-id"] = publicId(it.key);
+      if (it.inputs) {
+        attrs["data-input-ids"] = it.inputs.map((x) => x.id).join(" ");
+        attrs["data-count"] = String(it.inputs.length);
+      }
       attrs["data-testid"] = it.kind === "op" ? "graph-node" : "input-node";
     }
     const g = s("g", attrs);
@@ -761,12 +767,20 @@ export class GraphView {
     x = Math.min(16, Math.max(w - 16 - L.width * k, x));
     this.setView({ x, y: 16, k }, true, true);
     if (!b || b.y * k + 16 < h * 0.6) return [];
-    const containers = new Set(d.vis.containers.map((c) => c.key));
+    // The tallest groups above it first, as many as it takes to lift it into the upper part.
+    const above: LayoutBox[] = [];
+    for (const c of d.vis.containers) {
+      const it = d.h.items.get(c.key);
+      const cb = this.boxes.get(c.key);
+      if (it && cb && it.depth === 2 && c.key !== hot && cb.y + cb.h <= b.y) above.push(cb);
+    }
+    above.sort((p, q) => q.h - p.h);
+    let lift = b.y * k + 16 - h * 0.35;
     const out: string[] = [];
-    for (const c of containers) {
-      const it = d.h.items.get(c);
-      const cb = this.boxes.get(c);
-      if (it && cb && it.depth === 2 && c !== hot && cb.y + cb.h <= b.y) out.push(c);
+    for (const cb of above) {
+      if (lift <= 0) break;
+      out.push(cb.key);
+      lift -= (cb.h - COLLAPSED_H_PX) * k;
     }
     return out;
   }

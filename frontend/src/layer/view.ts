@@ -119,7 +119,7 @@ export class LayerView {
     this.legendEl = h("div", { class: "adl-legend", "data-testid": "legend" });
     gwrap.append(this.legendEl);
     const side = h("div", { class: "adl-side" });
-    side.appendChild(this.details.el);
+    side.append(h("div", { class: "adl-maps" }, this.pane.minimap.el), this.details.el);
     const main = h("div", { class: "adl-main" });
     main.append(gwrap, side);
     this.el = h("div", { class: "adl-view adl-layerview", "data-testid": "layer-view" });
@@ -305,7 +305,9 @@ export class LayerView {
       if (this.searchInput.value.trim()) this.onSearchInput();
       this.updateScopeButtons();
       void this.loadTimeline();
-      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus });
+      // A depth the user chose (in the URL) is kept as it is; the default view may collapse the
+      // groups above the hottest one to bring it up.
+      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus, keepExpanded: depth !== null });
     } finally {
       if (seq === this.loadSeq) this.loading = false;
       end();
@@ -327,10 +329,12 @@ export class LayerView {
 
   // ---------------------------------------------------------------- layout and drawing
 
-  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; fit?: boolean; initial?: boolean }): Promise<void> {
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
     const hier = this.pane.hier;
     if (!hier) return;
-    const ok = await this.pane.relayout({ centre: opts.centre, anchor: opts.anchor, fit: opts.fit, initial: opts.initial ? "readable" : undefined });
+    const ok = await this.pane.relayout({
+      centre: opts.centre, anchor: opts.anchor, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
+    });
     if (!ok) return;
     this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
     this.updateDetails();

@@ -59,6 +59,8 @@ export interface Hierarchy {
   layers: number[];
   /** Sum of time_us per layer (the denominator of a node's share). */
   layerTimeUs: Map<number, number>;
+  /** Key of an input folded into another item -> that item's key (see foldInputs). */
+  alias: Map<string, string>;
 }
 
 export const SCENE = "g:";
@@ -185,6 +187,7 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
     });
   };
   for (const L of sorted) for (const x of L.external_inputs) addInput(x);
+  const alias = foldInputs(items);
   for (const L of sorted) {
     const seen = new Set<string>();
     for (const e of L.edges) {
@@ -194,7 +197,8 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
       if (!items.has(from)) {
         from = inputKey(e.from);
         // An edge from an id the response does not describe: shown as an input named by its id.
-        if (!items.has(from)) addInput({ id: e.from, label: e.from, shape: e.shape ?? "?", dtype: "", kind: "unknown" });
+        if (alias.has(from)) from = alias.get(from)!;
+        else if (!items.has(from)) addInput({ id: e.from, label: e.from, shape: e.shape ?? "?", dtype: "", kind: "unknown" });
       }
       const sig = `${from}\u0000${to}`;
       if (seen.has(sig)) continue;
@@ -209,8 +213,54 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   foldRepeats(items);
   aggregate(items, SCENE);
   return {
-    items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs,
+    items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs, alias,
   };
+}
+
+/** Inputs of one kind in one place fold into one item from this many on. */
+export const MIN_FOLDED_INPUTS = 2;
+
+/** What kind of tensor an external input is, as the panel folds them ("batch metadata"). */
+function inputKind(x: ExternalInput): string {
+  return x.kind && x.kind !== "unknown" ? x.kind : x.label || "";
+}
+
+/**
+ * Folds the external inputs of one kind under one parent (ten batch-metadata tensors) into one
+ * input item that lists them, so that a row of small inputs neither crowds the graph nor sets the
+ * width of its layout. Returns member key -> fold key.
+ */
+function foldInputs(items: Map<string, TreeItem>): Map<string, string> {
+  const alias = new Map<string, string>();
+  const byPlace = new Map<string, TreeItem[]>();
+  for (const it of items.values()) {
+    if (it.kind !== "input" || !it.input || it.parent === null) continue;
+    const kind = inputKind(it.input);
+    if (!kind) continue;
+    const k = `${it.parent}\u0000${kind}`;
+    (byPlace.get(k) ?? byPlace.set(k, []).get(k)!).push(it);
+  }
+  for (const members of byPlace.values()) {
+    if (members.length < MIN_FOLDED_INPUTS) continue;
+    const first = members[0];
+    const parent = items.get(first.parent!)!;
+    const kind = inputKind(first.input!);
+    const place = parent.key === SCENE ? "" : `${parent.key.slice(2)}/`;
+    const key = `x:${place}*${kind}`;
+    const fold: TreeItem = {
+      ...first, key, children: [], order: first.order, inputs: members.map((m) => m.input!),
+      input: { ...first.input!, id: `${place}*${kind}`, label: members.every((m) => m.input!.label === first.input!.label) ? first.input!.label : kind },
+    };
+    items.set(key, fold);
+    const memberKeys = new Set(members.map((m) => m.key));
+    parent.children = parent.children.filter((c) => !memberKeys.has(c));
+    parent.children.push(key);
+    for (const m of members) {
+      items.delete(m.key);
+      alias.set(m.key, key);
+    }
+  }
+  return alias;
 }
 
 /**

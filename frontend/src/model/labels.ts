@@ -69,6 +69,10 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
     const ks = n.kernels ?? [];
     ks.slice(0, MAX_KERNEL_LINES).forEach((k) => lines.push(kernelLine(k.kernel, k.name, k.stats?.median_us ?? k.duration_us)));
     if (ks.length > MAX_KERNEL_LINES) lines.push(line("more", `  +${ks.length - MAX_KERNEL_LINES} ⚡ …`));
+  } else if (it.kind === "input" && it.inputs) {
+    // Inputs of one kind folded into one: the kind and how many.
+    lines.push(line("title", it.input!.label));
+    lines.push(line("sub", t("foldedInputs", { n: it.inputs.length, kind: it.inputs.map((x) => x.shape).filter((v, i, a) => a.indexOf(v) === i).slice(0, 3).join(", ") })));
   } else if (it.kind === "input" && it.input) {
     const x = it.input;
     lines.push(line("title", x.label || x.id));

@@ -40,7 +40,10 @@ export function buildSearchIndex(h: Hierarchy): SearchEntry[] {
     add(k, fields);
   }
   for (const it of h.items.values()) {
-    if (it.kind === "input" && it.input) add(it.key, [["id", it.input.id], ["input", it.input.label]]);
+    if (it.kind === "input" && it.input) {
+      const members = (it.inputs ?? []).map((x): [SearchField, string] => ["id", x.id]);
+      add(it.key, [["id", it.input.id], ["input", it.input.label], ...members]);
+    }
   }
   return out;
 }

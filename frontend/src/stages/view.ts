@@ -84,7 +84,7 @@ export class StageView {
     const side = h("div", { class: "adl-side adl-sside", "data-testid": "stage-side-panel" });
     this.infoEl = h("div", { class: "sec", "data-testid": "stage-info" });
     this.listsEl = h("div", { class: "sec", "data-testid": "stage-lists" });
-    side.append(this.infoEl, this.listsEl);
+    side.append(h("div", { class: "adl-maps" }, this.pane.minimap.el), this.infoEl, this.listsEl);
     main.append(this.pane.el, side);
     this.el.appendChild(main);
   }

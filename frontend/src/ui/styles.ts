@@ -278,7 +278,9 @@ td.pre { white-space: pre-wrap; }
 .adl-oside dt { color: var(--muted); }
 .adl-oside dd { margin: 0; }
 /* minimap */
-.adl-minimap { position: absolute; top: 10px; right: 10px; z-index: 4; display: none; background: var(--panel); border: 1px solid var(--border); border-radius: 6px; box-shadow: var(--shadow); padding: 3px; opacity: 0.94; }
+.adl-maps { display: flex; gap: 6px; flex-wrap: wrap; padding: 8px 12px 0; }
+.adl-maps:not(:has(.adl-minimap.on)) { display: none; }
+.adl-minimap { display: none; background: var(--bg); border: 1px solid var(--border); border-radius: 6px; padding: 3px; }
 .adl-minimap.on { display: block; }
 .adl-minimap-canvas { display: block; cursor: pointer; }
 /* keyboard help */
