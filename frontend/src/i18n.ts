@@ -123,8 +123,10 @@ const STRINGS = {
   dlTrace: { en: "Chrome trace", zh: "Chrome trace" },
   // Stage diff annotations
   stageDiff: { en: "+{a} −{r} ~{c}", zh: "+{a} −{r} ~{c}" },
-  phase: { en: "Phase", zh: "阶段" },
-  phaseAll: { en: "all phases", zh: "全部阶段" },
+  // "Phase" (prefill / decode, what a trace recorded) and "stage" (a transform of the graph) are
+  // different things: in Chinese too they have different words (推理类型 / 阶段).
+  phase: { en: "Phase", zh: "推理类型" },
+  phaseAll: { en: "all phases", zh: "全部类型" },
   phaseDecode: { en: "decode", zh: "解码 (decode)" },
   phasePrefill: { en: "prefill", zh: "预填充 (prefill)" },
   phaseNone: { en: "no trace", zh: "无 trace" },

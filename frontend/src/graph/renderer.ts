@@ -200,6 +200,10 @@ export class GraphView {
         class: `c d${Math.min(it.depth, 4)}${it.depth > 2 ? " deep" : ""}`, "data-group-id": publicId(c.key), "data-testid": "group-box",
         "data-collapsed": "false", "data-key": c.key, transform: `translate(${b.x},${b.y})`,
       });
+      if (it.repeat) {
+        g.setAttribute("data-repeat", String(it.repeat.count));
+        g.setAttribute("data-period", String(it.repeat.period));
+      }
       g.appendChild(s("rect", { class: "cbox", width: b.w, height: b.h, rx: 8 }));
       const head = s("text", { class: "chead", x: 10, y: 16 });
       head.style.fontSize = it.depth <= 1 ? "13px" : "11px";
@@ -323,6 +327,10 @@ export class GraphView {
       "data-key": it.key,
     };
     if (it.depth > 2) attrs.class += " deep";
+    if (it.repeat) {
+      attrs["data-repeat"] = String(it.repeat.count);
+      attrs["data-period"] = String(it.repeat.period);
+    }
     if (isGroup) {
       attrs["data-group-id"] = publicId(it.key);
       attrs["data-testid"] = "group-box";

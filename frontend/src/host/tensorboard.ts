@@ -83,7 +83,8 @@ export async function readUrlPluginData(): Promise<Record<string, string> | null
     port.postMessage(JSON.stringify({ type: "experimental.GetURLPluginData", id: 0, payload: null, error: null, isReply: false }));
     const data = await reply;
     port.close();
-    return data ?? fromHash();
+    // A host that answers nothing (or an empty set) while its hash has entries: the hash wins.
+    return data && Object.keys(data).length ? data : fromHash();
   } catch {
     return fromHash();
   }
