@@ -7,7 +7,7 @@ import { CompareView } from "./compare/view";
 import { defaultPair, formatPairs, parsePairs, type SideChoice } from "./compare/model";
 import { exportFileName, exportSvg, saveBlob, svgToPng, type ExportPart } from "./graph/export";
 import { hostWindow, readUrlPluginData, tensorBoardLink, writeUrlPluginData } from "./host/tensorboard";
-import { detectLang, getLang, setLang, t, type Lang } from "./i18n";
+import { detectLang, getLang, type Lang, nodesText, setLang, t } from "./i18n";
 import { LayerView } from "./layer/view";
 import { fmtUs } from "./model/format";
 import { OverviewView } from "./overview/view";
@@ -291,7 +291,7 @@ export class App {
     for (const l of layers) {
       const o = h("option", { value: l.layer });
       const time = typeof l.gpu_time_us === "number" ? ` · ${fmtUs(l.gpu_time_us)}` : "";
-      o.textContent = `${t("layerOption", { n: l.layer, kind: l.kind })} · ${t("nodes", { n: l.node_count })}${time}`;
+      o.textContent = `${t("layerOption", { n: l.layer, kind: l.kind })} · ${nodesText(l.node_count)}${time}`;
       this.layerSel.appendChild(o);
     }
     const all = h("option", { value: "all" });

@@ -16,6 +16,7 @@ const STRINGS = {
   topKernels: { en: "top kernels", zh: "主要内核" },
   stageFinal: { en: "final", zh: "最终" },
   nodes: { en: "{n} nodes", zh: "{n} 个节点" },
+  node1: { en: "1 node", zh: "1 个节点" },
   kernels: { en: "{n} kernels", zh: "{n} 个内核" },
   nodeCount: { en: "Nodes", zh: "节点数" },
   edgesN: { en: "{n} edges", zh: "{n} 条边" },
@@ -279,6 +280,11 @@ export function t(key: StringKey, params?: Record<string, string | number>, lang
     s = s.replace(/\{(\w+)\}/g, (m, p: string) => (p in params ? String(params[p]) : m));
   }
   return s;
+}
+
+/** "1 node", "12 nodes". */
+export function nodesText(n: number): string {
+  return n === 1 ? t("node1") : t("nodes", { n });
 }
 
 /** For tests: every key with both languages present and the same placeholders. */

@@ -4,7 +4,7 @@
 The logdir is built once per session with the real converter: ``tools/make_demo.py`` (DeepSeek-V3
 style decode/prefill runs with traces, an unfused run, a Llama run), a ``hostile`` run whose store
 maps a kernel named like C++ markup onto a node, a ``notrace`` run (the same dump as ``hostile``,
-no trace), and a ``large`` run holding the large layer of ``LARGE_LAYER_DUMP``. Each test gets a
+no trace), and a ``large`` run holding the large layers of ``tests/large_layer.py``. Each test gets a
 fresh browser page; its screenshot is written to ``test-artifacts/e2e/<test>.png`` (also when it
 fails), and any console error, page error or dialog fails the test. Helpers that drive the panel
 and wait on its state are in ``tests/e2e/panel.py``.
@@ -24,6 +24,7 @@ from urllib.parse import urlencode, urlparse
 
 import pytest
 from tests.e2e.panel import ARTIFACTS
+from tests.large_layer import large_layer_dump
 from tests.tensorboard_process import TensorBoardProcess, http_get, running_tensorboard
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,14 +36,6 @@ LARGE_RUN = "large"
 PREFIX = "/tb"
 START_DEADLINE_S = 90.0
 VIEWPORT = {"width": 1500, "height": 950}
-
-#: The dump whose largest layer the large-layer tests and the panel benchmark open. Until a real
-#: gated-delta-net export with the real chunk size is in tests/fixtures/dumps/, an AutoDeploy-style
-#: dump of a DeepSeek-V3 decoder with 80 unfused experts (one dequantisation subgraph per expert
-#: weight) stands in: ``make_ad_dump.py`` arguments, or a directory path.
-LARGE_LAYER_DUMP: Path | list[str] = ["--model", "dsv3", "--layers", "3", "--dense-layers", "1",
-                                      "--experts", "80", "--unfused-moe", "--stages", "final"]
-
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
@@ -87,17 +80,6 @@ def _hostile_attacher(target: dict[str, Any]):
         raise AssertionError("hostile kernel: no mapped node found")
 
     return attach
-
-
-def large_layer_dump(scratch: Path) -> Path:
-    """The dump directory of LARGE_LAYER_DUMP (generated into ``scratch`` when it is arguments)."""
-    if isinstance(LARGE_LAYER_DUMP, Path):
-        return LARGE_LAYER_DUMP
-    out = scratch / "large_dump"
-    r = subprocess.run([sys.executable, "tools/make_ad_dump.py", *LARGE_LAYER_DUMP, "--out", str(out)],
-                       cwd=REPO, capture_output=True, text=True)
-    assert r.returncode == 0, f"tools/make_ad_dump.py failed:\n{r.stdout}\n{r.stderr}"
-    return out
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
 import type { LeafMark, Paint } from "../graph/renderer";
-import { t, type StringKey } from "../i18n";
+import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";
 import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
@@ -319,13 +319,15 @@ export class CompareView {
     this.listTab = lists.onlyA.length ? "only_a" : lists.onlyB.length ? "only_b" : "changed";
     if (this.manual.length !== pairs.length) this.cb.onChange(a, b);
     const expandFor = (hh: Hierarchy): Set<string> => {
-      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, new Set([SCENE, ...[...hh.items.keys()].filter(isGroupKey)]));
+      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, defaultExpanded(hh));
       return defaultExpanded(hh);
     };
     this.renderHeads();
     this.renderLegend();
     this.renderSide();
-    await Promise.all([this.panes.a.setLayers([da], expandFor), this.panes.b.setLayers([db], expandFor)]);
+    // Both open readable (node text at full size, from the layer's top); alignZoom lines them up.
+    const opts = { initial: "readable" as const, keepExpanded: true };
+    await Promise.all([this.panes.a.setLayers([da], expandFor, opts), this.panes.b.setLayers([db], expandFor, opts)]);
     if (seq !== this.loadSeq) return;
     this.alignZoom();
     this.loading = false;
@@ -439,7 +441,8 @@ export class CompareView {
     const va = this.panes.a.getView();
     const vb = this.panes.b.getView();
     const r = Math.max(va.k, vb.k) / Math.max(1e-9, Math.min(va.k, vb.k));
-    if (r > 2.5) return;
+    // Already at one zoom (both readable): each keeps its own placement.
+    if (r > 2.5 || r < 1.001) return;
     const k = Math.min(va.k, vb.k);
     for (const side of ["a", "b"] as Side[]) {
       const p = this.panes[side];
@@ -549,7 +552,7 @@ export class CompareView {
       el.appendChild(text("span", c.run, { class: "run mono" }));
       el.appendChild(text("span", `${stage ? stage.transform : c.stage}`, { class: "dim" }));
       el.appendChild(text("span", `${t("layerOption", { n: c.layer, kind: doc.kind })}`, {}));
-      el.appendChild(text("span", t("nodes", { n: doc.nodes.length }), { class: "dim" }));
+      el.appendChild(text("span", nodesText(doc.nodes.length), { class: "dim" }));
       if (this.timed[side]) el.appendChild(text("span", fmtUs(c.time_us ?? 0), { class: "time" }));
       else el.appendChild(text("span", t("noTraceShort"), { class: "notrace", "data-testid": `compare-notrace-${side}` }));
     }

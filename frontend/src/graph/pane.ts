@@ -155,7 +155,7 @@ export class GraphPane {
    * `initial: "readable"` opens at the readable default view instead of fitting the whole graph.
    */
   async setLayers(layers: LayerResponse[], expanded: Set<string> | number | ((h: Hierarchy) => Set<string>),
-                  opts: { draw?: boolean; initial?: "readable" } = {}): Promise<boolean> {
+                  opts: { draw?: boolean; initial?: "readable"; keepExpanded?: boolean } = {}): Promise<boolean> {
     this.layers = layers;
     this.hier = buildHierarchy(layers);
     const hh = this.hier;
@@ -166,7 +166,7 @@ export class GraphPane {
     this.graph.setSelected(null);
     this.setMessage(null);
     if (opts.draw === false) return true;
-    return this.relayout(opts.initial ? { initial: opts.initial } : { fit: true });
+    return this.relayout(opts.initial ? { initial: opts.initial, collapsedAbove: opts.keepExpanded } : { fit: true });
   }
 
   clear(msg: string | null): void {

@@ -1,6 +1,6 @@
 // SVG rendering of the laid-out hierarchical graph, with pan/zoom, selection, hover, search hits,
 // colour modes and hotspots. All names are inserted as SVG text nodes (textContent).
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import type { LayoutBox, LayoutResult } from "../layout/protocol";
 import { groupColor, heatColor, heatTextColor, heatValue, type Theme } from "../model/colors";
 import { ellipsizeMiddle, fmtPct, fmtUs } from "../model/format";
@@ -39,7 +39,7 @@ export function summaryLines(h: Hierarchy, it: TreeItem): { text: string; cls: s
   const lines: { text: string; cls: string }[] = [];
   const title = it.depth === 1 && it.layer !== null ? t("layerTitle", { n: it.layer }) : it.repeat ? `${it.name} ×${it.repeat.count}` : it.name;
   lines.push({ text: title, cls: "title" });
-  lines.push({ text: t("nodes", { n: it.nodeCount }), cls: "sub" });
+  lines.push({ text: nodesText(it.nodeCount), cls: "sub" });
   if (it.timeUs > 0) {
     const lt = it.layer !== null ? h.layerTimeUs.get(it.layer) ?? 0 : 0;
     const share = lt > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / lt)})` : "";
@@ -997,7 +997,7 @@ function tooltip(it: TreeItem): string {
     return parts.join("\n");
   }
   if (it.kind === "input" && it.input) return `${it.input.label}\n%${it.input.id}  ${it.input.shape}  ${it.input.dtype}`;
-  return `${it.name}\n${t("nodes", { n: it.nodeCount })}${it.timeUs > 0 ? ` · ${fmtUs(it.timeUs)}` : ""}`;
+  return `${it.name}\n${nodesText(it.nodeCount)}${it.timeUs > 0 ? ` · ${fmtUs(it.timeUs)}` : ""}`;
 }
 
 export const GRAPH_FONT_PX = FONT_PX;

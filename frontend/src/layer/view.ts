@@ -7,7 +7,7 @@ import type { LayerResponse, NodeKernel, RunInfo, TimelineKernel, TimelineRespon
 import { adjacency, DetailsPanel, type Adjacency } from "../details/details";
 import { GraphPane } from "../graph/pane";
 import type { ColorMode, Paint } from "../graph/renderer";
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
 import { fmtUs } from "../model/format";
 import {
@@ -352,7 +352,7 @@ export class LayerView {
         renderMs: d.renderMs, leaves: d.leaves, edges: d.edges, nodes,
       };
       this.cb.onStatus(t("statusLine", {
-        nodes: t("nodes", { n: nodes }), drawn: d.leaves, edges: t("edgesN", { n: d.edges }),
+        nodes: nodesText(nodes), drawn: d.leaves, edges: t("edgesN", { n: d.edges }),
         fetch: opts.fetchMs.toFixed(0), layout: d.layoutMs.toFixed(0), worker: d.stats.totalMs.toFixed(0), cached: d.stats.cached,
         groups: d.stats.containers, draw: d.renderMs.toFixed(0), total: this.timing.totalMs.toFixed(0),
       }));

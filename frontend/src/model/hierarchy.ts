@@ -8,7 +8,8 @@
 //   "g:L5/moe/moe_router"  sub-group
 //   "n:<fx id>"     an FX node
 //   "x:<id>"        an external input (an id that no loaded layer defines)
-//   "g:L5/gdn/*mul_12"  a fold of repeated blocks inside a group, named by its first node
+//   "g:L5/gdn/*1"   the first fold of repeated blocks inside a group (numbered in dump order, so
+//                   that the same fold of two layers has the same path)
 //   "x:L5/*int64[8]"    external inputs of one kind folded into one (see foldInputs)
 import type { ExternalInput, LayerNode, LayerResponse } from "../api/types";
 import { findRepeats, type SeqNode } from "./repeats";
@@ -274,8 +275,9 @@ function foldRepeats(items: Map<string, TreeItem>): void {
     // Stretches of consecutive op children.
     const out: string[] = [];
     let stretch: TreeItem[] = [];
+    const folds = { n: 0 };
     const flush = () => {
-      if (stretch.length) foldStretch(items, g, stretch, out);
+      if (stretch.length) foldStretch(items, g, stretch, out, folds);
       stretch = [];
     };
     for (const c of g.children) {
@@ -291,7 +293,7 @@ function foldRepeats(items: Map<string, TreeItem>): void {
   }
 }
 
-function foldStretch(items: Map<string, TreeItem>, g: TreeItem, ops: TreeItem[], out: string[]): void {
+function foldStretch(items: Map<string, TreeItem>, g: TreeItem, ops: TreeItem[], out: string[], folds: { n: number }): void {
   const pos = new Map<string, number>();
   ops.forEach((it, i) => pos.set(it.node!.id, i));
   const seq: SeqNode[] = ops.map((it) => ({ op: it.node!.op, inputs: (it.node!.inputs ?? []).map((id) => pos.get(id) ?? -1) }));
@@ -300,7 +302,7 @@ function foldStretch(items: Map<string, TreeItem>, g: TreeItem, ops: TreeItem[],
   for (const r of runs) {
     while (i < r.start) out.push(ops[i++].key);
     const first = ops[r.start];
-    const key = `${g.key}/*${first.node!.id}`;
+    const key = `${g.key}/*${++folds.n}`;
     const fold: TreeItem = {
       key, kind: "group", parent: g.key, children: [], depth: g.depth + 1, name: first.name, layer: g.layer,
       timeUs: 0, nodeCount: 0, kernelCount: 0, order: first.order, repeat: { count: r.count, period: r.period },

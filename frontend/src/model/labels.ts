@@ -1,6 +1,6 @@
 // What each box of the graph says, and how big it is. Boxes use a monospace font so that sizes can
 // be computed from character counts (in the worker too) without measuring text. Pure.
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import type { TreeItem } from "./hierarchy";
 import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortWeightName } from "./format";
 
@@ -81,7 +81,7 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
     lines.push(line("sub", `%${x.id}${shape}${dt}`));
   } else {
     lines.push(line("title", `▸ ${groupTitle(it)}`));
-    lines.push(line("sub", `${t("nodes", { n: it.nodeCount })} · ${t("kernels", { n: it.kernelCount })}`));
+    lines.push(line("sub", `${nodesText(it.nodeCount)} · ${t("kernels", { n: it.kernelCount })}`));
     if (it.timeUs > 0) {
       const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";
       lines.push(line("time", `GPU ${fmtUs(it.timeUs)}${share}`));
@@ -100,7 +100,7 @@ function sized(lines: BoxLine[]): BoxLabel {
 
 /** Header of an expanded group: "▾ moe · 104 nodes · 300 µs". */
 export function containerHeader(it: TreeItem, layerTimeUs?: number): { text: string; short: string; width: number } {
-  const parts = [`▾ ${groupTitle(it)}`, t("nodes", { n: it.nodeCount })];
+  const parts = [`▾ ${groupTitle(it)}`, nodesText(it.nodeCount)];
   let short = groupTitle(it);
   if (it.timeUs > 0) {
     const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";

@@ -7,7 +7,7 @@ import { ApiError } from "../api/client";
 import type { LayerResponse, RunInfo, StagesResponse } from "../api/types";
 import { GraphPane } from "../graph/pane";
 import type { LeafMark, Paint } from "../graph/renderer";
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import type { Theme } from "../model/colors";
 import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
 import { aggregateStatus, countsBadge, STAGE_STATUSES, statusColor, type DiffStatus } from "../model/status";
@@ -185,7 +185,7 @@ export class StageView {
         return out;
       }
       return defaultExpanded(hh);
-    });
+    }, { initial: "readable", keepExpanded: true });
     if (seq !== this.seq) return;
     if (focus) {
       const k = this.pane.keyForNode(focus);
@@ -304,7 +304,7 @@ export class StageView {
       });
       card.appendChild(text("span", `${String(s.index).padStart(2, "0")} · ${s.transform}`, { class: "st" }));
       const meta = h("span", { class: "sm" });
-      meta.appendChild(text("span", t("nodes", { n: s.nodeCount }), {}));
+      meta.appendChild(text("span", nodesText(s.nodeCount), {}));
       if (s.pos > 0) {
         const add = (cls: string, txt: string, v: number) => {
           if (v > 0) meta.appendChild(text("span", txt, { class: `d ${cls}` }));
@@ -315,7 +315,7 @@ export class StageView {
         if (n === 0) meta.appendChild(text("span", t("noChange"), { class: "d none" }));
       }
       card.appendChild(meta);
-      card.title = `${s.file}\n${t("nodes", { n: s.nodeCount })}${s.pos > 0 ? `\n+${s.added} ${t("statusAdded")} · −${s.removed} ${t("statusRemoved")} · ~${s.changed} ${t("statusChanged")}` : ""}`;
+      card.title = `${s.file}\n${nodesText(s.nodeCount)}${s.pos > 0 ? `\n+${s.added} ${t("statusAdded")} · −${s.removed} ${t("statusRemoved")} · ~${s.changed} ${t("statusChanged")}` : ""}`;
       card.addEventListener("click", () => void this.goto(s.index));
       this.stripEl.appendChild(card);
       if (cur) curCard = card;

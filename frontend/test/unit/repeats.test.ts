@@ -60,7 +60,7 @@ describe("repeated blocks", () => {
     const h = buildHierarchy([doc]);
     const sub = h.items.get("g:L0/gdn/gdn_delta_rule")!;
     assert.equal(sub.children.length, 3 + 1 + 1);
-    const fold = h.items.get("g:L0/gdn/gdn_delta_rule/*n3")!;
+    const fold = h.items.get("g:L0/gdn/gdn_delta_rule/*1")!;
     assert.deepEqual(fold.repeat, { count: 64, period: 5 });
     assert.equal(fold.nodeCount, 320);
     assert.equal(h.items.get("n:n3")!.parent, fold.key);
