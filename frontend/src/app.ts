@@ -5,7 +5,7 @@ import { Api, ApiError, downloadUrl } from "./api/client";
 import type { RunInfo } from "./api/types";
 import { CompareView } from "./compare/view";
 import { defaultPair, formatPairs, parsePairs, type SideChoice } from "./compare/model";
-import { exportFileName, exportSvg, saveBlob, svgToPng, type ExportPart } from "./graph/export";
+import { exportView } from "./export_view";
 import { hostWindow, readUrlPluginData, tensorBoardLink, writeUrlPluginData } from "./host/tensorboard";
 import { detectLang, getLang, type Lang, nodesText, setLang, t } from "./i18n";
 import { LayerView } from "./layer/view";
@@ -496,76 +496,16 @@ export class App {
 
   // ---------------------------------------------------------------- export (SVG / PNG)
 
-  private exportParts(): { parts: ExportPart[]; restore: () => void; name: (string | number)[] } | null {
-    const run = this.run;
-    const st = this.store.get();
-    const restores: (() => void)[] = [];
-    const restore = () => restores.forEach((f) => f());
-    if (st.view === "layer") {
-      const p = this.layerView.pane.graph.prepareExport();
-      if (!p || !run) return null;
-      restores.push(p.restore);
-      const stage = run.stages.find((x) => x.index === st.stage);
-      const title = `${run.run} · ${stage?.file.replace(/\.txt$/, "") ?? st.stage} · ${st.layer === "all" ? t("allLayers") : t("layerTitle", { n: st.layer })}`;
-      return { parts: [{ svg: p.svg, width: p.width, height: p.height, title }], restore, name: [run.run, `stage${st.stage}`, st.layer === "all" ? "all" : `layer${st.layer}`] };
-    }
-    if (st.view === "compare") {
-      const cur = this.compareView.current();
-      if (!cur) return null;
-      const parts: ExportPart[] = [];
-      for (const side of ["a", "b"] as const) {
-        const p = this.compareView.panes[side].graph.prepareExport();
-        if (!p) continue;
-        restores.push(p.restore);
-        const c = cur[side];
-        parts.push({ svg: p.svg, width: p.width, height: p.height, title: `${side.toUpperCase()} · ${c.run} · ${t("stage")} ${c.stage} · ${t("layerTitle", { n: c.layer })}` });
-      }
-      if (!parts.length) return null;
-      return { parts, restore, name: ["compare", cur.a.run, `s${cur.a.stage}`, `L${cur.a.layer}`, "vs", cur.b.run, `s${cur.b.stage}`, `L${cur.b.layer}`] };
-    }
-    if (st.view === "stages") {
-      const p = this.stageView.pane.graph.prepareExport();
-      const c = this.stageView.current();
-      if (!p || !run) return null;
-      restores.push(p.restore);
-      const stage = run.stages.find((x) => x.index === c.stage);
-      return {
-        parts: [{ svg: p.svg, width: p.width, height: p.height, title: `${run.run} · ${t("layerTitle", { n: c.layer })} · ${stage?.transform ?? c.stage} (${t(c.side === "after" ? "showAfter" : "showBefore")})` }],
-        restore, name: [run.run, `layer${c.layer}`, `stage${c.stage}`, c.side],
-      };
-    }
-    const p = this.overviewView.exportPart();
-    if (!p || !run) return null;
-    return { parts: [{ ...p, title: `${t("overview")} · ${run.run}` }], restore, name: [run.run, "overview", `stage${st.stage}`] };
-  }
-
   /** Exports the current view as a self-contained SVG or a PNG file. */
   async exportView(kind: "svg" | "png"): Promise<string | null> {
-    const ex = this.exportParts();
-    if (!ex) {
-      this.statusEl.textContent = t("exportNothing");
-      return null;
-    }
-    const css = getComputedStyle(document.documentElement);
-    const bg = css.getPropertyValue("--bg").trim() || "#ffffff";
-    const fg = css.getPropertyValue("--fg").trim() || "#1d2329";
-    const font = css.getPropertyValue("--sans").trim() || "sans-serif";
-    let res;
-    try {
-      res = exportSvg(ex.parts, { background: bg, foreground: fg, font });
-    } finally {
-      ex.restore();
-    }
-    const name = exportFileName(ex.name, kind);
-    try {
-      if (kind === "svg") saveBlob(new Blob([res.svg], { type: "image/svg+xml;charset=utf-8" }), name);
-      else saveBlob(await svgToPng(res.svg, res.width, res.height, bg), name);
-    } catch (e) {
-      this.showError(new Error(t("exportFailed", { msg: String((e as Error)?.message ?? e) })));
-      return null;
-    }
-    this.statusEl.textContent = t("exported", { name, w: res.width, h: res.height });
-    return name;
+    const st = this.store.get();
+    const res = await exportView(kind, {
+      view: st.view, run: this.run, stage: st.stage, layer: st.layer, layerGraph: this.layerView.pane.graph,
+      compare: this.compareView, stages: this.stageView, overview: this.overviewView,
+    });
+    if (res.error) this.showError(new Error(res.error));
+    else this.statusEl.textContent = res.status;
+    return res.name;
   }
 
   // ---------------------------------------------------------------- URL state

@@ -572,7 +572,8 @@ def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
     # M hides it, M shows it again.
     page.locator("[data-testid=graph]").focus()
     page.keyboard.press("m")
-    assert not page.evaluate("window.__adLayer.minimapShown()") or not page.is_visible("[data-testid=minimap]")
+    page.wait_for_function("() => !window.__adLayer.minimapShown()")
+    assert not page.is_visible("[data-testid=minimap]")
     page.keyboard.press("m")
     page.wait_for_function("() => window.__adLayer.minimapShown()")
     assert page.is_visible("[data-testid=minimap]")
