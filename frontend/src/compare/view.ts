@@ -325,7 +325,8 @@ export class CompareView {
     this.renderHeads();
     this.renderLegend();
     this.renderSide();
-    // Both open readable (node text at full size, from the layer's top); alignZoom lines them up.
+    // Both open readable (node text at full size) with every group of the default expansion open
+    // (the statuses of all nodes show) and the hottest group in view.
     const opts = { initial: "readable" as const, keepExpanded: true };
     await Promise.all([this.panes.a.setLayers([da], expandFor, opts), this.panes.b.setLayers([db], expandFor, opts)]);
     if (seq !== this.loadSeq) return;

@@ -240,7 +240,7 @@ export class GraphPane {
       }
     } else if (opts.initial === "readable") {
       const hot = hottestGroup(hier, vis);
-      const hidden = this.graph.readableView(hot);
+      const hidden = this.graph.readableView(hot, !opts.collapsedAbove);
       // The hottest group starts below the fold: collapse the groups drawn above it, once.
       if (hidden.length && !opts.collapsedAbove) {
         for (const k of hidden) this.expanded.delete(k);

@@ -34,6 +34,19 @@ const SUMMARY_TOP_KERNELS = 3;
 /** About how tall a collapsed group's box is (three lines of text). */
 const COLLAPSED_H_PX = 60;
 
+/** The top-most drawn box below group `key` (nearest the left on a tie), if any. */
+function topBoxInside(h: Hierarchy, boxes: LayoutBox[], key: string): LayoutBox | null {
+  let best: LayoutBox | null = null;
+  for (const bx of boxes) {
+    if (bx.key === key) continue;
+    let p = h.items.get(bx.key)?.parent ?? null;
+    while (p !== null && p !== key) p = h.items.get(p)?.parent ?? null;
+    if (p !== key) continue;
+    if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
+  }
+  return best;
+}
+
 /** What a group's summary card says: name, node count, GPU time (share of the layer), top kernels. */
 export function summaryLines(h: Hierarchy, it: TreeItem): { text: string; cls: string }[] {
   const lines: { text: string; cls: string }[] = [];
@@ -759,9 +772,9 @@ export class GraphView {
    * The readable default view: zoom 1 (node text at its full 11 px), the graph's top at the top of
    * the view, and the hottest group (`hot`, a drawn key) in view across. Returns the expanded
    * groups of depth 2 drawn above `hot` when `hot` starts below the fold (collapsing them brings it
-   * up), else nothing.
+   * up), else nothing; when `mayCollapse` is false the view starts at `hot`'s top instead.
    */
-  readableView(hot: string | null): string[] {
+  readableView(hot: string | null, mayCollapse = true): string[] {
     const d = this.data;
     if (!d) return [];
     const L = d.layout;
@@ -770,11 +783,20 @@ export class GraphView {
     const b = hot ? this.boxes.get(hot) : undefined;
     let x: number;
     if (L.width * k <= w - 32) x = (w - L.width * k) / 2;
-    else if (b && b.w * k > w - 32) x = 16 - b.x * k;
-    else x = w / 2 - (b ? b.x + b.w / 2 : L.width / 2) * k;
+    else if (b && b.w * k > w - 32) {
+      // Wider than the view: centre on its first row (the top-most box inside it).
+      const first = topBoxInside(d.h, d.layout.boxes, b.key);
+      x = first ? w / 2 - (first.x + first.w / 2) * k : 16 - b.x * k;
+      x = Math.min(16 - b.x * k, Math.max(w - 16 - (b.x + b.w) * k, x));
+    } else x = w / 2 - (b ? b.x + b.w / 2 : L.width / 2) * k;
     x = Math.min(16, Math.max(w - 16 - L.width * k, x));
     this.setView({ x, y: 16, k }, true, true);
     if (!b || b.y * k + 16 < h * 0.6) return [];
+    if (!mayCollapse) {
+      // Nothing may be collapsed: start at the hottest group's top instead of the layer's.
+      this.setView({ x, y: 40 - b.y * k, k }, true, true);
+      return [];
+    }
     // The tallest groups above it first, as many as it takes to lift it into the upper part.
     const above: LayoutBox[] = [];
     for (const c of d.vis.containers) {
