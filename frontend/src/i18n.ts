@@ -11,8 +11,12 @@ const STRINGS = {
   allLayers: { en: "All layers (whole stage)", zh: "所有层(整个阶段)" },
   layerOption: { en: "Layer {n} · {kind}", zh: "第 {n} 层 · {kind}" },
   layerTitle: { en: "Layer {n}", zh: "第 {n} 层" },
+  repeatTitle: { en: "{name} … ×{n} ({p} nodes each)", zh: "{name} … ×{n}(每块 {p} 个节点)" },
+  foldedInputs: { en: "{n} inputs · {kind}", zh: "{n} 个输入 · {kind}" },
+  topKernels: { en: "top kernels", zh: "主要内核" },
   stageFinal: { en: "final", zh: "最终" },
   nodes: { en: "{n} nodes", zh: "{n} 个节点" },
+  node1: { en: "1 node", zh: "1 个节点" },
   kernels: { en: "{n} kernels", zh: "{n} 个内核" },
   nodeCount: { en: "Nodes", zh: "节点数" },
   edgesN: { en: "{n} edges", zh: "{n} 条边" },
@@ -120,8 +124,10 @@ const STRINGS = {
   dlTrace: { en: "Chrome trace", zh: "Chrome trace" },
   // Stage diff annotations
   stageDiff: { en: "+{a} −{r} ~{c}", zh: "+{a} −{r} ~{c}" },
-  phase: { en: "Phase", zh: "阶段" },
-  phaseAll: { en: "all phases", zh: "全部阶段" },
+  // "Phase" (prefill / decode, what a trace recorded) and "stage" (a transform of the graph) are
+  // different things: in Chinese too they have different words (推理类型 / 阶段).
+  phase: { en: "Phase", zh: "推理类型" },
+  phaseAll: { en: "all phases", zh: "全部类型" },
   phaseDecode: { en: "decode", zh: "解码 (decode)" },
   phasePrefill: { en: "prefill", zh: "预填充 (prefill)" },
   phaseNone: { en: "no trace", zh: "无 trace" },
@@ -163,6 +169,7 @@ const STRINGS = {
   countsOnGroups: { en: "statuses inside a group", zh: "分组内的状态计数" },
   layerTime: { en: "Layer GPU time", zh: "层 GPU 时间" },
   deltaTable: { en: "GPU time: B − A", zh: "GPU 时间:B − A" },
+  compareNoTraceSide: { en: "{side} has no trace: no GPU times there, so no deltas.", zh: "{side} 没有 trace:该侧没有 GPU 时间,因此没有差值。" },
   compareNoTrace: { en: "Neither side has a trace: there are no times to compare.", zh: "两侧均无 trace:没有可对比的时间。" },
   sortBy: { en: "Sort by this column (again: reverse)", zh: "按此列排序(再次点击:反向)" },
   wholeLayer: { en: "whole layer", zh: "整层" },
@@ -273,6 +280,11 @@ export function t(key: StringKey, params?: Record<string, string | number>, lang
     s = s.replace(/\{(\w+)\}/g, (m, p: string) => (p in params ? String(params[p]) : m));
   }
   return s;
+}
+
+/** "1 node", "12 nodes". */
+export function nodesText(n: number): string {
+  return n === 1 ? t("node1") : t("nodes", { n });
 }
 
 /** For tests: every key with both languages present and the same placeholders. */

@@ -32,6 +32,10 @@ def drawn(page, after=0):
     return page.evaluate("window.__adLayer.timing().seq")
 
 
+def ready(page):
+    page.wait_for_function("() => document.querySelector('[data-testid=ad-layer-root]').dataset.state === 'ready'", timeout=20000)
+
+
 def main() -> int:
     prefix = "/some/prefix"
     httpd = serve(DEFAULT_FIXTURES, DEFAULT_STATIC, 0, prefix)
@@ -57,7 +61,7 @@ def main() -> int:
                 if m.type == "error" and not (m.location or {}).get("url", "").endswith("favicon.ico") else None)
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         page.on("dialog", lambda d: (problems.append(f"dialog opened: {d.message}"), d.dismiss()))
-        page.goto(base + "#run=dsv3_decode&layer=1")
+        page.goto(base + "#run=dsv3_decode&layer=1&depth=9")
         s = drawn(page)
         for tid in ("run-select", "stage-select", "layer-select", "depth-select", "search-input", "theme-toggle",
                     "timeline-canvas", "color-group", "color-time", "hotspots-select", "fit-button"):
@@ -65,15 +69,16 @@ def main() -> int:
         check(page.locator("[data-testid=graph-node]").count() == 300, "300 graph nodes with data-node-id")
         check(page.locator("[data-node-id=noaux_tc_op]").count() == 1, "node addressable by data-node-id")
         check(page.locator("[data-group-id='L1/moe/moe_router']").count() == 1, "group box addressable by data-group-id")
-        check(page.locator("[data-testid=input-node][data-node-id=position_ids]").count() == 1, "external input drawn as an input node")
+        check(page.locator("[data-testid=input-node][data-node-id=position_ids], [data-testid=input-node][data-input-ids~=position_ids]").count() == 1,
+              "external input drawn as an input node (alone or folded with inputs of its kind)")
         check(page.input_value("[data-testid=stage-select]") == "3", "final stage chosen by default")
 
         # node -> kernels (hover), kernel -> node (click on the canvas)
         page.evaluate("window.__adLayer.selectNode('noaux_tc_op')")  # centres it
-        page.wait_for_timeout(400)
+        ready(page)
         page.keyboard.press("Escape")  # deselect
         check(page.evaluate("window.__adLayer.kernelsHighlighted()") == [], "nothing highlighted without selection")
-        page.hover("[data-node-id=noaux_tc_op] rect.box")
+        page.hover("[data-node-id=noaux_tc_op] text.l.title")
         hl = page.evaluate("window.__adLayer.kernelsHighlighted()")
         check(len(hl) == 1, f"hovering a node highlights its kernels ({hl})")
         page.mouse.move(5, 5)
@@ -85,14 +90,14 @@ def main() -> int:
         box = page.locator("[data-testid=timeline-canvas]").bounding_box()
         s = page.evaluate("window.__adLayer.timing().seq")
         page.mouse.click(box["x"] + pt["x"], box["y"] + pt["y"])
-        page.wait_for_timeout(400)
+        ready(page)
         check(page.evaluate("window.__adLayer.state().selected") == "flashinfer_mla_with_cache_1", "clicking a kernel selects its node")
         check("node=flashinfer_mla_with_cache_1" in page.evaluate("location.hash"), "selection is in the URL hash")
         check(len(page.evaluate("window.__adLayer.kernelsHighlighted()")) == 3, "selected node's 3 kernels highlighted")
 
         # collapse a group, then select a kernel hidden in it: the group re-expands and centres
         page.evaluate("window.__adLayer.selectNode('L1/moe/moe_router')")  # brings its header into view
-        page.wait_for_timeout(400)
+        ready(page)
         s = page.evaluate("window.__adLayer.timing().seq")
         page.dblclick("[data-group-id='L1/moe/moe_router'] .chead")
         s = drawn(page, s)
@@ -107,7 +112,7 @@ def main() -> int:
 
         # details panel: full demangled names as text, share of layer time
         page.evaluate("window.__adLayer.selectNode('cat_3')")
-        page.wait_for_timeout(300)
+        ready(page)
         names = page.locator("[data-testid=kernel-full-name]").all_text_contents()
         check(HOSTILE in names, "hostile kernel name shown verbatim as text")
         check(page.evaluate("document.querySelectorAll('script').length") == 0, "no script element injected")
@@ -115,13 +120,16 @@ def main() -> int:
 
         # search with next / previous
         page.fill("[data-testid=search-input]", "getitem")
-        page.wait_for_timeout(300)
+        ready(page)
+        check(page.text_content("[data-testid=search-count]").startswith("– /"), "typing highlights without jumping")
         page.press("[data-testid=search-input]", "Enter")
-        page.wait_for_timeout(300)
+        ready(page)
+        page.press("[data-testid=search-input]", "Enter")
+        ready(page)
         c = page.text_content("[data-testid=search-count]")
-        check(c.startswith("2 /"), f"Enter goes to the next hit ({c})")
+        check(c.startswith("2 /"), f"Enter goes to the first hit, then the next ({c})")
         page.press("[data-testid=search-input]", "Shift+Enter")
-        page.wait_for_timeout(300)
+        ready(page)
         check(page.text_content("[data-testid=search-count]").startswith("1 /"), "Shift+Enter goes back")
         check(page.evaluate("window.__adLayer.state().selected").startswith("getitem"), "search selects the hit")
 
@@ -139,7 +147,7 @@ def main() -> int:
         drawn(page, s)
         check(page.locator("[data-testid=graph-node]").count() == 0 and page.locator("[data-testid=group-box][data-collapsed=true]").count() >= 5, "depth 2 collapses groups")
         page.evaluate("window.__adLayer.selectNode('noaux_tc_op')")
-        page.wait_for_timeout(300)
+        ready(page)
         url = page.url
         page2 = ctx.new_page()
         page2.bring_to_front()

@@ -1,11 +1,13 @@
-"""End-to-end fixtures: a generated logdir, real ``tensorboard`` processes (one per path prefix,
-shared by the session) and headless Chromium driven by Playwright.
+"""Fixtures of every browser end-to-end suite: one generated logdir, real ``tensorboard`` processes
+(one per path prefix, shared by the session) and headless Chromium driven by Playwright.
 
-The logdir is built once per session with the real converter (``tools/make_demo.py``: DeepSeek-V3
-style decode/prefill runs with traces, an unfused run, a Llama run) plus a ``hostile`` run whose
-store maps a kernel named like C++ markup onto a node. Each test gets a fresh browser page; its
-screenshot is written to ``test-artifacts/e2e/<test>.png`` (also when it fails), and any console
-error, page error, CSP violation or dialog fails the test.
+The logdir is built once per session with the real converter: ``tools/make_demo.py`` (DeepSeek-V3
+style decode/prefill runs with traces, an unfused run, a Llama run), a ``hostile`` run whose store
+maps a kernel named like C++ markup onto a node, a ``notrace`` run (the same dump as ``hostile``,
+no trace), and a ``large`` run holding the large layers of ``tests/large_layer.py``. Each test gets a
+fresh browser page; its screenshot is written to ``test-artifacts/e2e/<test>.png`` (also when it
+fails), and any console error, page error or dialog fails the test. Helpers that drive the panel
+and wait on its state are in ``tests/e2e/panel.py``.
 
 Chromium is required: when ``/usr/bin/chromium`` (or ``$CHROMIUM``) is missing the tests fail with
 a message saying so (CI installs it); they never skip.
@@ -21,17 +23,19 @@ from typing import Any, Iterator
 from urllib.parse import urlencode, urlparse
 
 import pytest
+from tests.e2e.panel import ARTIFACTS
+from tests.large_layer import large_layer_dump
 from tests.tensorboard_process import TensorBoardProcess, http_get, running_tensorboard
 
 REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "e2e"
 STATIC = REPO / "tb_ad_layer" / "plugin" / "static"
 HOSTILE = "void k<float, &foo>(T* <script>alert(1)</script>)"
 HOSTILE_RUN = "hostile"
+NOTRACE_RUN = "notrace"
+LARGE_RUN = "large"
 PREFIX = "/tb"
 START_DEADLINE_S = 90.0
 VIEWPORT = {"width": 1500, "height": 950}
-
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
@@ -80,7 +84,8 @@ def _hostile_attacher(target: dict[str, Any]):
 
 @pytest.fixture(scope="session")
 def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("e2e") / "logs"
+    base = tmp_path_factory.mktemp("e2e")
+    root = base / "logs"
     r = subprocess.run([sys.executable, "tools/make_demo.py", "--out", str(root)], cwd=REPO,
                        capture_output=True, text=True)
     assert r.returncode == 0, f"tools/make_demo.py failed:\n{r.stdout}\n{r.stderr}"
@@ -89,7 +94,12 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     target: dict[str, Any] = {}
     convert(DUMPS / "ad_dsv3", root, run=HOSTILE_RUN, attach_trace=_hostile_attacher(target))
+    convert(DUMPS / "ad_dsv3", root, run=NOTRACE_RUN)
     (root / "hostile_node.txt").write_text(target["node"], encoding="utf-8")
+    big = large_layer_dump(base)
+    r = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(big), "--logdir", str(root),
+                        "--run", LARGE_RUN, "-q"], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, f"converting {big} failed:\n{r.stdout}\n{r.stderr}"
     return root
 
 
@@ -111,19 +121,28 @@ class TensorBoard:
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{self.prefix}{path}"
 
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.prefix}"
+
     def get(self, path: str) -> tuple[int, bytes, dict[str, str]]:
         return http_get(self.port, self.prefix + path)
 
     def api(self, route: str, **params: Any) -> Any:
-        q = f"?{urlencode(params)}" if params else ""
+        q = f"?{urlencode({k: v for k, v in params.items() if v is not None})}" if params else ""
         status, body, _ = self.get(f"/data/plugin/ad_layer/api/{route}{q}")
         assert status == 200, f"api/{route}{q}: {status} {body[:300]!r}"
         return json.loads(body)
 
+    @property
+    def panel_url(self) -> str:
+        """The panel page as TensorBoard serves it to its plugin iframe (same HTML, base and CSP)."""
+        return self.url("/data/plugin_entry.html?name=ad_layer")
+
     def panel(self, **state: Any) -> str:
-        """URL of the panel page TensorBoard puts in its iframe, with a view state in the hash."""
+        """URL of the panel page with a view state in the hash."""
         h = "&".join(f"{k}={v}" for k, v in state.items())
-        return self.url("/data/plugin_entry.html?name=ad_layer") + (f"#{h}" if h else "")
+        return self.panel_url + (f"#{h}" if h else "")
 
 
 def _start_tensorboard(logdir: Path, workdir: Path, prefix: str) -> Iterator[TensorBoard]:
@@ -155,6 +174,17 @@ def tb_prefixed(logdir: Path, panel_built: None,
     yield from _start_tensorboard(logdir, tmp_path_factory.mktemp("tb_prefix"), PREFIX)
 
 
+@pytest.fixture(scope="session")
+def api(tb: TensorBoard) -> Any:
+    """GET a plugin API route as JSON: api("compare", a_run=..., ...)."""
+    return tb.api
+
+
+@pytest.fixture(scope="session")
+def panel_url(tb: TensorBoard) -> str:
+    return tb.panel_url
+
+
 # ------------------------------------------------------------------------------- browser
 
 @pytest.fixture(scope="session")
@@ -170,12 +200,12 @@ def _ignored(url: str) -> bool:
 
 
 class Problems(list):
-    """Console errors, page errors, CSP violations and dialogs seen by one page."""
+    """Console errors, page errors and dialogs seen by one page."""
 
     def attach(self, page: Any) -> None:
         def on_console(m: Any) -> None:
             url = (m.location or {}).get("url", "")
-            if m.type == "error" and not _ignored(url):
+            if m.type == "error" and not _ignored(url) and "favicon" not in m.text:
                 self.append(f"console.error: {m.text} ({url})")
 
         def on_dialog(d: Any) -> None:
@@ -194,7 +224,7 @@ def _artifact_name(nodeid: str) -> str:
 @pytest.fixture
 def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh page; after the test, its screenshot and a check that nothing went wrong in it."""
-    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, locale="en-US", accept_downloads=True)
     pg = ctx.new_page()
     problems = Problems()
     problems.attach(pg)
@@ -211,31 +241,3 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
         assert not problems, "problems in the page:\n  " + "\n  ".join(problems)
     finally:
         ctx.close()
-
-
-def shot(page: Any, name: str) -> None:
-    """An extra screenshot in the middle of a test."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-# ------------------------------------------------------------------------------- panel helpers
-
-WAIT_DRAWN = ("(s) => { const L = window.__adLayer; const t = L && L.timing();"
-              " return !!t && t.seq > s && !L.state().busy; }")
-
-
-def drawn(target: Any, after: int = 0, timeout: float = 30000) -> dict[str, Any]:
-    """Waits until the panel (page or frame) has drawn a graph after draw number ``after``."""
-    target.wait_for_function(WAIT_DRAWN, arg=after, timeout=timeout)
-    return target.evaluate("window.__adLayer.timing()")
-
-
-def seq(target: Any) -> int:
-    return target.evaluate("window.__adLayer && window.__adLayer.timing() ? window.__adLayer.timing().seq : 0")
-
-
-def settle(target: Any) -> None:
-    """Waits until no layout is running and the next frame is painted."""
-    target.wait_for_function("() => !window.__adLayer.state().busy")
-    target.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")

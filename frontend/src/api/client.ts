@@ -38,28 +38,32 @@ export function apiUrl(path: string, params: Params = {}): string {
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
 
 export class Api {
-  private cache = new Map<string, Promise<unknown>>();
+  /** Requests in flight, shared by callers asking for the same URL at the same time. */
+  private inflight = new Map<string, Promise<unknown>>();
 
   constructor(private readonly fetcher: Fetcher = (u, i) => fetch(u, i)) {}
 
-  async get<T>(path: string, params: Params = {}, opts: { cache?: boolean; signal?: AbortSignal } = {}): Promise<T> {
+  /**
+   * GETs a route. Nothing is kept for the life of the tab: every call asks the server again,
+   * revalidating the browser's copy by its ETag (an unchanged answer comes back as 304 without a
+   * body), so a run converted again while the tab is open shows its new data on the next choice.
+   */
+  async get<T>(path: string, params: Params = {}, opts: { signal?: AbortSignal } = {}): Promise<T> {
     const url = apiUrl(path, params);
-    if (opts.cache) {
-      const hit = this.cache.get(url);
-      if (hit) return hit as Promise<T>;
-    }
-    const p = this.fetchJson<T>(url, opts.signal);
-    if (opts.cache) {
-      this.cache.set(url, p);
-      p.catch(() => this.cache.delete(url));
-    }
+    if (opts.signal) return this.fetchJson<T>(url, opts.signal);
+    const hit = this.inflight.get(url);
+    if (hit) return hit as Promise<T>;
+    const p = this.fetchJson<T>(url);
+    this.inflight.set(url, p);
+    const drop = () => this.inflight.delete(url);
+    p.then(drop, drop);
     return p;
   }
 
   private async fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
     let res: Response;
     try {
-      res = await this.fetcher(url, { credentials: "same-origin", signal });
+      res = await this.fetcher(url, { credentials: "same-origin", cache: "no-cache", signal });
     } catch (e) {
       if ((e as Error)?.name === "AbortError") throw e;
       throw new ApiError(t("requestFailed", { url, msg: String((e as Error)?.message ?? e) }), 0);
@@ -79,31 +83,26 @@ export class Api {
     return body as T;
   }
 
-  clearCache(): void {
-    this.cache.clear();
-  }
-
   runs(): Promise<RunsResponse> {
     return this.get<RunsResponse>("runs");
   }
 
   layer(run: string, stage: number, layer: number, signal?: AbortSignal): Promise<LayerResponse> {
-    return this.get<LayerResponse>("layer", { run, stage, layer }, { cache: true, signal });
+    return this.get<LayerResponse>("layer", { run, stage, layer }, { signal });
   }
 
   overview(run: string, stage: number): Promise<OverviewResponse> {
-    return this.get<OverviewResponse>("overview", { run, stage }, { cache: true });
+    return this.get<OverviewResponse>("overview", { run, stage });
   }
 
   stages(run: string, layer: number): Promise<StagesResponse> {
-    return this.get<StagesResponse>("stages", { run, layer }, { cache: true });
+    return this.get<StagesResponse>("stages", { run, layer });
   }
 
   compare(a: CompareRef, b: CompareRef): Promise<CompareResponse> {
     return this.get<CompareResponse>(
       "compare",
       { a_run: a.run, a_stage: a.stage, a_layer: a.layer, b_run: b.run, b_stage: b.stage, b_layer: b.layer },
-      { cache: true },
     );
   }
 
@@ -115,7 +114,7 @@ export class Api {
     return this.get<TimelineResponse>(
       "timeline",
       { run, layer: opts.layer, start_us: opts.startUs, end_us: opts.endUs, max_items: opts.maxItems },
-      { cache: opts.startUs === undefined, signal },
+      { signal },
     );
   }
 }

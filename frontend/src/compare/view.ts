@@ -6,10 +6,10 @@ import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
 import type { LeafMark, Paint } from "../graph/renderer";
-import { t, type StringKey } from "../i18n";
+import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";
-import { expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
+import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
 import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
 import { clear, h, text } from "../ui/dom";
 import {
@@ -156,6 +156,8 @@ export class CompareView {
   private listTab: "only_a" | "only_b" | "changed" = "only_a";
   private loaded: { a: SideChoice; b: SideChoice } | null = null;
   private loading = false;
+  /** Which sides have GPU times (a trace); deltas exist only where both do. */
+  private timed: Record<Side, boolean> = { a: false, b: false };
 
   constructor(private readonly api: Api, private readonly cb: CompareCallbacks) {
     this.el = h("div", { class: "adl-view adl-compare", "data-testid": "compare-view" });
@@ -200,7 +202,7 @@ export class CompareView {
     this.tableEl = h("div", { class: "sec", "data-testid": "compare-deltas" });
     this.topEl = h("div", { class: "sec", "data-testid": "compare-top" });
     this.listsEl = h("div", { class: "sec", "data-testid": "compare-unmatched" });
-    this.sideEl.append(this.selEl, this.tableEl, this.listsEl, this.topEl);
+    this.sideEl.append(h("div", { class: "adl-maps" }, this.panes.a.minimap.el, this.panes.b.minimap.el), this.selEl, this.tableEl, this.listsEl, this.topEl);
     main.append(panesEl, this.sideEl);
     this.el.appendChild(main);
   }
@@ -310,18 +312,23 @@ export class CompareView {
     if (seq !== this.loadSeq) return;
     this.raw = res;
     this.docs = { a: da, b: db };
+    const hasTrace = (c: SideChoice, d: LayerResponse) => !!this.runs.find((r) => r.run === c.run)?.trace || !!d.trace_summary;
+    this.timed = { a: hasTrace(a, da), b: hasTrace(b, db) };
     this.recompute();
     const lists = listedNodes(this.model!, da, db);
     this.listTab = lists.onlyA.length ? "only_a" : lists.onlyB.length ? "only_b" : "changed";
     if (this.manual.length !== pairs.length) this.cb.onChange(a, b);
     const expandFor = (hh: Hierarchy): Set<string> => {
-      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, new Set([SCENE, ...[...hh.items.keys()].filter(isGroupKey)]));
-      return expandedToDepth(hh, GraphPane.defaultDepth(hh));
+      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, defaultExpanded(hh));
+      return defaultExpanded(hh);
     };
     this.renderHeads();
     this.renderLegend();
     this.renderSide();
-    await Promise.all([this.panes.a.setLayers([da], expandFor), this.panes.b.setLayers([db], expandFor)]);
+    // Both open readable (node text at full size) with every group of the default expansion open
+    // (the statuses of all nodes show) and the hottest group in view.
+    const opts = { initial: "readable" as const, keepExpanded: true };
+    await Promise.all([this.panes.a.setLayers([da], expandFor, opts), this.panes.b.setLayers([db], expandFor, opts)]);
     if (seq !== this.loadSeq) return;
     this.alignZoom();
     this.loading = false;
@@ -339,7 +346,7 @@ export class CompareView {
     if (m && hier && vis) {
       const st = statusByKey(m, side, hier);
       const agg = aggregateStatus(hier, st);
-      const hasTime = !!(this.res && ((this.res.a.time_us ?? 0) > 0 || (this.res.b.time_us ?? 0) > 0));
+      const hasTime = this.bothTimed();
       for (const k of vis.leaves) {
         const it = hier.items.get(k);
         if (!it) continue;
@@ -368,6 +375,17 @@ export class CompareView {
       }
     }
     return { mode: "status", theme: this.theme, hot: new Map(), marks, statusOrder: COMPARE_STATUSES };
+  }
+
+  private bothTimed(): boolean {
+    return this.timed.a && this.timed.b;
+  }
+
+  /** "A (run)" for each side without a trace. */
+  private untimedSides(): string[] {
+    const out: string[] = [];
+    for (const side of ["a", "b"] as Side[]) if (!this.timed[side]) out.push(`${side.toUpperCase()} (${this.loaded?.[side].run ?? ""})`);
+    return out;
   }
 
   // ---------------------------------------------------------------- synchronisation
@@ -424,7 +442,8 @@ export class CompareView {
     const va = this.panes.a.getView();
     const vb = this.panes.b.getView();
     const r = Math.max(va.k, vb.k) / Math.max(1e-9, Math.min(va.k, vb.k));
-    if (r > 2.5) return;
+    // Already at one zoom (both readable): each keeps its own placement.
+    if (r > 2.5 || r < 1.001) return;
     const k = Math.min(va.k, vb.k);
     for (const side of ["a", "b"] as Side[]) {
       const p = this.panes[side];
@@ -534,9 +553,9 @@ export class CompareView {
       el.appendChild(text("span", c.run, { class: "run mono" }));
       el.appendChild(text("span", `${stage ? stage.transform : c.stage}`, { class: "dim" }));
       el.appendChild(text("span", `${t("layerOption", { n: c.layer, kind: doc.kind })}`, {}));
-      el.appendChild(text("span", t("nodes", { n: doc.nodes.length }), { class: "dim" }));
-      if (c.time_us !== null && c.time_us !== undefined && c.time_us > 0) el.appendChild(text("span", fmtUs(c.time_us), { class: "time" }));
-      else el.appendChild(text("span", t("noTraceShort"), { class: "dim" }));
+      el.appendChild(text("span", nodesText(doc.nodes.length), { class: "dim" }));
+      if (this.timed[side]) el.appendChild(text("span", fmtUs(c.time_us ?? 0), { class: "time" }));
+      else el.appendChild(text("span", t("noTraceShort"), { class: "notrace", "data-testid": `compare-notrace-${side}` }));
     }
   }
 
@@ -563,8 +582,10 @@ export class CompareView {
     if (res) {
       const L = deltaRows(res).whole;
       const tot = h("span", { class: "item total", "data-testid": "compare-layer-delta" });
-      tot.append(`${t("layerTime")}: ${fmtUs(L.a)} → ${fmtUs(L.b)} `);
-      tot.appendChild(text("b", `${fmtSignedUs(L.delta)} (${fmtSignedPct(L.pct)})`, { class: L.delta > 0 ? "slower" : L.delta < 0 ? "faster" : "" }));
+      const side = (v: number, timed: boolean) => (timed ? fmtUs(v) : t("noTraceShort"));
+      tot.append(`${t("layerTime")}: ${side(L.a, this.timed.a)} → ${side(L.b, this.timed.b)} `);
+      if (this.bothTimed()) tot.appendChild(text("b", `${fmtSignedUs(L.delta)} (${fmtSignedPct(L.pct)})`, { class: L.delta > 0 ? "slower" : L.delta < 0 ? "faster" : "" }));
+      else tot.dataset.missing = this.untimedSides().join(" ");
       el.appendChild(tot);
     }
   }
@@ -583,9 +604,10 @@ export class CompareView {
     const res = this.res;
     if (!res) return;
     const { groups, whole } = deltaRows(res);
-    if (!(whole.a > 0 || whole.b > 0)) {
-      el.appendChild(text("p", t("compareNoTrace"), { class: "hint" }));
-    }
+    const both = this.bothTimed();
+    const missing = this.untimedSides();
+    if (missing.length === 2) el.appendChild(text("p", t("compareNoTrace"), { class: "hint", "data-testid": "compare-missing" }));
+    else if (missing.length === 1) el.appendChild(text("p", t("compareNoTraceSide", { side: missing[0] }), { class: "hint", "data-testid": "compare-missing" }));
     const rows = sortDeltaRows(groups, this.sort);
     const table = h("table", { class: "tbl deltas", "data-testid": "delta-table" });
     const head = h("tr");
@@ -605,8 +627,11 @@ export class CompareView {
     }
     table.appendChild(h("thead", {}, head));
     const maxAbs = Math.max(1e-9, ...rows.map((r) => Math.abs(r.delta)), Math.abs(whole.delta));
+    const val = (v: number, side: Side) => (this.timed[side] ? fmtUs(v) : t("noTraceShort"));
     const row = (r: DeltaRow) => {
-      const tr = h("tr", { "data-group": r.whole ? "" : r.group, "data-delta": r.delta.toFixed(3) });
+      const tr = h("tr", { "data-group": r.whole ? "" : r.group });
+      if (both) tr.dataset.delta = r.delta.toFixed(3);
+      else tr.dataset.missing = missing.join(" ");
       if (r.whole) tr.setAttribute("data-testid", "delta-layer");
       else tr.setAttribute("data-testid", "delta-row");
       const name = h("td", {});
@@ -620,9 +645,10 @@ export class CompareView {
       const fill = h("span", { class: r.delta > 0 ? "fill slower" : "fill faster" });
       fill.style.width = `${Math.min(100, (Math.abs(r.delta) / maxAbs) * 100).toFixed(1)}%`;
       bar.appendChild(fill);
-      dcell.append(fmtSignedUs(r.delta), bar);
-      tr.append(name, text("td", fmtUs(r.a), { class: "num" }), text("td", fmtUs(r.b), { class: "num" }), dcell,
-        text("td", fmtSignedPct(r.pct), { class: `num ${r.delta > 0 ? "slower" : r.delta < 0 ? "faster" : ""}` }));
+      if (both) dcell.append(fmtSignedUs(r.delta), bar);
+      else dcell.append("–");
+      tr.append(name, text("td", val(r.a, "a"), { class: "num" }), text("td", val(r.b, "b"), { class: "num" }), dcell,
+        text("td", both ? fmtSignedPct(r.pct) : "–", { class: `num ${both && r.delta > 0 ? "slower" : both && r.delta < 0 ? "faster" : ""}` }));
       return tr;
     };
     const body = h("tbody");
@@ -636,7 +662,7 @@ export class CompareView {
     const el = this.topEl;
     clear(el);
     const res = this.res;
-    if (!res) return;
+    if (!res || !this.bothTimed()) return;
     const top = topNodeDeltas(res, 10);
     if (!top.length) return;
     el.appendChild(text("h3", t("topNodeDeltas")));
@@ -771,7 +797,7 @@ export class CompareView {
     row("dtype", na ? shortDtype(na.dtype) : "—", nb ? shortDtype(nb.dtype) : "—", "dtype");
     row(t("weights"), na ? String(na.weights?.length ?? 0) : "—", nb ? String(nb.weights?.length ?? 0) : "—", "weights");
     row(t("inputs"), na ? String(na.inputs?.length ?? 0) : "—", nb ? String(nb.inputs?.length ?? 0) : "—", "inputs");
-    row(t("gpuTime"), na ? fmtUs(na.time_us) : "—", nb ? fmtUs(nb.time_us) : "—");
+    row(t("gpuTime"), na ? (this.timed.a ? fmtUs(na.time_us) : t("noTraceShort")) : "—", nb ? (this.timed.b ? fmtUs(nb.time_us) : t("noTraceShort")) : "—");
     el.appendChild(table);
     if (!match && (status === "only_a" || status === "only_b")) {
       el.appendChild(text("p", t("manualHint"), { class: "hint" }));
@@ -782,7 +808,7 @@ export class CompareView {
       un.addEventListener("click", () => this.setManual(this.manual.filter(([x, y]) => !(x === match.a && y === match.b))));
       el.appendChild(h("div", { class: "sub" }, text("span", `${t("manualMatched")} `, { class: "dim" }), un));
     }
-    if (match) {
+    if (match && this.bothTimed()) {
       const d = match.delta_us;
       el.appendChild(text("div", `Δ ${fmtSignedUs(d)}`, { class: `sub ${d > 0 ? "slower" : d < 0 ? "faster" : ""}`, "data-testid": "compare-selection-delta" }));
       if (match.changes?.length) el.appendChild(text("div", `${t("whatChanged")}: ${match.changes.join(", ")}`, { class: "sub" }));
@@ -807,6 +833,7 @@ export class CompareView {
       selected: { a: this.panes.a.selected ? publicId(this.panes.a.selected) : null, b: this.panes.b.selected ? publicId(this.panes.b.selected) : null },
       expanded: { a: [...this.panes.a.expanded].filter((k) => k !== SCENE).map(publicId), b: [...this.panes.b.expanded].filter((k) => k !== SCENE).map(publicId) },
       views: { a: this.panes.a.getView(), b: this.panes.b.getView() },
+      timed: { ...this.timed },
     };
   }
 }

@@ -177,6 +177,16 @@ export class DetailsPanel {
   }
 
   private input(ctx: DetailsContext, it: TreeItem): void {
+    if (it.inputs) {
+      // A fold of inputs of one kind: each of them.
+      this.header(it.input!.label, `${it.inputs.length} × ${t("externalInput")}`, null, ctx.theme);
+      this.section(t("externalInput"), this.kv(it.inputs.map((x) => [`%${x.id}`, `${x.shape} · ${x.dtype || "–"}`])));
+      const outs = ctx.adj.outputs.get(it.key) ?? [];
+      const ul = h("ul", { class: "links" });
+      for (const k of outs) ul.appendChild(h("li", {}, this.nodeLink(ctx, k)));
+      this.section(`${t("consumers")} (${outs.length})`, ul);
+      return;
+    }
     const x = it.input!;
     this.header(x.label || x.id, `%${x.id}`, null, ctx.theme);
     const rows: [string, string][] = [

@@ -1,13 +1,16 @@
-// A self-contained graph pane for the comparison and stage views: the hierarchy of one layer, its
-// expanded groups, its own layout worker (so two panes lay out at the same time), the SVG view,
-// a minimap and zoom buttons. The controller decides what is expanded and how nodes are painted.
+// A self-contained graph pane, the one the layer, comparison and stage views are built on: the
+// hierarchy of the layers shown, its expanded groups, its own layout worker (so two panes lay out
+// at the same time), the SVG view, a minimap and zoom buttons. The view that owns it decides what
+// is expanded and how nodes are painted.
 import type { LayerResponse } from "../api/types";
 import { t } from "../i18n";
 import { LayoutClient, Superseded } from "../layout/client";
+import type { LayoutStats } from "../layout/protocol";
 import { buildLayoutRequest } from "../layout/request";
 import type { Theme } from "../model/colors";
-import { ancestors, buildHierarchy, expandedToDepth, inputKey, maxGroupDepth, opKey, revealKey, SCENE, type Hierarchy } from "../model/hierarchy";
+import { ancestors, buildHierarchy, expandedToDepth, inputKey, opKey, revealKey, SCENE, type Hierarchy } from "../model/hierarchy";
 import { visibleGraph, type VisibleGraph } from "../model/visible";
+import { activity } from "../ui/activity";
 import { h } from "../ui/dom";
 import { Minimap } from "./minimap";
 import { GraphView, type Paint } from "./renderer";
@@ -23,11 +26,54 @@ export interface PaneCallbacks {
   onActivate?(): void;
 }
 
+/** What one draw cost and drew. */
+export interface DrawInfo {
+  layoutMs: number;
+  renderMs: number;
+  stats: LayoutStats;
+  leaves: number;
+  edges: number;
+}
+
+export interface PaneOptions {
+  /** data-testid of the minimap (default: "<testid>-minimap"). */
+  minimapTestid?: string;
+}
+
 let workerUrl = "static/layout_worker.js";
 
 /** Where pane workers load from (tests and benchmarks may point elsewhere). */
 export function setPaneWorkerUrl(url: string): void {
   workerUrl = url;
+}
+
+export interface RelayoutOptions {
+  fit?: boolean;
+  /** A toggled group that stays where it was on screen. */
+  anchor?: string;
+  /** A key to centre on. */
+  centre?: string;
+  /** Open at the readable default view (see GraphView.readableView). */
+  initial?: "readable";
+  /** With `initial`: keep every group as expanded (do not collapse the groups above the hottest). */
+  collapsedAbove?: boolean;
+}
+
+/**
+ * The group that holds the most GPU time among the groups just below the layer boxes (the first
+ * of them when nothing has a time), as the visible key that shows it; null for an empty graph.
+ */
+export function hottestGroup(hh: Hierarchy, vis: VisibleGraph): string | null {
+  let best: string | null = null;
+  let bestT = -1;
+  for (const it of hh.items.values()) {
+    if (it.kind !== "group" || it.depth !== 2) continue;
+    if (it.timeUs > bestT) {
+      bestT = it.timeUs;
+      best = it.key;
+    }
+  }
+  return best ? vis.rep.get(best) ?? null : null;
 }
 
 export class GraphPane {
@@ -41,6 +87,8 @@ export class GraphPane {
   selected: string | null = null;
   /** Number of completed draws (tests wait on it). */
   draws = 0;
+  /** The last completed draw's figures. */
+  lastDraw: DrawInfo | null = null;
   private client: LayoutClient | null = null;
   private seq = 0;
   private last: Viewport = { x: 0, y: 0, k: 1 };
@@ -48,7 +96,7 @@ export class GraphPane {
   private msgEl: HTMLDivElement;
   private waiters: (() => void)[] = [];
 
-  constructor(testid: string, cb: PaneCallbacks, private readonly paint: () => Paint) {
+  constructor(testid: string, cb: PaneCallbacks, private readonly paint: () => Paint, opts: PaneOptions = {}) {
     this.graph = new GraphView({
       onSelect: (k) => cb.onSelect(k),
       onToggle: (k) => cb.onToggle(k),
@@ -63,18 +111,19 @@ export class GraphPane {
     this.el = this.graph.el;
     this.el.dataset.testid = testid;
     this.el.classList.add("adl-pane");
-    this.minimap = new Minimap(this.graph, `${testid}-minimap`);
+    this.minimap = new Minimap(this.graph, opts.minimapTestid ?? `${testid}-minimap`);
     this.busyEl = h("div", { class: "adl-busy" });
     this.msgEl = h("div", { class: "adl-empty" });
     const zoom = h("div", { class: "adl-zoom" });
-    const zi = h("button", { class: "btn iconbtn", type: "button", title: t("zoomIn"), "aria-label": t("zoomIn") }, "+");
-    const zo = h("button", { class: "btn iconbtn", type: "button", title: t("zoomOut"), "aria-label": t("zoomOut") }, "−");
-    const fit = h("button", { class: "btn iconbtn", type: "button", title: t("fitTitle"), "aria-label": t("fitTitle") }, "⤢");
+    const zi = h("button", { class: "btn iconbtn", type: "button", title: t("zoomIn"), "aria-label": t("zoomIn"), "data-testid": `${testid}-zoom-in` }, "+");
+    const zo = h("button", { class: "btn iconbtn", type: "button", title: t("zoomOut"), "aria-label": t("zoomOut"), "data-testid": `${testid}-zoom-out` }, "−");
+    const fit = h("button", { class: "btn iconbtn", type: "button", title: t("fitTitle"), "aria-label": t("fitTitle"), "data-testid": `${testid}-fit` }, "⤢");
     zi.addEventListener("click", () => this.graph.zoomBy(1.25));
     zo.addEventListener("click", () => this.graph.zoomBy(0.8));
     fit.addEventListener("click", () => this.graph.fit(true));
     zoom.append(zi, zo, fit);
-    this.el.append(this.busyEl, this.msgEl, this.minimap.el, zoom);
+    // The minimap is not drawn over the graph: the owning view puts `minimap.el` beside it.
+    this.el.append(this.busyEl, this.msgEl, zoom);
     const activate = () => cb.onActivate?.();
     this.el.addEventListener("pointerdown", activate);
     this.el.addEventListener("focus", activate);
@@ -100,8 +149,13 @@ export class GraphPane {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  /** Shows these layers. `expanded`: a set of group keys, or a depth ("collapse below depth N"). */
-  async setLayers(layers: LayerResponse[], expanded: Set<string> | number | ((h: Hierarchy) => Set<string>)): Promise<boolean> {
+  /**
+   * Shows these layers. `expanded`: a set of group keys, a depth ("collapse below depth N") or a
+   * function of the new hierarchy. `draw: false` only builds the hierarchy (the caller relayouts);
+   * `initial: "readable"` opens at the readable default view instead of fitting the whole graph.
+   */
+  async setLayers(layers: LayerResponse[], expanded: Set<string> | number | ((h: Hierarchy) => Set<string>),
+                  opts: { draw?: boolean; initial?: "readable"; keepExpanded?: boolean } = {}): Promise<boolean> {
     this.layers = layers;
     this.hier = buildHierarchy(layers);
     const hh = this.hier;
@@ -111,7 +165,8 @@ export class GraphPane {
     this.selected = null;
     this.graph.setSelected(null);
     this.setMessage(null);
-    return this.relayout({ fit: true });
+    if (opts.draw === false) return true;
+    return this.relayout(opts.initial ? { initial: opts.initial, collapsedAbove: opts.keepExpanded } : { fit: true });
   }
 
   clear(msg: string | null): void {
@@ -124,20 +179,30 @@ export class GraphPane {
     this.minimap.schedule();
   }
 
-  /** Default depth for a layer of n nodes: everything open when small, sub-groups closed when big. */
-  static defaultDepth(hh: Hierarchy): number {
-    return hh.opKeys.length > 250 ? 3 : maxGroupDepth(hh) + 1;
+  keyForNode(id: string): string | null {
+    return this.hier ? this.keyForNodeIn(this.hier, id) : null;
   }
 
-  keyForNode(id: string): string | null {
-    if (!this.hier) return null;
-    if (this.hier.items.has(opKey(id))) return opKey(id);
-    if (this.hier.items.has(inputKey(id))) return inputKey(id);
-    return this.hier.items.has(`g:${id}`) ? `g:${id}` : null;
+  /** The key of a node, input or group id (as public ids and URLs carry it) in `hh`. */
+  keyForNodeIn(hh: Hierarchy, id: string): string | null {
+    if (hh.items.has(opKey(id))) return opKey(id);
+    if (hh.items.has(inputKey(id))) return inputKey(id);
+    const folded = hh.alias.get(inputKey(id));
+    if (folded) return folded;
+    return hh.items.has(`g:${id}`) ? `g:${id}` : null;
   }
 
   /** Lays out what is expanded and draws it. False when superseded or failed. */
-  async relayout(opts: { fit?: boolean; anchor?: string; centre?: string } = {}): Promise<boolean> {
+  async relayout(opts: RelayoutOptions = {}): Promise<boolean> {
+    const end = activity.begin();
+    try {
+      return await this.relayoutNow(opts);
+    } finally {
+      end();
+    }
+  }
+
+  private async relayoutNow(opts: RelayoutOptions): Promise<boolean> {
     const hier = this.hier;
     if (!hier) return false;
     const seq = ++this.seq;
@@ -147,6 +212,7 @@ export class GraphPane {
     if (vis.leaves.length > 400) this.setBusy(t("layingOut", { n: vis.leaves.length }));
     const anchorScreen = opts.anchor ? this.graph.screenOf(opts.anchor) : null;
     if (!this.client) this.client = new LayoutClient(workerUrl);
+    const tl = performance.now();
     let res;
     try {
       res = await this.client.layout(req);
@@ -159,6 +225,8 @@ export class GraphPane {
       return false;
     }
     if (seq !== this.seq || hier !== this.hier) return false;
+    const layoutMs = performance.now() - tl;
+    const tr = performance.now();
     this.graph.render({ h: hier, vis, layout: res, labels, headers }, this.paint());
     this.graph.setSelected(this.selected ? vis.rep.get(this.selected) ?? null : null);
     const centre = opts.centre ? vis.rep.get(opts.centre) : undefined;
@@ -170,11 +238,20 @@ export class GraphPane {
         const v = this.graph.getView();
         this.setViewport({ x: v.x + d.dx, y: v.y + d.dy, k: v.k });
       }
+    } else if (opts.initial === "readable") {
+      const hot = hottestGroup(hier, vis);
+      const hidden = this.graph.readableView(hot, !opts.collapsedAbove);
+      // The hottest group starts below the fold: collapse the groups drawn above it, once.
+      if (hidden.length && !opts.collapsedAbove) {
+        for (const k of hidden) this.expanded.delete(k);
+        return this.relayoutNow({ ...opts, collapsedAbove: true });
+      }
     } else if (opts.fit) {
       this.graph.fit(false, true);
     }
     this.setBusy(null);
     this.minimap.schedule();
+    this.lastDraw = { layoutMs, renderMs: performance.now() - tr, stats: res.stats, leaves: vis.leaves.length, edges: vis.edges.length };
     this.draws++;
     const ws = this.waiters;
     this.waiters = [];

@@ -1,14 +1,15 @@
 // SVG rendering of the laid-out hierarchical graph, with pan/zoom, selection, hover, search hits,
 // colour modes and hotspots. All names are inserted as SVG text nodes (textContent).
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import type { LayoutBox, LayoutResult } from "../layout/protocol";
 import { groupColor, heatColor, heatTextColor, heatValue, type Theme } from "../model/colors";
-import { fmtUs } from "../model/format";
+import { ellipsizeMiddle, fmtPct, fmtUs } from "../model/format";
 import { isGroupKey, publicId, SCENE, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { FONT_PX, LINE_H, PAD_X, PAD_Y, type BoxLabel } from "../model/labels";
 import { countsAttr, statusColor, stripSegments, type DiffStatus, type StatusCounts } from "../model/status";
 import type { VisibleGraph, VisibleEdge } from "../model/visible";
 import { edgeLabel } from "../model/visible";
+import { activity } from "../ui/activity";
 import { capture, s } from "../ui/dom";
 import { roundedPath } from "./paths";
 import { centreOn, clampK, fit, isVisible, pan, zoomAt, type Viewport } from "./viewport";
@@ -19,6 +20,59 @@ export type PaintMode = ColorMode | "status";
 
 /** Zoom from which node text is shown (CSS hides it below), and edge labels. */
 const LOD_TEXT_K = 0.12;
+/** Zoom at which node text is drawn at its full size (FONT_PX = 11 CSS px). */
+export const READABLE_K = 1;
+/**
+ * Below this zoom node text would be smaller than about 8 CSS px: groups are drawn as summary
+ * cards (name, node count, GPU time, top kernels) in screen-sized text instead of their nodes.
+ */
+export const SUMMARY_K = 8 / FONT_PX;
+/** Summary card text: line height and advance of one character, in screen pixels (12 px font). */
+const SUMMARY_LINE_PX = 16;
+const SUMMARY_CHAR_PX = 7.3;
+const SUMMARY_TOP_KERNELS = 3;
+/** About how tall a collapsed group's box is (three lines of text). */
+const COLLAPSED_H_PX = 60;
+
+/** The top-most drawn box below group `key` (nearest the left on a tie), if any. */
+function topBoxInside(h: Hierarchy, boxes: LayoutBox[], key: string): LayoutBox | null {
+  let best: LayoutBox | null = null;
+  for (const bx of boxes) {
+    if (bx.key === key) continue;
+    let p = h.items.get(bx.key)?.parent ?? null;
+    while (p !== null && p !== key) p = h.items.get(p)?.parent ?? null;
+    if (p !== key) continue;
+    if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
+  }
+  return best;
+}
+
+/** What a group's summary card says: name, node count, GPU time (share of the layer), top kernels. */
+export function summaryLines(h: Hierarchy, it: TreeItem): { text: string; cls: string }[] {
+  const lines: { text: string; cls: string }[] = [];
+  const title = it.depth === 1 && it.layer !== null ? t("layerTitle", { n: it.layer }) : it.repeat ? `${it.name} ×${it.repeat.count}` : it.name;
+  lines.push({ text: title, cls: "title" });
+  lines.push({ text: nodesText(it.nodeCount), cls: "sub" });
+  if (it.timeUs > 0) {
+    const lt = it.layer !== null ? h.layerTimeUs.get(it.layer) ?? 0 : 0;
+    const share = lt > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / lt)})` : "";
+    lines.push({ text: `GPU ${fmtUs(it.timeUs)}${share}`, cls: "time" });
+    // Its kernels by total time.
+    const byName = new Map<string, number>();
+    const stack = [it.key];
+    while (stack.length) {
+      const c = h.items.get(stack.pop()!);
+      if (!c) continue;
+      if (c.kind === "group") stack.push(...c.children);
+      else if (c.kind === "op") {
+        for (const k of c.node?.kernels ?? []) byName.set(k.kernel, (byName.get(k.kernel) ?? 0) + (k.stats?.median_us ?? k.duration_us));
+      }
+    }
+    const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, SUMMARY_TOP_KERNELS);
+    for (const [name, us] of top) lines.push({ text: `⚡ ${fmtUs(us)} ${name}`, cls: "kernel" });
+  }
+  return lines;
+}
 const LOD_EDGE_LABEL_K = 0.6;
 /** Height of an expanded group's header band (layout/engine.ts GROUP_HEADER). */
 const GROUP_HEADER_PX = 24;
@@ -71,8 +125,15 @@ export function colourGroup(h: Hierarchy, it: TreeItem): string {
   return cur?.name ?? "other";
 }
 
+/** Distinguishes the SVG ids (arrow markers) of the graph views of one page. */
+let viewCount = 0;
+
 export class GraphView {
   readonly el: HTMLDivElement;
+  /** Ids of this view's arrow markers (unique in the page: several panes share one document). */
+  private readonly arrowId: string;
+  private readonly arrowActId: string;
+  private animEnd: (() => void) | null = null;
   private svg: SVGSVGElement;
   private vp: SVGGElement;
   private data: GraphData | null = null;
@@ -93,6 +154,10 @@ export class GraphView {
   private currentHit: string | null = null;
   private anim = 0;
   private lodClass = "";
+  /** Summary cards (semantic zoom), one per group of depth <= 2 drawn, built when first needed. */
+  private summaryG: SVGGElement | null = null;
+  private summaries: { key: string; el: SVGGElement; b: LayoutBox; lines: { text: string; cls: string }[] }[] = [];
+  private summaryOn = false;
   private headerScale = -1;
 
   constructor(private readonly cb: GraphCallbacks) {
@@ -100,14 +165,17 @@ export class GraphView {
     this.el.className = "adl-graph";
     this.el.tabIndex = 0;
     this.el.dataset.testid = "graph";
+    const n = ++viewCount;
+    this.arrowId = `adl-arrow-${n}`;
+    this.arrowActId = `adl-arrow-act-${n}`;
     this.svg = s("svg", { class: "adl-svg", "data-testid": "graph-svg" });
     const defs = s("defs");
     defs.appendChild(
-      s("marker", { id: "adl-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" },
+      s("marker", { id: this.arrowId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" },
         s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" })),
     );
     defs.appendChild(
-      s("marker", { id: "adl-arrow-act", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" },
+      s("marker", { id: this.arrowActId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse", markerUnits: "userSpaceOnUse" },
         s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow-act" })),
     );
     this.svg.appendChild(defs);
@@ -142,9 +210,13 @@ export class GraphView {
       const it = h.items.get(c.key);
       if (!b || !it) continue;
       const g = s("g", {
-        class: `c d${Math.min(it.depth, 4)}`, "data-group-id": publicId(c.key), "data-testid": "group-box",
+        class: `c d${Math.min(it.depth, 4)}${it.depth > 2 ? " deep" : ""}`, "data-group-id": publicId(c.key), "data-testid": "group-box",
         "data-collapsed": "false", "data-key": c.key, transform: `translate(${b.x},${b.y})`,
       });
+      if (it.repeat) {
+        g.setAttribute("data-repeat", String(it.repeat.count));
+        g.setAttribute("data-period", String(it.repeat.period));
+      }
       g.appendChild(s("rect", { class: "cbox", width: b.w, height: b.h, rx: 8 }));
       const head = s("text", { class: "chead", x: 10, y: 16 });
       head.style.fontSize = it.depth <= 1 ? "13px" : "11px";
@@ -161,8 +233,9 @@ export class GraphView {
     for (const e of vis.edges) {
       const le = lay.get(e.id);
       if (!le) continue;
-      const p = s("path", { class: e.count > 1 ? "e agg" : "e", d: roundedPath(le.points), "data-edge-id": e.id, "marker-end": "url(#adl-arrow)" });
+      const p = s("path", { class: e.count > 1 ? "e agg" : "e", d: roundedPath(le.points), "data-edge-id": e.id, "marker-end": `url(#${this.arrowId})` });
       if (e.count > 1) p.setAttribute("stroke-width", String(Math.min(4, 1.2 + Math.log2(e.count))));
+      if ((h.items.get(e.from)?.depth ?? 0) > 2 || (h.items.get(e.to)?.depth ?? 0) > 2) p.classList.add("deep");
       edgesG.appendChild(p);
       this.edgeEls.set(e.id, p);
       for (const k of [e.from, e.to]) {
@@ -183,14 +256,80 @@ export class GraphView {
       nodesG.appendChild(this.leafEl(it, b, lab));
     }
     this.labelsG = labelsG;
+    this.summaryG = s("g", { class: "summaries" });
+    this.summaries = [];
+    this.summaryOn = false;
     const frag = document.createDocumentFragment();
-    frag.append(containersG, edgesG, labelsG, nodesG);
+    frag.append(containersG, edgesG, labelsG, nodesG, this.summaryG);
     while (this.vp.firstChild) this.vp.removeChild(this.vp.firstChild);
     this.vp.appendChild(frag);
     this.applyPaint(paint);
     this.applyStates();
     this.headerScale = -1;
     this.scaleHeaders(this.view.k);
+    this.updateSummaries();
+  }
+
+  // ---------------------------------------------------------------- semantic zoom
+
+  /**
+   * Where node text would be smaller than about 8 px (zoom below SUMMARY_K), each group of depth
+   * two or less drawn is shown as a card in screen-sized text (name, node count, GPU time and its
+   * top kernels) and the nodes inside are hidden; zoomed in again, the nodes come back.
+   */
+  private updateSummaries(): void {
+    const on = this.view.k < SUMMARY_K && !!this.data;
+    if (on !== this.summaryOn) {
+      this.summaryOn = on;
+      this.svg.classList.toggle("lod-sum", on);
+      if (on && !this.summaries.length) this.buildSummaries();
+    }
+    if (!on) return;
+    const k = this.view.k;
+    for (const c of this.summaries) {
+      // The card's text is laid out in screen pixels: scale 1/k cancels the view's zoom.
+      c.el.setAttribute("transform", `translate(${c.b.x},${c.b.y}) scale(${(1 / k).toFixed(5)})`);
+      const wPx = c.b.w * k;
+      const hPx = c.b.h * k;
+      const maxLines = Math.max(0, Math.floor((hPx - 6) / SUMMARY_LINE_PX));
+      const maxChars = Math.max(0, Math.floor((wPx - 12) / SUMMARY_CHAR_PX));
+      const rect = c.el.firstChild as SVGRectElement;
+      rect.setAttribute("width", wPx.toFixed(1));
+      rect.setAttribute("height", hPx.toFixed(1));
+      let i = 0;
+      for (const tx of Array.from(c.el.querySelectorAll("text")) as SVGTextElement[]) {
+        const ln = c.lines[i++];
+        const show = i <= maxLines && maxChars >= 4;
+        tx.style.display = show ? "" : "none";
+        if (show) tx.textContent = ellipsizeMiddle(ln.text, maxChars);
+      }
+    }
+  }
+
+  private buildSummaries(): void {
+    const d = this.data;
+    if (!d || !this.summaryG) return;
+    const containers = new Set(d.vis.containers.map((c) => c.key));
+    const frag = document.createDocumentFragment();
+    for (const b of d.layout.boxes) {
+      const it = d.h.items.get(b.key);
+      if (!it || it.kind !== "group" || it.depth > 2 || it.key === SCENE) continue;
+      // A layer box with its groups drawn inside is summarised by those groups.
+      if (it.depth === 1 && containers.has(b.key)) continue;
+      const lines = summaryLines(d.h, it);
+      const el = s("g", { class: "sumcard", "data-testid": "group-summary", "data-group-id": publicId(it.key), "data-key": it.key });
+      el.appendChild(s("rect", { class: "sumbox", rx: 6 }));
+      let y = 6 + SUMMARY_LINE_PX - 3;
+      for (const ln of lines) {
+        const tx = s("text", { class: `st ${ln.cls}`, x: 8, y });
+        tx.textContent = ln.text;
+        el.appendChild(tx);
+        y += SUMMARY_LINE_PX;
+      }
+      frag.appendChild(el);
+      this.summaries.push({ key: it.key, el, b, lines });
+    }
+    this.summaryG.appendChild(frag);
   }
 
   private leafEl(it: TreeItem, b: LayoutBox, lab: BoxLabel): SVGGElement {
@@ -200,12 +339,21 @@ export class GraphView {
       transform: `translate(${b.x},${b.y})`,
       "data-key": it.key,
     };
+    if (it.depth > 2) attrs.class += " deep";
+    if (it.repeat) {
+      attrs["data-repeat"] = String(it.repeat.count);
+      attrs["data-period"] = String(it.repeat.period);
+    }
     if (isGroup) {
       attrs["data-group-id"] = publicId(it.key);
       attrs["data-testid"] = "group-box";
       attrs["data-collapsed"] = "true";
     } else {
       attrs["data-node-id"] = publicId(it.key);
+      if (it.inputs) {
+        attrs["data-input-ids"] = it.inputs.map((x) => x.id).join(" ");
+        attrs["data-count"] = String(it.inputs.length);
+      }
       attrs["data-testid"] = it.kind === "op" ? "graph-node" : "input-node";
     }
     const g = s("g", attrs);
@@ -458,7 +606,7 @@ export class GraphView {
     }
     for (const p of this.vp.querySelectorAll("path.e.act")) {
       p.classList.remove("act");
-      p.setAttribute("marker-end", "url(#adl-arrow)");
+      p.setAttribute("marker-end", `url(#${this.arrowId})`);
     }
     for (const k of [sel, hov]) {
       if (!k) continue;
@@ -466,7 +614,7 @@ export class GraphView {
         const p = this.edgeEls.get(e.id);
         if (!p) continue;
         p.classList.add("act");
-        p.setAttribute("marker-end", "url(#adl-arrow-act)");
+        p.setAttribute("marker-end", `url(#${this.arrowActId})`);
         p.parentNode?.appendChild(p); // on top
       }
     }
@@ -490,12 +638,13 @@ export class GraphView {
       this.lodClass = lod;
     }
     this.scaleHeaders(v.k);
+    this.updateSummaries();
     if (notify) this.cb.onView?.({ ...v }, auto);
   }
 
   /** Sets the viewport from outside (a synchronised pane, the minimap); `notify` calls onView. */
   setViewport(v: Viewport, notify = false): void {
-    cancelAnimationFrame(this.anim);
+    this.stopAnimation();
     this.setView({ x: v.x, y: v.y, k: clampK(v.k) }, notify);
   }
 
@@ -582,7 +731,7 @@ export class GraphView {
   }
 
   private animateTo(target: Viewport, ms = 220): void {
-    cancelAnimationFrame(this.anim);
+    this.stopAnimation();
     const from = { ...this.view };
     const t0 = performance.now();
     const step = () => {
@@ -590,9 +739,19 @@ export class GraphView {
       const e = f < 0.5 ? 2 * f * f : 1 - Math.pow(-2 * f + 2, 2) / 2;
       this.setView({ x: from.x + (target.x - from.x) * e, y: from.y + (target.y - from.y) * e, k: from.k + (target.k - from.k) * e }, true, true);
       if (f < 1) this.anim = requestAnimationFrame(step);
+      else this.stopAnimation();
     };
     if (ms <= 0) this.setView(target, true, true);
-    else this.anim = requestAnimationFrame(step);
+    else {
+      this.animEnd = activity.begin();
+      this.anim = requestAnimationFrame(step);
+    }
+  }
+
+  private stopAnimation(): void {
+    cancelAnimationFrame(this.anim);
+    this.animEnd?.();
+    this.animEnd = null;
   }
 
   /** Fits the whole graph. `initial`: for very tall graphs, fit the width instead and start at the top. */
@@ -607,6 +766,53 @@ export class GraphView {
     }
     if (animate) this.animateTo(target);
     else this.setView(target, true, true);
+  }
+
+  /**
+   * The readable default view: zoom 1 (node text at its full 11 px), the graph's top at the top of
+   * the view, and the hottest group (`hot`, a drawn key) in view across. Returns the expanded
+   * groups of depth 2 drawn above `hot` when `hot` starts below the fold (collapsing them brings it
+   * up), else nothing; when `mayCollapse` is false the view starts at `hot`'s top instead.
+   */
+  readableView(hot: string | null, mayCollapse = true): string[] {
+    const d = this.data;
+    if (!d) return [];
+    const L = d.layout;
+    const { w, h } = this.size();
+    const k = READABLE_K;
+    const b = hot ? this.boxes.get(hot) : undefined;
+    let x: number;
+    if (L.width * k <= w - 32) x = (w - L.width * k) / 2;
+    else if (b && b.w * k > w - 32) {
+      // Wider than the view: centre on its first row (the top-most box inside it).
+      const first = topBoxInside(d.h, d.layout.boxes, b.key);
+      x = first ? w / 2 - (first.x + first.w / 2) * k : 16 - b.x * k;
+      x = Math.min(16 - b.x * k, Math.max(w - 16 - (b.x + b.w) * k, x));
+    } else x = w / 2 - (b ? b.x + b.w / 2 : L.width / 2) * k;
+    x = Math.min(16, Math.max(w - 16 - L.width * k, x));
+    this.setView({ x, y: 16, k }, true, true);
+    if (!b || b.y * k + 16 < h * 0.6) return [];
+    if (!mayCollapse) {
+      // Nothing may be collapsed: start at the hottest group's top instead of the layer's.
+      this.setView({ x, y: 40 - b.y * k, k }, true, true);
+      return [];
+    }
+    // The tallest groups above it first, as many as it takes to lift it into the upper part.
+    const above: LayoutBox[] = [];
+    for (const c of d.vis.containers) {
+      const it = d.h.items.get(c.key);
+      const cb = this.boxes.get(c.key);
+      if (it && cb && it.depth === 2 && c.key !== hot && cb.y + cb.h <= b.y) above.push(cb);
+    }
+    above.sort((p, q) => q.h - p.h);
+    let lift = b.y * k + 16 - h * 0.35;
+    const out: string[] = [];
+    for (const cb of above) {
+      if (lift <= 0) break;
+      out.push(cb.key);
+      lift -= (cb.h - COLLAPSED_H_PX) * k;
+    }
+    return out;
   }
 
   /** Node text in the DOM now (for a node about to be looked at). */
@@ -813,7 +1019,7 @@ function tooltip(it: TreeItem): string {
     return parts.join("\n");
   }
   if (it.kind === "input" && it.input) return `${it.input.label}\n%${it.input.id}  ${it.input.shape}  ${it.input.dtype}`;
-  return `${it.name}\n${t("nodes", { n: it.nodeCount })}${it.timeUs > 0 ? ` · ${fmtUs(it.timeUs)}` : ""}`;
+  return `${it.name}\n${nodesText(it.nodeCount)}${it.timeUs > 0 ? ` · ${fmtUs(it.timeUs)}` : ""}`;
 }
 
 export const GRAPH_FONT_PX = FONT_PX;

@@ -51,6 +51,14 @@ export function ellipsize(s: string, max: number): string {
   return `${s.slice(0, max - 1)}…`;
 }
 
+/** Cuts a string to at most `max` characters by eliding its middle ("fmha_v2…sm90_kernel"). */
+export function ellipsizeMiddle(s: string, max: number): string {
+  if (s.length <= max) return s;
+  if (max <= 1) return "…";
+  const tail = Math.floor((max - 1) / 2);
+  return `${s.slice(0, max - 1 - tail)}…${s.slice(s.length - tail)}`;
+}
+
 /** model_layers_5_self_attn_q_a_proj_weight -> self_attn_q_a_proj_weight (also model.layers.5.). */
 export function shortWeightName(name: string): string {
   return name.replace(/^(?:model[._])?layers[._]\d+[._]/, "");

@@ -8,7 +8,11 @@
 //   "g:L5/moe/moe_router"  sub-group
 //   "n:<fx id>"     an FX node
 //   "x:<id>"        an external input (an id that no loaded layer defines)
+//   "g:L5/gdn/*1"   the first fold of repeated blocks inside a group (numbered in dump order, so
+//                   that the same fold of two layers has the same path)
+//   "x:L5/*int64[8]"    external inputs of one kind folded into one (see foldInputs)
 import type { ExternalInput, LayerNode, LayerResponse } from "../api/types";
+import { findRepeats, type SeqNode } from "./repeats";
 
 export type ItemKind = "group" | "op" | "input";
 
@@ -33,6 +37,10 @@ export interface TreeItem {
   order: number;
   /** 0 for the first (or only) box of a group; k for its k+1-th dataflow phase (see splitPhases). */
   phase?: number;
+  /** A fold of `count` consecutive isomorphic blocks of `period` nodes (see model/repeats.ts). */
+  repeat?: { count: number; period: number };
+  /** Inputs folded into this one input item (external inputs of one kind); absent for one input. */
+  inputs?: ExternalInput[];
 }
 
 export interface LeafEdge {
@@ -52,6 +60,8 @@ export interface Hierarchy {
   layers: number[];
   /** Sum of time_us per layer (the denominator of a node's share). */
   layerTimeUs: Map<number, number>;
+  /** Key of an input folded into another item -> that item's key (see foldInputs). */
+  alias: Map<string, string>;
 }
 
 export const SCENE = "g:";
@@ -178,6 +188,7 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
     });
   };
   for (const L of sorted) for (const x of L.external_inputs) addInput(x);
+  const alias = foldInputs(items);
   for (const L of sorted) {
     const seen = new Set<string>();
     for (const e of L.edges) {
@@ -187,7 +198,8 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
       if (!items.has(from)) {
         from = inputKey(e.from);
         // An edge from an id the response does not describe: shown as an input named by its id.
-        if (!items.has(from)) addInput({ id: e.from, label: e.from, shape: e.shape ?? "?", dtype: "", kind: "unknown" });
+        if (alias.has(from)) from = alias.get(from)!;
+        else if (!items.has(from)) addInput({ id: e.from, label: e.from, shape: e.shape ?? "?", dtype: "", kind: "unknown" });
       }
       const sig = `${from}\u0000${to}`;
       if (seen.has(sig)) continue;
@@ -199,10 +211,118 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   for (const it of items.values()) {
     if (it.children.length > 1) it.children.sort((a, b) => items.get(a)!.order - items.get(b)!.order);
   }
+  foldRepeats(items);
   aggregate(items, SCENE);
   return {
-    items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs,
+    items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs, alias,
   };
+}
+
+/** Inputs of one kind in one place fold into one item from this many on. */
+export const MIN_FOLDED_INPUTS = 2;
+
+/** What kind of tensor an external input is, as the panel folds them ("batch metadata"). */
+function inputKind(x: ExternalInput): string {
+  return x.kind && x.kind !== "unknown" ? x.kind : x.label || "";
+}
+
+/**
+ * Folds the external inputs of one kind under one parent (ten batch-metadata tensors) into one
+ * input item that lists them, so that a row of small inputs neither crowds the graph nor sets the
+ * width of its layout. Returns member key -> fold key.
+ */
+function foldInputs(items: Map<string, TreeItem>): Map<string, string> {
+  const alias = new Map<string, string>();
+  const byPlace = new Map<string, TreeItem[]>();
+  for (const it of items.values()) {
+    if (it.kind !== "input" || !it.input || it.parent === null) continue;
+    const kind = inputKind(it.input);
+    if (!kind) continue;
+    const k = `${it.parent}\u0000${kind}`;
+    (byPlace.get(k) ?? byPlace.set(k, []).get(k)!).push(it);
+  }
+  for (const members of byPlace.values()) {
+    if (members.length < MIN_FOLDED_INPUTS) continue;
+    const first = members[0];
+    const parent = items.get(first.parent!)!;
+    const kind = inputKind(first.input!);
+    const place = parent.key === SCENE ? "" : `${parent.key.slice(2)}/`;
+    const key = `x:${place}*${kind}`;
+    const fold: TreeItem = {
+      ...first, key, children: [], order: first.order, inputs: members.map((m) => m.input!),
+      input: { ...first.input!, id: `${place}*${kind}`, label: members.every((m) => m.input!.label === first.input!.label) ? first.input!.label : kind },
+    };
+    items.set(key, fold);
+    const memberKeys = new Set(members.map((m) => m.key));
+    parent.children = parent.children.filter((c) => !memberKeys.has(c));
+    parent.children.push(key);
+    for (const m of members) {
+      items.delete(m.key);
+      alias.set(m.key, key);
+    }
+  }
+  return alias;
+}
+
+/**
+ * Wraps each run of repeated blocks among a group's consecutive op children into a fold group
+ * (collapsed by default, see defaultExpanded). Linear in the children and their inputs.
+ */
+function foldRepeats(items: Map<string, TreeItem>): void {
+  const groups = [...items.values()].filter((it) => it.kind === "group" && it.key !== SCENE);
+  for (const g of groups) {
+    if (g.children.length < 2) continue;
+    // Stretches of consecutive op children.
+    const out: string[] = [];
+    let stretch: TreeItem[] = [];
+    const folds = { n: 0 };
+    const flush = () => {
+      if (stretch.length) foldStretch(items, g, stretch, out, folds);
+      stretch = [];
+    };
+    for (const c of g.children) {
+      const ci = items.get(c)!;
+      if (ci.kind === "op") stretch.push(ci);
+      else {
+        flush();
+        out.push(c);
+      }
+    }
+    flush();
+    g.children = out;
+  }
+}
+
+function foldStretch(items: Map<string, TreeItem>, g: TreeItem, ops: TreeItem[], out: string[], folds: { n: number }): void {
+  const pos = new Map<string, number>();
+  ops.forEach((it, i) => pos.set(it.node!.id, i));
+  const seq: SeqNode[] = ops.map((it) => ({ op: it.node!.op, inputs: (it.node!.inputs ?? []).map((id) => pos.get(id) ?? -1) }));
+  const runs = findRepeats(seq);
+  let i = 0;
+  for (const r of runs) {
+    while (i < r.start) out.push(ops[i++].key);
+    const first = ops[r.start];
+    const key = `${g.key}/*${++folds.n}`;
+    const fold: TreeItem = {
+      key, kind: "group", parent: g.key, children: [], depth: g.depth + 1, name: first.name, layer: g.layer,
+      timeUs: 0, nodeCount: 0, kernelCount: 0, order: first.order, repeat: { count: r.count, period: r.period },
+    };
+    items.set(key, fold);
+    for (let j = r.start; j < r.start + r.period * r.count; j++) {
+      const it = ops[j];
+      it.parent = key;
+      shiftDepth(items, it, 1);
+      fold.children.push(it.key);
+    }
+    out.push(key);
+    i = r.start + r.period * r.count;
+  }
+  while (i < ops.length) out.push(ops[i++].key);
+}
+
+function shiftDepth(items: Map<string, TreeItem>, it: TreeItem, by: number): void {
+  it.depth += by;
+  for (const c of it.children) shiftDepth(items, items.get(c)!, by);
 }
 
 function aggregate(items: Map<string, TreeItem>, key: string): void {
@@ -250,6 +370,23 @@ export function expandedToDepth(h: Hierarchy, depth: number): Set<string> {
     if (it.kind === "group" && it.depth < depth) out.add(it.key);
   }
   out.add(SCENE);
+  return out;
+}
+
+/** A group with more visible children than this opens collapsed. */
+export const MAX_OPEN_CHILDREN = 200;
+
+/**
+ * What a layer opens with: every group expanded, except folds of repeated blocks and groups with
+ * more than MAX_OPEN_CHILDREN children (each opens on demand).
+ */
+export function defaultExpanded(h: Hierarchy): Set<string> {
+  const out = new Set<string>([SCENE]);
+  for (const it of h.items.values()) {
+    if (it.kind !== "group" || it.repeat) continue;
+    if (it.depth > 1 && it.children.length > MAX_OPEN_CHILDREN) continue;
+    out.add(it.key);
+  }
   return out;
 }
 

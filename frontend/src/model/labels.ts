@@ -1,8 +1,8 @@
 // What each box of the graph says, and how big it is. Boxes use a monospace font so that sizes can
 // be computed from character counts (in the worker too) without measuring text. Pure.
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import type { TreeItem } from "./hierarchy";
-import { ellipsize, fmtPct, fmtUs, shortDtype, shortWeightName } from "./format";
+import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortWeightName } from "./format";
 
 export const FONT_PX = 11;
 /** Advance width of one monospace character at FONT_PX (0.6 em, plus slack for wider fonts). */
@@ -36,8 +36,22 @@ function line(kind: LineKind, s: string): BoxLine {
   return text === s ? { kind, text } : { kind, text, full: s };
 }
 
+/**
+ * A kernel line of a node card: the name elided in its middle (both ends of a C++ kernel name
+ * tell kernels apart) so that the duration at the end always fits.
+ */
+export function kernelLine(kernel: string, fullName: string, durationUs: number): BoxLine {
+  const dur = ` ${fmtUs(durationUs)}`;
+  const room = MAX_CHARS - 2 - dur.length;
+  const shown = ellipsizeMiddle(kernel, room);
+  const l: BoxLine = { kind: "kernel", text: `⚡ ${shown}${dur}` };
+  l.full = `${fullName || kernel} (${fmtUs(durationUs)})`;
+  return l;
+}
+
 export function groupTitle(it: TreeItem): string {
   if (it.depth === 1 && it.name === "layer" && it.layer !== null) return t("layerTitle", { n: it.layer });
+  if (it.repeat) return t("repeatTitle", { name: it.name, n: it.repeat.count, p: it.repeat.period });
   return it.phase ? `${it.name} (${it.phase + 1})` : it.name;
 }
 
@@ -53,13 +67,12 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
     ws.slice(0, MAX_WEIGHT_LINES).forEach((w) => lines.push(line("weight", `▪ ${shortWeightName(w.name)} ${w.shape}`)));
     if (ws.length > MAX_WEIGHT_LINES) lines.push(line("more", `  +${ws.length - MAX_WEIGHT_LINES} …`));
     const ks = n.kernels ?? [];
-    ks.slice(0, MAX_KERNEL_LINES).forEach((k) => {
-      const d = k.stats?.median_us ?? k.duration_us;
-      const l = line("kernel", `⚡ ${k.kernel} (${fmtUs(d)})`);
-      l.full = `${k.name || k.kernel} (${fmtUs(d)})`;
-      lines.push(l);
-    });
+    ks.slice(0, MAX_KERNEL_LINES).forEach((k) => lines.push(kernelLine(k.kernel, k.name, k.stats?.median_us ?? k.duration_us)));
     if (ks.length > MAX_KERNEL_LINES) lines.push(line("more", `  +${ks.length - MAX_KERNEL_LINES} ⚡ …`));
+  } else if (it.kind === "input" && it.inputs) {
+    // Inputs of one kind folded into one: the kind and how many.
+    lines.push(line("title", it.input!.label));
+    lines.push(line("sub", t("foldedInputs", { n: it.inputs.length, kind: it.inputs.map((x) => x.shape).filter((v, i, a) => a.indexOf(v) === i).slice(0, 3).join(", ") })));
   } else if (it.kind === "input" && it.input) {
     const x = it.input;
     lines.push(line("title", x.label || x.id));
@@ -68,7 +81,7 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
     lines.push(line("sub", `%${x.id}${shape}${dt}`));
   } else {
     lines.push(line("title", `▸ ${groupTitle(it)}`));
-    lines.push(line("sub", `${t("nodes", { n: it.nodeCount })} · ${t("kernels", { n: it.kernelCount })}`));
+    lines.push(line("sub", `${nodesText(it.nodeCount)} · ${t("kernels", { n: it.kernelCount })}`));
     if (it.timeUs > 0) {
       const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";
       lines.push(line("time", `GPU ${fmtUs(it.timeUs)}${share}`));
@@ -87,7 +100,7 @@ function sized(lines: BoxLine[]): BoxLabel {
 
 /** Header of an expanded group: "▾ moe · 104 nodes · 300 µs". */
 export function containerHeader(it: TreeItem, layerTimeUs?: number): { text: string; short: string; width: number } {
-  const parts = [`▾ ${groupTitle(it)}`, t("nodes", { n: it.nodeCount })];
+  const parts = [`▾ ${groupTitle(it)}`, nodesText(it.nodeCount)];
   let short = groupTitle(it);
   if (it.timeUs > 0) {
     const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";

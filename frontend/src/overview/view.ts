@@ -4,7 +4,7 @@
 import type { Api } from "../api/client";
 import type { LayerSummary, OverviewResponse, RunInfo } from "../api/types";
 import type { ExportPart } from "../graph/export";
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs } from "../model/format";
 import { clear, h, s, text } from "../ui/dom";
@@ -243,7 +243,7 @@ export class OverviewView {
     const sec = h("div", { class: "sec" });
     if (L) {
       sec.appendChild(text("h3", t("groupTotalsTitle")));
-      sec.appendChild(text("div", `${t("layerOption", { n: L.layer, kind: L.kind })}${L.gpu_time_us ? ` · ${fmtUs(L.gpu_time_us)}` : ""} · ${t("nodes", { n: L.node_count })}`, { class: "big", "data-testid": "overview-side-layer" }));
+      sec.appendChild(text("div", `${t("layerOption", { n: L.layer, kind: L.kind })}${L.gpu_time_us ? ` · ${fmtUs(L.gpu_time_us)}` : ""} · ${nodesText(L.node_count)}`, { class: "big", "data-testid": "overview-side-layer" }));
       const rows = groupTotals(L);
       if (!rows.length) sec.appendChild(text("p", t("noGroupData"), { class: "hint" }));
       const tb = h("table", { class: "tbl gtot", "data-testid": "overview-groups", hidden: !rows.length });
@@ -286,7 +286,7 @@ export class OverviewView {
       const kv = (k: string, v: string) => dl.append(text("dt", k), text("dd", v));
       kv(t("layersN"), `${m.bars.length} (${[...kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
       if (m.metric === "time") kv(t("gpuTimeAllLayers"), fmtUs(total));
-      kv(t("outsideLayers"), t("nodes", { n: m.noneNodeCount }));
+      kv(t("outsideLayers"), nodesText(m.noneNodeCount));
       sum.appendChild(dl);
       el.appendChild(sum);
     }

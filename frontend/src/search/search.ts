@@ -40,7 +40,10 @@ export function buildSearchIndex(h: Hierarchy): SearchEntry[] {
     add(k, fields);
   }
   for (const it of h.items.values()) {
-    if (it.kind === "input" && it.input) add(it.key, [["id", it.input.id], ["input", it.input.label]]);
+    if (it.kind === "input" && it.input) {
+      const members = (it.inputs ?? []).map((x): [SearchField, string] => ["id", x.id]);
+      add(it.key, [["id", it.input.id], ["input", it.input.label], ...members]);
+    }
   }
   return out;
 }
@@ -97,9 +100,11 @@ export function search(index: SearchEntry[], query: string, limit = 5000): Searc
     }
     if (best) hits.push(best);
   }
-  // Bucket by match class so that "all substring hits" come in graph order, then subsequence ones.
-  const tier = (s: number) => (s >= 9000 ? 3 : s >= 5000 ? 2 : 1);
-  hits.sort((a, b) => tier(b.score) - tier(a.score) || a.order - b.order);
+  // Bucket by match class: exact ids, ops and labels first (what a user pasted), then exact kernel
+  // names,
+  // then substring hits in graph order, then subsequence ones.
+  const tier = (h: SearchHit) => (h.score >= 9000 ? (h.field !== "kernel" ? 4 : 3) : h.score >= 5000 ? 2 : 1);
+  hits.sort((a, b) => tier(b) - tier(a) || a.order - b.order);
   return hits.slice(0, limit).map(({ order: _o, ...h }) => h);
 }
 

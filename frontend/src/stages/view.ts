@@ -7,9 +7,9 @@ import { ApiError } from "../api/client";
 import type { LayerResponse, RunInfo, StagesResponse } from "../api/types";
 import { GraphPane } from "../graph/pane";
 import type { LeafMark, Paint } from "../graph/renderer";
-import { t } from "../i18n";
+import { nodesText, t } from "../i18n";
 import type { Theme } from "../model/colors";
-import { expandedToDepth, publicId, SCENE, toggleGroup } from "../model/hierarchy";
+import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
 import { aggregateStatus, countsBadge, STAGE_STATUSES, statusColor, type DiffStatus } from "../model/status";
 import { clear, h, text } from "../ui/dom";
 import { stageDiff, stageLists, stageStatus, stageSteps, stepStage, type StageDiffModel, type StageListItem, type StageSide, type StageStep } from "./model";
@@ -84,7 +84,7 @@ export class StageView {
     const side = h("div", { class: "adl-side adl-sside", "data-testid": "stage-side-panel" });
     this.infoEl = h("div", { class: "sec", "data-testid": "stage-info" });
     this.listsEl = h("div", { class: "sec", "data-testid": "stage-lists" });
-    side.append(this.infoEl, this.listsEl);
+    side.append(h("div", { class: "adl-maps" }, this.pane.minimap.el), this.infoEl, this.listsEl);
     main.append(this.pane.el, side);
     this.el.appendChild(main);
   }
@@ -180,12 +180,12 @@ export class StageView {
     await this.pane.setLayers([doc], (hh) => {
       // Keep groups the user collapsed collapsed (by path inside the layer) across stages.
       if (prevHier && prevHier.layers[0] === hh.layers[0]) {
-        const out = expandedToDepth(hh, GraphPane.defaultDepth(hh));
+        const out = defaultExpanded(hh);
         for (const it of prevHier.items.values()) if (it.kind === "group" && !prevExp.has(it.key) && hh.items.has(it.key)) out.delete(it.key);
         return out;
       }
-      return expandedToDepth(hh, GraphPane.defaultDepth(hh));
-    });
+      return defaultExpanded(hh);
+    }, { initial: "readable", keepExpanded: true });
     if (seq !== this.seq) return;
     if (focus) {
       const k = this.pane.keyForNode(focus);
@@ -304,7 +304,7 @@ export class StageView {
       });
       card.appendChild(text("span", `${String(s.index).padStart(2, "0")} · ${s.transform}`, { class: "st" }));
       const meta = h("span", { class: "sm" });
-      meta.appendChild(text("span", t("nodes", { n: s.nodeCount }), {}));
+      meta.appendChild(text("span", nodesText(s.nodeCount), {}));
       if (s.pos > 0) {
         const add = (cls: string, txt: string, v: number) => {
           if (v > 0) meta.appendChild(text("span", txt, { class: `d ${cls}` }));
@@ -315,7 +315,7 @@ export class StageView {
         if (n === 0) meta.appendChild(text("span", t("noChange"), { class: "d none" }));
       }
       card.appendChild(meta);
-      card.title = `${s.file}\n${t("nodes", { n: s.nodeCount })}${s.pos > 0 ? `\n+${s.added} ${t("statusAdded")} · −${s.removed} ${t("statusRemoved")} · ~${s.changed} ${t("statusChanged")}` : ""}`;
+      card.title = `${s.file}\n${nodesText(s.nodeCount)}${s.pos > 0 ? `\n+${s.added} ${t("statusAdded")} · −${s.removed} ${t("statusRemoved")} · ~${s.changed} ${t("statusChanged")}` : ""}`;
       card.addEventListener("click", () => void this.goto(s.index));
       this.stripEl.appendChild(card);
       if (cur) curCard = card;

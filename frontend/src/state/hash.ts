@@ -35,11 +35,13 @@ export interface ViewState {
   b?: SideRef;
   /** Stage view: which graph is shown. */
   sv?: "before" | "after";
+  /** Stage view: the stage it shows (its own, apart from the other views' stage). */
+  ss?: number;
   /** Comparison: node pairs matched by hand ("a1>b1,a2>b2"). */
   mp?: string;
 }
 
-const KEYS = ["view", "phase", "run", "stage", "layer", "node", "color", "depth", "tl", "sv", "mp"] as const;
+const KEYS = ["view", "phase", "run", "stage", "layer", "node", "color", "depth", "tl", "sv", "ss", "mp"] as const;
 
 function toInt(v: string | null): number | undefined {
   if (v === null || !/^-?\d+$/.test(v)) return undefined;
@@ -84,6 +86,8 @@ export function parseHash(hash: string): ViewState {
   }
   const sv = p.get("sv");
   if (sv === "before" || sv === "after") out.sv = sv;
+  const ss = toInt(p.get("ss"));
+  if (ss !== undefined && ss >= 0) out.ss = ss;
   const mp = p.get("mp");
   if (mp && out.view === "compare") out.mp = mp;
   return out;

@@ -101,6 +101,16 @@ input[type=search] { width: 230px; }
 .adl-svg.lod-mid .el { display: none; }
 .adl-svg.lod-far .l:not(.title), .adl-svg.lod-far .el { display: none; }
 .adl-svg.lod-min .l, .adl-svg.lod-min .el, .adl-svg.lod-min .badge text { display: none; }
+/* semantic zoom: groups as summary cards, their insides hidden */
+.adl-svg .summaries { display: none; }
+.adl-svg.lod-sum .summaries { display: inline; }
+.adl-svg.lod-sum .deep, .adl-svg.lod-sum .c.d2 > .chead, .adl-svg.lod-sum .n.grp .l, .adl-svg.lod-sum .el { display: none; }
+.adl-svg .sumcard { pointer-events: none; }
+.adl-svg .sumcard .sumbox { fill: var(--panel); fill-opacity: 0.78; stroke: none; }
+.adl-svg .sumcard text { font-family: var(--sans); font-size: 12px; fill: var(--fg); }
+.adl-svg .sumcard .title { font-weight: 700; font-size: 13px; }
+.adl-svg .sumcard .sub, .adl-svg .sumcard .kernel { fill: var(--muted); font-family: var(--mono); font-size: 11.5px; }
+.adl-svg .sumcard .time { font-weight: 600; }
 /* details */
 .adl-details { padding: 10px 12px 30px; }
 .adl-details .dhead { margin-bottom: 8px; }
@@ -268,7 +278,9 @@ td.pre { white-space: pre-wrap; }
 .adl-oside dt { color: var(--muted); }
 .adl-oside dd { margin: 0; }
 /* minimap */
-.adl-minimap { position: absolute; top: 10px; right: 10px; z-index: 4; display: none; background: var(--panel); border: 1px solid var(--border); border-radius: 6px; box-shadow: var(--shadow); padding: 3px; opacity: 0.94; }
+.adl-maps { display: flex; gap: 6px; flex-wrap: wrap; padding: 8px 12px 0; }
+.adl-maps:not(:has(.adl-minimap.on)) { display: none; }
+.adl-minimap { display: none; background: var(--bg); border: 1px solid var(--border); border-radius: 6px; padding: 3px; }
 .adl-minimap.on { display: block; }
 .adl-minimap-canvas { display: block; cursor: pointer; }
 /* keyboard help */

@@ -1,4 +1,8 @@
-// Light/dark theme: follows prefers-color-scheme until the user picks one (kept in localStorage).
+// Light/dark theme. Inside TensorBoard the panel follows TensorBoard's own dark mode (its settings
+// menu, or the browser's when left at its default), at load and whenever it changes; on its own page
+// it follows prefers-color-scheme until the user picks one (kept in localStorage). The panel's
+// toggle switches for the moment in either case.
+import { hostDarkMode, observeHostDarkMode } from "../host/tensorboard";
 import type { Theme } from "../model/colors";
 
 const KEY = "adLayer.theme";
@@ -21,8 +25,13 @@ export class ThemeController {
   current: Theme;
 
   constructor() {
-    this.current = stored() ?? system();
+    const host = hostDarkMode();
+    this.current = host !== null ? (host ? "dark" : "light") : stored() ?? system();
     this.apply();
+    if (host !== null) {
+      observeHostDarkMode((dark) => this.set(dark ? "dark" : "light", false));
+      return;
+    }
     if (typeof matchMedia === "function") {
       const mq = matchMedia("(prefers-color-scheme: dark)");
       const onChange = () => {

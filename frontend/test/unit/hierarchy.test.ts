@@ -37,14 +37,40 @@ describe("buildHierarchy on the DeepSeek-V3 fixture", () => {
   });
 
   it("makes external inputs distinct input items with their labels, inside the layer using them", () => {
+    const kindOf = (x: { kind: string; label: string }) => (x.kind && x.kind !== "unknown" ? x.kind : x.label);
+    const perKind = new Map<string, number>();
+    for (const x of L.external_inputs) perKind.set(kindOf(x), (perKind.get(kindOf(x)) ?? 0) + 1);
     for (const x of L.external_inputs) {
-      const it = h.items.get(inputKey(x.id))!;
+      // Inputs of one kind fold into one item (see the next test); single ones stay themselves.
+      const key = h.alias.get(inputKey(x.id)) ?? inputKey(x.id);
+      const it = h.items.get(key)!;
       assert.equal(it.kind, "input");
       assert.equal(it.parent, layerKey(1));
       assert.equal(it.depth, 2);
-      assert.equal(it.input!.label, x.label);
+      assert.equal(perKind.get(kindOf(x))! > 1, h.alias.has(inputKey(x.id)));
+      if (it.inputs) assert.ok(it.inputs.some((m) => m.id === x.id));
+      else assert.equal(it.input!.label, x.label);
     }
-    assert.ok(h.edges.some((e) => e.from === inputKey("position_ids")));
+    assert.ok(h.edges.some((e) => e.from === (h.alias.get(inputKey("position_ids")) ?? inputKey("position_ids"))));
+  });
+
+  it("folds many external inputs of one kind into one input item with a count", () => {
+    const x = (id: string, label: string) => ({ id, label, shape: "3", dtype: "torch.int32", kind: "" });
+    const meta = ["batch_info_host", "cu_seqlen_host", "cu_num_pages", "cache_loc", "last_page_len", "seq_len_host", "a", "b", "c", "d"];
+    const doc = {
+      run: "r", stage: 0, layer: 0, kind: "dense", attention: "", trace_summary: null,
+      nodes: [{ id: "attn", op: "attention", label: "attention", node_kind: "call" as const, shape: "1", dtype: "", group: "attn", sub_group: null, inputs: [...meta, "pos"], weights: [], kernels: [], time_us: 0 }],
+      edges: [...meta, "pos"].map((m) => ({ from: m, to: "attn", shape: "3" })),
+      external_inputs: [...meta.map((m) => x(m, "batch metadata")), x("pos", "position ids")],
+    };
+    const hh = buildHierarchy([doc]);
+    const inputs = [...hh.items.values()].filter((it) => it.kind === "input");
+    assert.equal(inputs.length, 2);
+    const fold = inputs.find((it) => it.inputs)!;
+    assert.equal(fold.inputs!.length, 10);
+    assert.equal(fold.input!.label, "batch metadata");
+    assert.deepEqual(hh.edges.filter((e) => e.from === fold.key).map((e) => e.to), ["n:attn"]);
+    assert.ok(hh.items.has(inputKey("pos")));
   });
 
   it("splits a group that sits on both sides of another (input and post-attention norm)", () => {

@@ -32,16 +32,23 @@ describe("api client", () => {
     assert.equal(downloadUrl("layer.dot", { run: "r" }), "api/download/layer.dot?run=r");
   });
 
-  it("returns JSON and caches layer responses", async () => {
-    const calls: string[] = [];
-    const api = new Api(async (url) => {
-      calls.push(url);
-      return new Response(JSON.stringify({ layer: 1, nodes: [] }), { status: 200 });
+  it("returns JSON, shares a request in flight and keeps nothing for the life of the tab", async () => {
+    const calls: [string, RequestInit | undefined][] = [];
+    let version = 1;
+    const api = new Api(async (url, init) => {
+      calls.push([url, init]);
+      return new Response(JSON.stringify({ layer: 1, nodes: [], version }), { status: 200 });
     });
-    const a = await api.layer("r", 2, 1);
-    const b = await api.layer("r", 2, 1);
+    const [a, b] = await Promise.all([api.layer("r", 2, 1), api.layer("r", 2, 1)]);
     assert.equal(a, b);
-    assert.deepEqual(calls, ["api/layer?run=r&stage=2&layer=1"]);
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0][0], "api/layer?run=r&stage=2&layer=1");
+    // Every request revalidates the browser's copy (ETag) instead of trusting it.
+    assert.equal(calls[0][1]?.cache, "no-cache");
+    version = 2;
+    const c = (await api.layer("r", 2, 1)) as unknown as { version: number };
+    assert.equal(c.version, 2);
+    assert.equal(calls.length, 2);
   });
 
   it("turns error bodies into ApiError with the known values", async () => {

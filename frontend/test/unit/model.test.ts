@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { groupColor, heatColor, heatTime, heatValue, hotspots, maxOpTime } from "../../src/model/colors";
-import { ellipsize, fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../../src/model/format";
+import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../../src/model/format";
 import { buildHierarchy, groupKey, opKey } from "../../src/model/hierarchy";
-import { CHAR_W, containerHeader, leafLabel, MAX_CHARS, MAX_KERNEL_LINES } from "../../src/model/labels";
+import { CHAR_W, containerHeader, kernelLine, leafLabel, MAX_CHARS, MAX_KERNEL_LINES } from "../../src/model/labels";
 import { roundedPath } from "../../src/graph/paths";
 import { centreOn, fit, toWorld, zoomAt } from "../../src/graph/viewport";
 import { HOSTILE } from "./hostile";
@@ -42,7 +42,7 @@ describe("labels", () => {
     assert.equal(lab.lines[0].text, "noaux_tc_op");
     assert.equal(lab.lines[1].text, "%noaux_tc_op · (8x8, 8x8)");
     assert.ok(lab.lines.some((l) => l.kind === "weight" && l.text.includes("mlp_gate_e_score_correction_bias 256")));
-    assert.ok(lab.lines.some((l) => l.kind === "kernel" && /^⚡ deepseek_v3_topk_kernel \(\d/.test(l.text)));
+    assert.ok(lab.lines.some((l) => l.kind === "kernel" && /^⚡ deepseek_v3_topk_kernel \d[\d.]* (µs|ms)$/.test(l.text)));
     assert.equal(lab.width, Math.max(80, Math.ceil(Math.max(...lab.lines.map((l) => l.text.length)) * CHAR_W + 16)));
   });
 
@@ -53,6 +53,17 @@ describe("labels", () => {
     assert.equal(lab.lines.filter((l) => l.kind === "kernel").length, MAX_KERNEL_LINES);
     assert.ok(lab.lines.some((l) => l.kind === "more"));
     assert.ok(lab.lines.filter((l) => l.kind === "kernel").every((l) => l.full && l.full.length >= l.text.length - 2));
+  });
+
+  it("elides long kernel names in the middle and always shows the duration", () => {
+    const name = "void cutlass::device_kernel<flash::FlashAttnFwdSm90<CollectiveMainloopFwd<128, 64, true>>>(Params)";
+    const l = kernelLine(name, name, 1234.5);
+    assert.ok(l.text.length <= MAX_CHARS, l.text);
+    assert.ok(l.text.endsWith(" 1.23 ms"), l.text);
+    assert.ok(l.text.startsWith("⚡ void cutlass::"), l.text);
+    assert.ok(l.text.includes("…") && l.text.includes("(Params)"), l.text);
+    assert.equal(l.full, `${name} (1.23 ms)`);
+    assert.equal(ellipsizeMiddle("abcdefghij", 5), "ab…ij");
   });
 
   it("keeps hostile names as text", () => {

@@ -1,7 +1,7 @@
 """Browser tests of the panel's comparison, stage and overview views, the minimap, the keyboard
 help, the language switch and SVG/PNG export, against a real tensorboard (see conftest.py).
 
-Screenshots go to test-artifacts/e2e_panel2/.
+Screenshots go to test-artifacts/e2e/.
 """
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ARTIFACTS, shot
-
-pytestmark = pytest.mark.e2e
+from tests.e2e.panel import ARTIFACTS, drawn, panel_frame, ready, seq, shot, wait_compare, wait_stage
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -23,32 +21,11 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 # ------------------------------------------------------------------------------------------ helpers
 
 def wait_layer(page, after: int = 0, timeout: int = 30000) -> int:
-    page.wait_for_function(
-        "(s) => { const h = window.__adLayer; const t = h && h.timing(); return !!t && t.seq > s && !h.state().busy; }",
-        arg=after, timeout=timeout)
-    return page.evaluate("window.__adLayer.timing().seq")
+    return drawn(page, after, timeout)["seq"]
 
 
 def layer_seq(page) -> int:
-    return page.evaluate("window.__adLayer && window.__adLayer.timing() ? window.__adLayer.timing().seq : 0")
-
-
-def wait_compare(page, after: dict | None = None, timeout: int = 30000) -> dict:
-    after = after or {"a": 0, "b": 0}
-    page.wait_for_function(
-        """(p) => { const h = window.__adLayer; if (!h) return false; const c = h.compare();
-               return !!c.sides && !c.loading && c.drawn.a > p.a && c.drawn.b > p.b; }""",
-        arg=after, timeout=timeout)
-    page.wait_for_timeout(350)  # pan/zoom animations settle
-    return page.evaluate("window.__adLayer.compare()")
-
-
-def wait_stage(page, after: int = 0, timeout: int = 30000) -> dict:
-    page.wait_for_function(
-        "(d) => { const h = window.__adLayer; if (!h) return false; const s = h.stages(); return !s.loading && s.draws > d; }",
-        arg=after, timeout=timeout)
-    page.wait_for_timeout(300)
-    return page.evaluate("window.__adLayer.stages()")
+    return seq(page)
 
 
 def runs_by_name(api) -> dict:
@@ -195,7 +172,7 @@ def test_compare_unmatched_list_jumps_to_node(cpage, api):
     target = items[len(items) // 2]
     page.click(f"[data-testid=unmatched-list-only_a] [data-testid=unmatched-item][data-node-id='{target}']")
     page.wait_for_function("(id) => window.__adLayer.compare().selected.a === id", arg=target)
-    page.wait_for_timeout(400)
+    ready(page)
     node = page.locator(f"[data-testid=compare-pane-a] [data-node-id='{target}']")
     assert "sel" in (node.get_attribute("class") or "")
     nb = node.bounding_box()
@@ -370,7 +347,9 @@ def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
     page.click("[data-testid=stage-next]")
     st = wait_stage(page, st["draws"])
     assert st["stage"] == target["index"]
-    assert f"stage={target['index']}" in page.evaluate("location.hash")
+    # The stage view's own stage is in the URL; the panel's stage (the other views') stays put.
+    assert f"ss={target['index']}" in page.evaluate("location.hash")
+    assert page.evaluate("window.__adLayer.state().stage") == prev["index"]
     assert page.get_attribute("[data-testid=stage-card][aria-selected=true]", "data-stage") == str(target["index"])
     # Removed nodes are listed (they are not in this stage's graph) ...
     listed = page.eval_on_selector_all("[data-testid=stage-removed-item]", "els => els.map(e => e.dataset.nodeId)")
@@ -402,13 +381,20 @@ def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
     page.keyboard.press("[")
     st = wait_stage(page, st["draws"])
     assert st["stage"] == target["index"]
-    # The layer view opens at the stage the stage view stepped to.
+    # Stepping through stages did not change the stage behind the user's back: the layer view
+    # opens at the stage it had, which still holds the nodes the next transform removes.
     seq = layer_seq(page)
     page.click("[data-testid=view-layer]")
     wait_layer(page, seq)
-    assert page.input_value("[data-testid=stage-select]") == str(target["index"])
-    drawn = set(page.eval_on_selector_all("[data-testid=graph] g[data-testid=graph-node]", "els => els.map(e => e.dataset.nodeId)"))
-    assert set(target["added"]) <= drawn and not drawn & set(target["removed"])
+    assert page.input_value("[data-testid=stage-select]") == str(prev["index"])
+    page.evaluate("window.__adLayer.setDepth('all')")
+    ready(page)
+    shown = set(page.eval_on_selector_all("[data-testid=graph] g[data-testid=graph-node]", "els => els.map(e => e.dataset.nodeId)"))
+    assert set(target["removed"]) <= shown
+    # Back in the stage view, it is still at the stage it was stepped to.
+    page.click("[data-testid=view-stages]")
+    ready(page)
+    assert page.evaluate("window.__adLayer.stages().stage") == target["index"]
 
 
 # ------------------------------------------------------------------------------------------ overview
@@ -502,7 +488,7 @@ def _check_svg(path: Path, texts_expected: list[str]) -> ET.Element:
 def test_export_svg_and_png_open(page, panel_url, api):
     runs = runs_by_name(api)
     doc = api("layer", run="dsv3_decode", stage=runs["dsv3_decode"]["default_stage"], layer=3)
-    page.goto(panel_url + "#run=dsv3_decode&layer=3")
+    page.goto(panel_url + "#run=dsv3_decode&layer=3&depth=4")
     wait_layer(page)
     with page.expect_download() as d:
         page.click("[data-testid=export-svg]")
@@ -564,7 +550,6 @@ def test_existing_downloads_still_offered(page, panel_url, api):
 def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
     page.goto(panel_url + "#run=dsv3_decode&layer=all")
     wait_layer(page)
-    page.wait_for_timeout(300)
     assert page.evaluate("window.__adLayer.minimapShown()"), "no minimap for the whole stage"
     mm = page.locator("[data-testid=minimap] canvas")
     box = mm.bounding_box()
@@ -587,9 +572,10 @@ def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
     # M hides it, M shows it again.
     page.locator("[data-testid=graph]").focus()
     page.keyboard.press("m")
-    assert not page.evaluate("window.__adLayer.minimapShown()") or not page.is_visible("[data-testid=minimap]")
+    page.wait_for_function("() => !window.__adLayer.minimapShown()")
+    assert not page.is_visible("[data-testid=minimap]")
     page.keyboard.press("m")
-    page.wait_for_timeout(100)
+    page.wait_for_function("() => window.__adLayer.minimapShown()")
     assert page.is_visible("[data-testid=minimap]")
     # "?" opens the keyboard help; Escape closes it; the button opens it too.
     page.keyboard.press("?")
@@ -614,15 +600,10 @@ def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
 
 def test_panel_in_tensorboard_tab(page, tb):
     """The AD Layers tab of TensorBoard's own UI loads the panel in its iframe, views included."""
-    page.goto(f"{tb}/#ad_layer")
-    frame = None
-    for _ in range(120):
-        frame = next((f for f in page.frames if "plugin_entry.html" in f.url), None)
-        if frame and frame.query_selector("[data-testid=view-tabs]"):
-            break
-        page.wait_for_timeout(250)
-    assert frame is not None and frame.query_selector("[data-testid=view-tabs]"), "panel not loaded in TensorBoard's tab"
+    page.goto(f"{tb.base_url}/#ad_layer")
+    frame = panel_frame(page)
+    assert frame.query_selector("[data-testid=view-tabs]"), "panel not loaded in TensorBoard's tab"
     frame.click("[data-testid=view-overview]")
     frame.wait_for_selector("[data-testid=overview-bar]", timeout=20000)
-    page.wait_for_timeout(300)
+    ready(frame)
     shot(page, "tensorboard_tab_overview")

@@ -1,0 +1,803 @@
+// The layer view: one layer (or a whole stage) on the shared graph pane, with its details panel,
+// search, colour modes, hotspots and the per-stream kernel timeline, linked both ways (a node
+// highlights its kernels; a kernel selects its node). Its run, stage, layer, selection and options
+// live in the panel's store; the view follows them and writes back what the user does in it.
+import { Api, ApiError } from "../api/client";
+import type { LayerResponse, NodeKernel, RunInfo, TimelineKernel, TimelineResponse } from "../api/types";
+import { adjacency, DetailsPanel, type Adjacency } from "../details/details";
+import { GraphPane } from "../graph/pane";
+import type { ColorMode, Paint } from "../graph/renderer";
+import { nodesText, t } from "../i18n";
+import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
+import { fmtUs } from "../model/format";
+import {
+  ancestors, defaultExpanded, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, toggleGroup,
+} from "../model/hierarchy";
+import { visibleGraph } from "../model/visible";
+import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } from "../search/search";
+import type { TimelineScope } from "../state/hash";
+import type { PanelState, Store } from "../state/store";
+import { makeLane, type Lane } from "../timeline/lod";
+import { TimelineView, type BucketLane } from "../timeline/timeline";
+import { activity } from "../ui/activity";
+import { capture, clear, h, text } from "../ui/dom";
+
+// The backend accepts max_items in [1, 100000] (per stream); beyond, streams come back as buckets.
+const MAX_TIMELINE_ITEMS = 100000;
+const DEFAULT_HOT = 5;
+const SPLIT_KEY = "adLayer.timelineHeight";
+
+export interface Timing {
+  seq: number;
+  what: string;
+  /** From the user's action (chooser change, toggle) to the graph drawn and painted. */
+  totalMs: number;
+  fetchMs: number;
+  layoutMs: number;
+  renderMs: number;
+  leaves: number;
+  edges: number;
+  nodes: number;
+}
+
+export interface LayerViewCallbacks {
+  onError(e: unknown): void;
+  /** The view's status line changed (timings of the last draw). */
+  onStatus(line: string): void;
+  /** The layer view moved to another layer (a kernel of another layer was clicked). */
+  onLayer(layer: number): void;
+}
+
+function storageGet(k: string): string | null {
+  try {
+    return localStorage.getItem(k);
+  } catch {
+    return null;
+  }
+}
+
+function storageSet(k: string, v: string): void {
+  try {
+    localStorage.setItem(k, v);
+  } catch {
+    /* storage may be unavailable in sandboxed iframes */
+  }
+}
+
+export class LayerView {
+  readonly el: HTMLDivElement;
+  readonly pane: GraphPane;
+  /** Toolbar groups that belong to this view (depth, colour, hotspots, search). */
+  readonly toolbarItems: HTMLElement[];
+  readonly searchInput: HTMLInputElement;
+  private details = new DetailsPanel();
+  private timeline: TimelineView;
+  private legendEl: HTMLDivElement;
+  private depthSel: HTMLSelectElement;
+  private colorSeg: HTMLDivElement;
+  private hotSel: HTMLSelectElement;
+  private searchCount: HTMLSpanElement;
+  private tlWrap!: HTMLDivElement;
+  private tlInfo!: HTMLSpanElement;
+  private tlScopeSeg!: HTMLDivElement;
+  private theme: Theme = "light";
+  private run: RunInfo | null = null;
+  private layers: LayerResponse[] = [];
+  private adj: Adjacency | null = null;
+  private index: SearchEntry[] = [];
+  private hovered: string | null = null;
+  private hotK = DEFAULT_HOT;
+  private hits: SearchHit[] = [];
+  private hitIdx = -1;
+  private kernelsByNode = new Map<string, number[]>();
+  private nodeGroup = new Map<string, string>();
+  private loadSeq = 0;
+  private tlSeq = 0;
+  private timing: Timing | null = null;
+  private timingSeq = 0;
+  private drawnWaiters: (() => void)[] = [];
+  private tlDetailTimer = 0;
+  private tlBase: { extent: [number, number]; lod: boolean } | null = null;
+  private tlWindow: { t0: number; t1: number; lod: boolean } | null = null;
+  /** The graph is out of date (run, stage or layer changed while the view was hidden). */
+  dirty = true;
+  /** Loading a layer (fetch and first draw). */
+  loading = false;
+
+  constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: LayerViewCallbacks) {
+    this.pane = new GraphPane("graph", {
+      onSelect: (k) => void this.select(k, { centre: false }),
+      onToggle: (k) => void this.toggle(k),
+      onHover: (k) => this.hover(k),
+    }, () => this.paint(), { minimapTestid: "minimap" });
+    this.timeline = new TimelineView({
+      onKernelClick: (k) => void this.selectKernel(k),
+      onKernelHover: (k) => this.pane.setHovered(k && k.node ? this.pane.keyForNode(k.node) : null),
+      onViewChange: (a, b) => this.onTimelineView(a, b),
+    });
+    const gwrap = this.pane.el;
+    this.legendEl = h("div", { class: "adl-legend", "data-testid": "legend" });
+    gwrap.append(this.legendEl);
+    const side = h("div", { class: "adl-side" });
+    side.append(h("div", { class: "adl-maps" }, this.pane.minimap.el), this.details.el);
+    const main = h("div", { class: "adl-main" });
+    main.append(gwrap, side);
+    this.el = h("div", { class: "adl-view adl-layerview", "data-testid": "layer-view" });
+    this.el.append(main, this.buildSplitter(), this.buildTimeline());
+
+    this.depthSel = h("select", { "data-testid": "depth-select", title: t("depthTitle") });
+    this.depthSel.addEventListener("change", () => void this.onDepthChange());
+    this.colorSeg = h("div", { class: "seg", role: "group", "data-testid": "color-mode" });
+    for (const [mode, label] of [["group", t("colorGroup")], ["time", t("colorTime")]] as [ColorMode, string][]) {
+      const b = h("button", { type: "button", "data-mode": mode, "data-testid": `color-${mode}`, "aria-pressed": String(mode === "group") });
+      b.textContent = label;
+      b.addEventListener("click", () => this.store.set({ color: mode }));
+      this.colorSeg.appendChild(b);
+    }
+    this.hotSel = h("select", { "data-testid": "hotspots-select", title: t("hotspotsTitle", { k: "k" }) });
+    for (const k of [0, 3, 5, 10, 20]) {
+      const o = h("option", { value: k });
+      o.textContent = k === 0 ? "–" : t("topK", { k });
+      if (k === this.hotK) o.selected = true;
+      this.hotSel.appendChild(o);
+    }
+    this.hotSel.addEventListener("change", () => {
+      this.hotK = Number(this.hotSel.value);
+      this.repaint();
+    });
+    this.searchInput = h("input", { type: "search", placeholder: t("searchPlaceholder"), "data-testid": "search-input", "aria-label": t("searchPlaceholder"), spellcheck: "false", autocomplete: "off" });
+    this.searchInput.addEventListener("input", () => this.onSearchInput());
+    this.searchInput.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") {
+        ev.preventDefault();
+        void this.stepSearch(ev.shiftKey ? -1 : 1);
+      } else if (ev.key === "Escape") {
+        this.searchInput.value = "";
+        this.onSearchInput();
+        this.searchInput.blur();
+      }
+    });
+    const prev = h("button", { class: "btn iconbtn", type: "button", title: t("searchPrev"), "data-testid": "search-prev" }, "‹");
+    const next = h("button", { class: "btn iconbtn", type: "button", title: t("searchNext"), "data-testid": "search-next" }, "›");
+    prev.addEventListener("click", () => void this.stepSearch(-1));
+    next.addEventListener("click", () => void this.stepSearch(1));
+    this.searchCount = h("span", { class: "count", "data-testid": "search-count" });
+    const fitBtn = h("button", { class: "btn", type: "button", title: t("fitTitle"), "data-testid": "fit-button" });
+    fitBtn.textContent = t("fit");
+    fitBtn.addEventListener("click", () => this.pane.graph.fit(true));
+    this.toolbarItems = [
+      h("span", { class: "grp" }, text("label", t("depth")), this.depthSel),
+      h("span", { class: "grp" }, text("label", t("colorBy")), this.colorSeg),
+      h("span", { class: "grp" }, text("label", t("hotspots")), this.hotSel),
+      h("span", { class: "grp search" }, this.searchInput, prev, next, this.searchCount),
+      fitBtn,
+    ];
+    this.store.subscribe((st, changed) => {
+      if (changed.has("color")) {
+        this.updateColorButtons();
+        this.repaint();
+      }
+      if (changed.has("tl")) {
+        this.updateScopeButtons();
+        void this.loadTimeline();
+      }
+      void st;
+    });
+  }
+
+  // ---------------------------------------------------------------- construction
+
+  private buildSplitter(): HTMLElement {
+    const sp = h("div", { class: "adl-split", "data-testid": "splitter", role: "separator", "aria-orientation": "horizontal" });
+    let start: { y: number; h: number } | null = null;
+    sp.addEventListener("pointerdown", (ev) => {
+      start = { y: ev.clientY, h: this.tlWrap.getBoundingClientRect().height };
+      capture(sp, ev.pointerId);
+    });
+    sp.addEventListener("pointermove", (ev) => {
+      if (!start) return;
+      const hgt = Math.max(70, Math.min(window.innerHeight - 200, start.h - (ev.clientY - start.y)));
+      this.tlWrap.style.height = `${hgt}px`;
+    });
+    sp.addEventListener("pointerup", () => {
+      if (start) storageSet(SPLIT_KEY, String(Math.round(this.tlWrap.getBoundingClientRect().height)));
+      start = null;
+    });
+    return sp;
+  }
+
+  private buildTimeline(): HTMLElement {
+    this.tlWrap = h("div", { class: "adl-timeline", "data-testid": "timeline" });
+    const saved = Number(storageGet(SPLIT_KEY));
+    this.tlWrap.style.height = `${saved >= 70 ? saved : 190}px`;
+    const bar = h("div", { class: "adl-tl-bar" });
+    bar.appendChild(text("span", t("timeline"), { class: "title" }));
+    this.tlScopeSeg = h("div", { class: "seg", role: "group", "data-testid": "timeline-scope" });
+    for (const [scope, label] of [["layer", t("scopeLayer")], ["all", t("scopeAll")]] as [TimelineScope, string][]) {
+      const b = h("button", { type: "button", "data-scope": scope, "data-testid": `timeline-scope-${scope}`, "aria-pressed": String(scope === "layer") });
+      b.textContent = label;
+      b.addEventListener("click", () => this.store.set({ tl: scope }));
+      this.tlScopeSeg.appendChild(b);
+    }
+    const reset = h("button", { class: "btn", type: "button", "data-testid": "timeline-reset" });
+    reset.textContent = t("timelineReset");
+    reset.addEventListener("click", () => this.timeline.resetView());
+    this.tlInfo = h("span", { class: "info", "data-testid": "timeline-info" });
+    bar.append(this.tlScopeSeg, reset, text("span", t("timelineHint"), { class: "hint" }), this.tlInfo);
+    this.tlWrap.append(bar, this.timeline.el);
+    return this.tlWrap;
+  }
+
+  // ---------------------------------------------------------------- loading
+
+  /** The run whose layers are shown (colour by time, hotspots and the timeline need its trace). */
+  setRun(run: RunInfo): void {
+    if (this.run !== run) this.timeline.setData([], [], [0, 1], () => null);
+    this.run = run;
+    const has = !!run.trace;
+    if (!has && this.store.get().color === "time") this.store.set({ color: "group" });
+    for (const b of Array.from(this.colorSeg.children) as HTMLButtonElement[]) {
+      if (b.dataset.mode === "time") {
+        b.disabled = !has;
+        b.title = has ? "" : t("needsTrace");
+      }
+    }
+    this.hotSel.disabled = !has;
+    this.updateColorButtons();
+  }
+
+  /**
+   * Loads and draws the store's run, stage and layer (every layer in `layerNums` for "all");
+   * `node`: a node id to select and reveal.
+   */
+  async load(what: string, layerNums: number[], node: string | null = null): Promise<void> {
+    const run = this.run;
+    if (!run) return;
+    const st = this.store.get();
+    this.dirty = false;
+    const seq = ++this.loadSeq;
+    const t0 = performance.now();
+    this.loading = true;
+    const end = activity.begin();
+    try {
+      this.pane.setBusy(t("loading"));
+      const nums = st.layer === "all" ? layerNums : [st.layer];
+      let layers: LayerResponse[];
+      try {
+        layers = await this.fetchLayers(run.run, st.stage, nums);
+      } catch (e) {
+        if (seq === this.loadSeq) {
+          this.cb.onError(e);
+          this.pane.setBusy(null);
+        }
+        return;
+      }
+      if (seq !== this.loadSeq) return;
+      const fetchMs = performance.now() - t0;
+      this.layers = layers;
+      const all = st.layer === "all";
+      let focus: string | null = null;
+      let depth = st.depth;
+      const ok = await this.pane.setLayers(layers, (hh) => {
+        if (depth === null && all) depth = 2;
+        const exp = depth === null ? defaultExpanded(hh) : expandedToDepth(hh, depth);
+        if (node) {
+          const k = this.pane.keyForNodeIn(hh, node);
+          if (k) {
+            focus = k;
+            return revealKey(hh, exp, k);
+          }
+        }
+        return exp;
+      }, { initial: "readable", draw: false });
+      void ok;
+      if (seq !== this.loadSeq) return;
+      const hier = this.pane.hier!;
+      this.adj = adjacency(hier);
+      this.index = buildSearchIndex(hier);
+      this.nodeGroup = new Map();
+      for (const L of layers) for (const n of L.nodes) this.nodeGroup.set(n.id, n.group);
+      this.store.set({ depth: depth !== null && depth <= maxGroupDepth(hier) ? depth : st.depth === null ? null : depth, selected: focus ? publicId(focus) : null });
+      this.pane.selected = focus;
+      this.fillDepth();
+      this.hits = [];
+      this.hitIdx = -1;
+      if (this.searchInput.value.trim()) this.onSearchInput();
+      this.updateScopeButtons();
+      void this.loadTimeline();
+      // A depth the user chose (in the URL) is kept as it is; the default view may collapse the
+      // groups above the hottest one to bring it up.
+      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus, keepExpanded: depth !== null });
+    } finally {
+      if (seq === this.loadSeq) this.loading = false;
+      end();
+    }
+  }
+
+  private async fetchLayers(run: string, stage: number, nums: number[]): Promise<LayerResponse[]> {
+    const out: LayerResponse[] = new Array(nums.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < nums.length) {
+        const i = next++;
+        out[i] = await this.api.layer(run, stage, nums[i]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(6, nums.length) }, worker));
+    return out;
+  }
+
+  // ---------------------------------------------------------------- layout and drawing
+
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
+    const hier = this.pane.hier;
+    if (!hier) return;
+    const ok = await this.pane.relayout({
+      centre: opts.centre, anchor: opts.anchor, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
+    });
+    if (!ok) return;
+    this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
+    this.updateDetails();
+    this.updateLegend();
+    this.updateHighlight();
+    const d = this.pane.lastDraw!;
+    const nodes = hier.opKeys.length;
+    const drawSeq = this.pane.draws;
+    // "Drawn" = after the browser has painted the new DOM (next frame; a hidden tab gets no
+    // frames, so a timer stands in).
+    afterPaint(() => {
+      if (drawSeq !== this.pane.draws) return;
+      this.timing = {
+        seq: ++this.timingSeq, what: opts.what, totalMs: performance.now() - opts.t0, fetchMs: opts.fetchMs, layoutMs: d.layoutMs,
+        renderMs: d.renderMs, leaves: d.leaves, edges: d.edges, nodes,
+      };
+      this.cb.onStatus(t("statusLine", {
+        nodes: nodesText(nodes), drawn: d.leaves, edges: t("edgesN", { n: d.edges }),
+        fetch: opts.fetchMs.toFixed(0), layout: d.layoutMs.toFixed(0), worker: d.stats.totalMs.toFixed(0), cached: d.stats.cached,
+        groups: d.stats.containers, draw: d.renderMs.toFixed(0), total: this.timing.totalMs.toFixed(0),
+      }));
+      const ws = this.drawnWaiters;
+      this.drawnWaiters = [];
+      for (const w of ws) w();
+    });
+  }
+
+  private paint(): Paint {
+    const hier = this.pane.hier;
+    const hot = hier && this.hotK > 0 && this.run?.trace ? hotspots(hier, this.hotK) : new Map<string, number>();
+    return { mode: this.store.get().color, theme: this.theme, hot };
+  }
+
+  private repaint(): void {
+    this.pane.repaint();
+    this.updateLegend();
+  }
+
+  private async toggle(key: string): Promise<void> {
+    const hier = this.pane.hier;
+    if (!hier || key === SCENE) return;
+    const t0 = performance.now();
+    this.pane.expanded = toggleGroup(this.pane.expanded, key);
+    // A selection hidden by the collapse moves to the group.
+    const sel = this.pane.selected;
+    if (sel && !this.pane.expanded.has(key) && ancestors(hier, sel).includes(key)) this.setSelected(key);
+    this.markCustomDepth();
+    await this.relayout({ what: "toggle", t0, fetchMs: 0, anchor: key });
+  }
+
+  private async onDepthChange(): Promise<void> {
+    const hier = this.pane.hier;
+    if (!hier) return;
+    const v = this.depthSel.value;
+    const t0 = performance.now();
+    const depth = v === "all" ? maxGroupDepth(hier) + 1 : Number(v);
+    this.pane.expanded = expandedToDepth(hier, depth);
+    this.store.set({ depth });
+    // A selection hidden by the new depth moves to the collapsed group that now shows it.
+    const sel = this.pane.selected;
+    if (sel) this.setSelected(visibleGraph(hier, this.pane.expanded).rep.get(sel) ?? null);
+    await this.relayout({ what: "depth", t0, fetchMs: 0, fit: true });
+  }
+
+  /** Collapses everything below depth `d` ("all": nothing). */
+  async setDepth(d: number | "all"): Promise<void> {
+    this.depthSel.value = String(d);
+    await this.onDepthChange();
+  }
+
+  private markCustomDepth(): void {
+    this.store.set({ depth: null });
+    this.depthSel.value = "";
+  }
+
+  private fillDepth(): void {
+    const hier = this.pane.hier;
+    if (!hier) return;
+    clear(this.depthSel);
+    const md = maxGroupDepth(hier);
+    const names = [null, "depthLayers", "depthGroups", "depthSub"] as const;
+    for (let d = 1; d <= md; d++) {
+      const o = h("option", { value: d });
+      const nm = names[d];
+      o.textContent = nm ? t(nm, { d }) : String(d);
+      this.depthSel.appendChild(o);
+    }
+    const all = h("option", { value: "all" });
+    all.textContent = t("depthAll");
+    this.depthSel.appendChild(all);
+    const custom = h("option", { value: "", disabled: true, hidden: true });
+    custom.textContent = t("depthCustom");
+    this.depthSel.appendChild(custom);
+    const depth = this.store.get().depth;
+    this.depthSel.value = depth === null ? "" : depth > md ? "all" : String(depth);
+  }
+
+  // ---------------------------------------------------------------- selection, hover, details
+
+  private setSelected(key: string | null): void {
+    this.pane.selected = key;
+    this.store.set({ selected: key ? publicId(key) : null });
+  }
+
+  keyForNode(id: string): string | null {
+    return this.pane.keyForNode(id);
+  }
+
+  /** Selects a key; reveals it (expanding groups) and centres it when asked. */
+  async select(key: string | null, opts: { centre?: boolean; reveal?: boolean } = {}): Promise<void> {
+    const hier = this.pane.hier;
+    this.setSelected(key);
+    if (key && hier && opts.reveal && ancestors(hier, key).some((a) => !this.pane.expanded.has(a))) {
+      this.markCustomDepth();
+      this.pane.expanded = revealKey(hier, this.pane.expanded, key);
+      await this.relayout({ what: "reveal", t0: performance.now(), fetchMs: 0, centre: key });
+      return;
+    }
+    await this.pane.select(key, { centre: opts.centre });
+    this.updateDetails();
+    this.updateHighlight(true);
+  }
+
+  private hover(key: string | null): void {
+    this.hovered = key;
+    this.updateHighlight();
+  }
+
+  private updateDetails(): void {
+    const hier = this.pane.hier;
+    if (!hier || !this.adj) return;
+    this.details.show({
+      h: hier, adj: this.adj, key: this.pane.selected, layers: this.layers, expanded: this.pane.expanded, theme: this.theme,
+      hasTrace: !!this.run?.trace,
+      onSelect: (k) => void this.select(k, { centre: true, reveal: true }),
+      onToggle: (k) => void this.toggle(k),
+      onKernel: (k, nodeKey) => this.focusNodeKernel(k, nodeKey),
+    });
+  }
+
+  /** Kernel ids (timeline) of an op, or of every op under a group. */
+  private kernelIdsOf(key: string | null): number[] {
+    const hier = this.pane.hier;
+    if (!key || !hier) return [];
+    const it = hier.items.get(key);
+    if (!it) return [];
+    if (it.kind === "op") return this.kernelsByNode.get(it.node!.id) ?? [];
+    if (it.kind !== "group") return [];
+    const out: number[] = [];
+    const stack = [key];
+    while (stack.length) {
+      const k = stack.pop()!;
+      const c = hier.items.get(k)!;
+      if (c.kind === "op") out.push(...(this.kernelsByNode.get(c.node!.id) ?? []));
+      else if (c.kind === "group") stack.push(...c.children);
+    }
+    return out;
+  }
+
+  private updateHighlight(reveal = false): void {
+    const key = this.hovered ?? this.pane.selected;
+    const ids = this.kernelIdsOf(key);
+    this.timeline.setHighlight(ids);
+    if (reveal && ids.length && !this.hovered) this.timeline.reveal(ids);
+  }
+
+  private focusNodeKernel(k: NodeKernel, nodeKey: string): void {
+    const it = this.pane.hier?.items.get(nodeKey);
+    if (!it?.node) return;
+    const ids = this.kernelsByNode.get(it.node.id) ?? [];
+    const match = ids.find((id) => {
+      const r = this.timeline.kernelById(id);
+      return r && r.kernel.kernel === k.kernel && Math.abs(r.kernel.start_us - k.start_us) < 1e-3;
+    });
+    if (match !== undefined) {
+      this.timeline.setHighlight(ids, match);
+      const r = this.timeline.kernelById(match)!;
+      const span = Math.max(r.kernel.duration_us * 30, 20);
+      const mid = r.kernel.start_us + r.kernel.duration_us / 2;
+      this.timeline.setView(mid - span / 2, mid + span / 2);
+    }
+  }
+
+  /** Clicking a kernel: select its node (switching layer when needed), expand and centre. */
+  async selectKernel(k: TimelineKernel): Promise<boolean> {
+    if (!k.node) return false;
+    const key = this.keyForNode(k.node);
+    if (key) {
+      await this.select(key, { centre: true, reveal: true });
+      this.timeline.setHighlight(this.kernelIdsOf(key), k.id);
+      return true;
+    }
+    const layer = this.store.get().layer;
+    if (k.layer !== null && k.layer !== undefined && layer !== "all") {
+      this.cb.onLayer(k.layer);
+      this.store.set({ layer: k.layer, selected: null, depth: null });
+      await this.load("kernel", [k.layer], k.node);
+      this.timeline.setHighlight(this.kernelIdsOf(this.pane.selected), k.id);
+      return true;
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- search
+
+  /** Typing highlights every hit without moving the view; Enter goes to the first, then the next. */
+  private onSearchInput(): void {
+    const q = this.searchInput.value;
+    this.hits = search(this.index, q);
+    this.hitIdx = -1;
+    this.updateSearchCount();
+    this.pane.graph.setHits(this.hits.map((x) => x.key), null);
+  }
+
+  private updateSearchCount(): void {
+    const q = this.searchInput.value.trim();
+    if (!q) this.searchCount.textContent = "";
+    else if (!this.hits.length) this.searchCount.textContent = t("searchNone");
+    else this.searchCount.textContent = t("searchCount", { i: this.hitIdx >= 0 ? this.hitIdx + 1 : "–", n: this.hits.length });
+  }
+
+  async stepSearch(dir: 1 | -1): Promise<void> {
+    if (!this.hits.length) return;
+    this.hitIdx = stepHit(this.hits.length, this.hitIdx, dir);
+    const hit = this.hits[this.hitIdx];
+    this.updateSearchCount();
+    this.pane.graph.setHits(this.hits.map((x) => x.key), hit.key);
+    await this.select(hit.key, { centre: true, reveal: true });
+    this.pane.graph.setHits(this.hits.map((x) => x.key), hit.key);
+  }
+
+  // ---------------------------------------------------------------- colour, legend, theme
+
+  private updateColorButtons(): void {
+    const mode = this.store.get().color;
+    for (const b of Array.from(this.colorSeg.children) as HTMLButtonElement[]) {
+      b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
+    }
+  }
+
+  private updateLegend(): void {
+    const el = this.legendEl;
+    clear(el);
+    const th = this.theme;
+    if (this.store.get().color === "group") {
+      const present = new Set<string>();
+      for (const L of this.layers) for (const n of L.nodes) present.add(n.group);
+      for (const g of GROUP_NAMES) {
+        if (present.size && !present.has(g)) continue;
+        const sw = h("span", { class: "sw" });
+        const gc = groupColor(g, th);
+        sw.style.background = gc.fill;
+        sw.style.borderColor = gc.stroke;
+        el.appendChild(h("span", {}, sw, g));
+      }
+    } else {
+      let max = 0;
+      const hier = this.pane.hier;
+      for (const k of this.pane.vis?.leaves ?? []) max = Math.max(max, hier?.items.get(k)?.timeUs ?? 0);
+      const box = h("span", {});
+      box.appendChild(text("div", t("legendTime")));
+      const grad = h("div", { class: "grad", "data-testid": "heat-legend" });
+      grad.style.background = heatGradient(th);
+      box.appendChild(grad);
+      const ticks = h("div", { class: "ticks" });
+      for (const v of [0, 0.5, 1]) ticks.appendChild(text("span", fmtUs(heatTime(v, max))));
+      box.appendChild(ticks);
+      el.appendChild(box);
+      const none = h("span", { class: "sw" });
+      none.style.background = th === "dark" ? "#2b2f36" : "#f4f5f7";
+      none.style.borderColor = "#888";
+      el.appendChild(h("span", {}, none, t("noTime")));
+    }
+    if (this.hotK > 0 && this.run?.trace) {
+      el.appendChild(h("span", {}, h("span", { class: "hotsw" }), `${t("hotspots")} (${t("topK", { k: this.hotK })})`));
+    }
+  }
+
+  setTheme(th: Theme): void {
+    this.theme = th;
+    this.pane.setTheme(th);
+    this.updateLegend();
+    this.timeline.setTheme(th);
+    this.updateDetails();
+  }
+
+  // ---------------------------------------------------------------- timeline
+
+  private updateScopeButtons(): void {
+    const st = this.store.get();
+    const all = st.layer === "all";
+    for (const b of Array.from(this.tlScopeSeg?.children ?? []) as HTMLButtonElement[]) {
+      const scope = all ? "all" : st.tl;
+      b.setAttribute("aria-pressed", String(b.dataset.scope === scope));
+      if (b.dataset.scope === "layer") b.disabled = all;
+    }
+  }
+
+  private async loadTimeline(): Promise<void> {
+    const run = this.run;
+    if (!run) return;
+    const seq = ++this.tlSeq;
+    if (!run.trace) {
+      this.kernelsByNode.clear();
+      this.timeline.setData([], [], [0, 1], () => null);
+      this.timeline.setMessage(t("noTrace"));
+      this.tlInfo.textContent = t("noTraceShort");
+      return;
+    }
+    this.timeline.setMessage(null);
+    const st = this.store.get();
+    const layer = st.tl === "layer" && st.layer !== "all" ? st.layer : undefined;
+    let res: TimelineResponse;
+    try {
+      res = await activity.track(this.api.timeline(run.run, { layer, maxItems: MAX_TIMELINE_ITEMS }));
+    } catch (e) {
+      if (seq === this.tlSeq) this.cb.onError(e);
+      return;
+    }
+    if (seq !== this.tlSeq) return;
+    this.tlBase = null;
+    this.tlWindow = null;
+    this.setTimelineData(res, false);
+  }
+
+  /** Applies a timeline response: the whole pass/layer, or (window = true) a zoomed window of it. */
+  private setTimelineData(res: TimelineResponse, keepView: boolean, window = false): void {
+    const lanes: Lane[] = [];
+    const buckets: BucketLane[] = [];
+    this.kernelsByNode = new Map();
+    let lo = Infinity;
+    let hi = -Infinity;
+    let n = 0;
+    for (const s of res.streams ?? []) {
+      if (s.kernels?.length || !s.buckets?.length) {
+        const lane = makeLane(s.stream, s.label || s.stream, s.kernels ?? [], s.busy_share);
+        lanes.push(lane);
+        n += lane.ids.length;
+        if (lane.ids.length) {
+          lo = Math.min(lo, lane.starts[0]);
+          for (let i = 0; i < lane.ends.length; i++) if (lane.ends[i] > hi) hi = lane.ends[i];
+        }
+        for (const k of lane.kernels) {
+          if (!k.node) continue;
+          const arr = this.kernelsByNode.get(k.node);
+          if (arr) arr.push(k.id);
+          else this.kernelsByNode.set(k.node, [k.id]);
+        }
+      } else {
+        buckets.push({ stream: s.stream, label: s.label || s.stream, busyShare: s.busy_share, buckets: s.buckets });
+        lo = Math.min(lo, s.buckets[0].start_us);
+        hi = Math.max(hi, s.buckets[s.buckets.length - 1].end_us);
+      }
+    }
+    if (lo === Infinity) {
+      lo = res.start_us ?? 0;
+      hi = res.end_us ?? 1;
+    }
+    // A window keeps the whole extent, so the user can still pan and zoom out of it.
+    if (window && this.tlBase) [lo, hi] = this.tlBase.extent;
+    else this.tlBase = { extent: [lo, hi], lod: !!res.lod };
+    this.timeline.setData(lanes, buckets, [lo, hi], (k) => (k.node ? this.nodeGroup.get(k.node) ?? null : null), keepView);
+    this.timeline.setMessage(n === 0 && !buckets.length ? t("timelineEmpty") : null);
+    this.timeline.setTheme(this.theme);
+    this.tlInfo.textContent = `${lanes.length + buckets.length} ${t("streams").toLowerCase()} · ${t("kernels", { n })}${buckets.length ? ` · ${t("lodNote")}` : ""} · ${fmtUs(hi - lo)}`;
+    this.updateHighlight();
+  }
+
+  private onTimelineView(t0: number, t1: number): void {
+    // Server-side LOD: when some streams came back as merged buckets, fetch the zoomed window
+    // (with a margin for panning) and show its kernels; zooming out fetches coarser data again.
+    const run = this.run;
+    if (!run || !this.tlBase?.lod) return;
+    const w = this.tlWindow;
+    const span = t1 - t0;
+    if (w && t0 >= w.t0 && t1 <= w.t1 && (!w.lod || span > (w.t1 - w.t0) / 3)) return;
+    clearTimeout(this.tlDetailTimer);
+    const scopeSeq = this.tlSeq;
+    this.tlDetailTimer = window.setTimeout(async () => {
+      const st = this.store.get();
+      const layer = st.tl === "layer" && st.layer !== "all" ? st.layer : undefined;
+      const a = t0 - span / 2;
+      const b = t1 + span / 2;
+      try {
+        const res = await this.api.timeline(run.run, { layer, startUs: a, endUs: b, maxItems: MAX_TIMELINE_ITEMS });
+        if (run !== this.run || scopeSeq !== this.tlSeq) return;
+        this.tlWindow = { t0: a, t1: b, lod: !!res.lod };
+        this.setTimelineData(res, true, true);
+      } catch (e) {
+        // The coarse view stays; say why the detail is missing.
+        if (!(e instanceof ApiError && e.status === 0)) this.cb.onError(e);
+      }
+    }, 200);
+  }
+
+  // ---------------------------------------------------------------- keyboard, export, test hook
+
+  handleKey(ev: KeyboardEvent): boolean {
+    if (ev.key === "/") {
+      this.searchInput.focus();
+      return true;
+    }
+    if (ev.key === "Escape") {
+      void this.select(null);
+      return true;
+    }
+    if (ev.key === "m" || ev.key === "M") {
+      this.pane.minimap.setMode(this.pane.minimap.isShown() ? "off" : "on");
+      return true;
+    }
+    return this.pane.graph.handleKey(ev);
+  }
+
+  /** Shown again after another view: the graph keeps its view; the minimap re-measures. */
+  shown(): void {
+    this.pane.minimap.schedule();
+  }
+
+  testHook() {
+    const waitDrawn = () => new Promise<void>((r) => this.drawnWaiters.push(r));
+    return {
+      nextDraw: waitDrawn,
+      timing: (): Timing | null => this.timing,
+      expanded: () => [...this.pane.expanded].filter((k) => k !== SCENE).map(publicId),
+      kernelsHighlighted: (): number[] => this.timeline.highlighted().sort((a, b) => a - b),
+      selectKernel: async (id: number): Promise<boolean> => {
+        const r = this.timeline.kernelById(id);
+        return r ? this.selectKernel(r.kernel) : false;
+      },
+      selectNode: async (id: string): Promise<boolean> => {
+        const k = this.keyForNode(id);
+        if (!k) return false;
+        await this.select(k, { centre: true, reveal: true });
+        return true;
+      },
+      toggleGroup: (groupId: string) => this.toggle(`g:${groupId}`),
+      setDepth: (d: number | "all") => this.setDepth(d),
+      kernelAt: (x: number, y: number) => this.timeline.kernelAt(x, y)?.kernel ?? null,
+      kernelPoint: (id: number) => this.timeline.pointOf(id),
+      timelineView: () => this.timeline.getView(),
+      setTimelineView: (a: number, b: number) => this.timeline.setView(a, b),
+      timelineKernelCount: () => this.timeline.kernelCount(),
+      timelineLanes: () => this.timeline.laneSummaries(),
+      timelineFrameMs: () => this.timeline.lastFrameMs,
+      graphView: () => this.pane.graph.getView(),
+      setGraphScale: (k: number) => this.pane.graph.setScale(k),
+      drawnNodeIds: () => this.pane.graph.drawnNodeIds(),
+      searchHits: () => this.hits.map((x) => publicId(x.key)),
+      layoutStats: () => this.pane.lastDraw?.stats ?? null,
+      minimapShown: () => this.pane.minimap.isShown(),
+      minimapPoint: (wx: number, wy: number) => this.pane.minimap.pointOf(wx, wy),
+      isGroupKey,
+    };
+  }
+}
+
+function afterPaint(fn: () => void): void {
+  let done = false;
+  const fire = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  requestAnimationFrame(() => setTimeout(fire, 0));
+  setTimeout(fire, 250);
+}
