@@ -36,7 +36,7 @@ setup(
                            extra_compile_args=["-O2", "-std=c99"])
                  for name in ("dump._scan", "layers._weights", "layers._membership",
                               "layers._groups", "layers._summary", "layers._docjson")],
-    install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2"],
+    install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2", "msgspec>=0.18"],
     extras_require={
         "test": ["pytest>=8", "playwright>=1.45"],
     },

@@ -399,7 +399,8 @@ export class App {
       this.setBusy(null);
       return;
     }
-    this.runs = runs.runs ?? [];
+    // Runs whose store cannot be read come as {run, error}: there is nothing to show of them.
+    this.runs = (runs.runs ?? []).filter((r): r is RunInfo => r.error === null);
     if (!this.runs.length) {
       this.setBusy(null);
       this.emptyEl.textContent = t("noRuns");
