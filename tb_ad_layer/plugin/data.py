@@ -257,17 +257,13 @@ class PluginData:
         def compute() -> Payload:
             s = self._stage(handle, stage)
             store = handle.store()
-            layers = []
-            for r in self._layer_rows(handle, s):
-                groups: dict[str, float] = {}
-                if r.gpu_time_us is not None:
-                    # Per-group GPU time lives in the layer's trace summary; only traced stages
-                    # (one per run) pay for reading it, and the answer is cached.
-                    summary = store.trace_summary(s, r.layer)
-                    groups = summary.groups if summary is not None else {}
-                layers.append(OverviewLayer(layer=r.layer, kind=r.kind, attention=r.attention,
-                                            node_count=r.node_count, gpu_time_us=r.gpu_time_us,
-                                            groups=groups, group_counts=r.group_counts))
+            # Per-group GPU time lives in the layers' trace summaries: only the traced stage
+            # (one per run) has them, and the answer is cached.
+            times = store.group_times(s)
+            layers = [OverviewLayer(layer=r.layer, kind=r.kind, attention=r.attention,
+                                    node_count=r.node_count, gpu_time_us=r.gpu_time_us,
+                                    groups=times.get(r.layer, {}), group_counts=r.group_counts)
+                      for r in self._layer_rows(handle, s)]
             return json_payload(OverviewResponse(run=handle.name, stage=s, layers=layers,
                                                  none_node_count=store.outside_count(s)))
         return self._cached((q.path, q.values, handle.identity), compute)
