@@ -120,12 +120,14 @@ class RunStore:
 
     def _check_within(self, root: str) -> None:
         """Refuse a store whose opened file is not under ``root``. SQLite resolves every link
-        of the path before it opens the file, and ``database_list`` names what it opened."""
+        of the path before it opens the file, and ``database_list`` names what it opened; the
+        name is also resolved here, for SQLite versions that open a path as given."""
         try:
             opened = self._conn.execute("PRAGMA database_list").fetchall()[0][2]
         except sqlite3.Error as e:
             raise InputError(f"not a readable tb-ad-layer run store ({e})", path=self.path) from None
-        if not opened or not is_inside(os.path.realpath(opened), root):
+        if not opened or not is_inside(opened, root) \
+                or not is_inside(os.path.realpath(opened), root):
             raise OutsideError("the run store is a link to a file outside the logdir; it is "
                                "not read", path=self.path)
 
