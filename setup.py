@@ -28,7 +28,7 @@ setup(
         "tb_ad_layer": ["trace/kernel_map.json", "plugin/static/*", "plugin/static/**/*"],
     },
     include_package_data=True,
-    install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2"],
+    install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2", "msgspec>=0.18"],
     extras_require={
         "test": ["pytest>=8", "playwright>=1.45"],
     },

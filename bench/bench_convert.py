@@ -51,7 +51,7 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 # for the collector (the converter pauses it while building the graph).
 import gc; gc.collect()
 store = RunStore(res.store)
-layers = [l["layer"] for l in store.layers(0)]
+layers = [l.layer for l in store.layers(0)]
 loads, texts = [], []
 for layer in layers[:: max(1, len(layers) // 10)]:
     t1 = time.perf_counter(); store.layer_doc_text(0, layer); texts.append(time.perf_counter() - t1)

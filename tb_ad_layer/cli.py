@@ -1,15 +1,22 @@
 """The ``tb-ad-layer`` command line.
 
-Every bad input ends as one line on stderr and exit status 2; nothing half-written is left.
+Every bad input ends as one line on stderr and exit status 2; nothing half-written is left, also
+when the command is stopped by Ctrl-C, SIGTERM (``kill``, a batch scheduler) or SIGHUP (the SSH
+session to the GPU server closing): those unwind like an error, so every temporary file is
+removed on the way out.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sqlite3
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from types import FrameType
+from typing import Iterator, Sequence
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.progress import Progress
@@ -197,9 +204,11 @@ def _write_text(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-    except OSError as e:
+    except BaseException as e:  # a stop signal too: never leave the temporary file
         tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write: {e.strerror or e}", path=path) from None
+        if isinstance(e, OSError):
+            raise InputError(f"cannot write: {e.strerror or e}", path=path) from None
+        raise
 
 
 def _ranges(values: list[int]) -> str:
@@ -218,6 +227,40 @@ def _ranges(values: list[int]) -> str:
 COMMANDS = {"convert": _cmd_convert, "extract": _cmd_extract, "kernels": _cmd_kernels,
             "export-trace": _cmd_export_trace}
 
+#: Signals that stop a command the way Ctrl-C does.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(BaseException):
+    """A stop signal arrived. A BaseException, like KeyboardInterrupt, so that nothing on the
+    way out mistakes it for an error to handle, and every ``finally`` and ``with`` runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    # Once is enough: a second signal must not interrupt the clean-up the first one started.
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+@contextmanager
+def _stop_signals_unwind() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into :class:`Stopped` while the block runs (signal handlers can
+    only be set from the main thread; elsewhere the block runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
@@ -227,7 +270,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     progress = Progress(quiet=getattr(args, "quiet", False))
     try:
-        return COMMANDS[args.command](args, progress)
+        with _stop_signals_unwind():
+            return COMMANDS[args.command](args, progress)
+    except Stopped as e:
+        name = signal.Signals(e.signum).name
+        print(f"tb-ad-layer: stopped by {name}; no partial output was left behind",
+              file=sys.stderr)
+        return 128 + e.signum
     except InputError as e:
         print(f"tb-ad-layer: error: {e}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.progress import Progress
+from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel_map import load_kernel_map
@@ -81,21 +82,22 @@ def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
         for b in result.graph_launches:
             keys.setdefault(b.stream_key, (b.device, b.pid, b.context, b.stream))
         pids = len({v[1] for v in keys.values()})
-        writer.add_streams((key, _stream_label(key, d, s, p, pids), d, p, c, s)
+        writer.add_streams(StreamRow(key, _stream_label(key, d, s, p, pids), d, p, c, s)
                            for key, (d, p, c, s) in keys.items())
         writer.add_kernels(
-            (k.name, k.short, k.start_ns - origin, k.end_ns - origin, k.device, k.stream_key,
-             k.graph_id, k.graph_node_id, k.correlation, k.layer, k.node, k.unmapped_reason,
-             k.stats.count if k.stats else None, k.stats.median_ns if k.stats else None,
-             k.stats.min_ns if k.stats else None, k.stats.max_ns if k.stats else None)
+            KernelRow(k.name, k.short, k.start_ns - origin, k.end_ns - origin, k.device,
+                      k.stream_key, k.graph_id, k.graph_node_id, k.correlation, k.layer, k.node,
+                      k.unmapped_reason, k.stats.count if k.stats else None,
+                      k.stats.median_ns if k.stats else None,
+                      k.stats.min_ns if k.stats else None, k.stats.max_ns if k.stats else None)
             for k in sorted(result.kernels, key=lambda k: k.start_ns))
         launch_origin = min((b.start_ns for b in result.graph_launches), default=origin) \
             if not result.kernels else origin
         writer.add_kernels(
-            (f"CUDA graph {b.graph_id if b.graph_id is not None else '?'} launch",
-             "cudaGraphLaunch", b.start_ns - launch_origin, b.end_ns - launch_origin, b.device,
-             b.stream_key, b.graph_id, None, b.correlation, None, None, GRAPH_BLOCK_REASON,
-             None, None, None, None)
+            KernelRow(f"CUDA graph {b.graph_id if b.graph_id is not None else '?'} launch",
+                      "cudaGraphLaunch", b.start_ns - launch_origin, b.end_ns - launch_origin,
+                      b.device, b.stream_key, b.graph_id, None, b.correlation, None, None,
+                      GRAPH_BLOCK_REASON, None, None, None, None)
             for b in result.graph_launches)
         writer.add_file(result.meta["source"], "trace")
     meta = dict(result.meta)

@@ -24,16 +24,16 @@ def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "[4/4] 085_compile_compile_model.txt" in err and "5 layers (2 mla+mlp, 3 mla+moe)" in err
     store = RunStore(store_path(tmp_path, "dsv3"))
     stages = store.stages()
-    assert [s["file"] for s in stages] == ["001_export_export_to_gm.txt",
-                                           "040_pattern_matcher_match_rope_pattern.txt",
-                                           "060_sharding_sharding_transform_executor.txt",
-                                           "085_compile_compile_model.txt"]
-    assert stages[-1]["module"] == "(root)" and stages[2]["modules"] == ["submod_0", "(root)"]
-    assert [layer["kind"] for layer in store.layers(3)] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe", "mla+moe"]
+    assert [s.file for s in stages] == ["001_export_export_to_gm.txt",
+                                       "040_pattern_matcher_match_rope_pattern.txt",
+                                       "060_sharding_sharding_transform_executor.txt",
+                                       "085_compile_compile_model.txt"]
+    assert stages[-1].module == "(root)" and stages[2].modules == ["submod_0", "(root)"]
+    assert [layer.kind for layer in store.layers(3)] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe", "mla+moe"]
     doc = store.layer_doc(3, 3)
     assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 45
-    assert store.meta["run"] == "dsv3" and store.meta["converter_version"]
-    files = store.query("SELECT path, sha256, size FROM files")
+    assert store.meta.run == "dsv3" and store.meta.converter_version
+    files = [(f.path, f.sha256, f.size) for f in store.files()]
     assert len(files) == 4 and all(len(h) == 64 for _, h, _ in files)
     nodes = store.nodes(3, 3)
     assert [n["id"] for n in nodes] == [n["id"] for n in doc["nodes"]]
@@ -115,7 +115,7 @@ def test_extract_seed_json_dot_and_roundtrip(tmp_path: Path) -> None:
     assert set(lg.layers) == {3} and lg.layers[3].node_count == len(data["nodes"])
     assert main(["convert", str(out), "--logdir", str(tmp_path / "L"), "--run", "seed", "-q"]) == 0
     store = RunStore(store_path(tmp_path / "L", "seed"))
-    assert [layer["layer"] for layer in store.layers(0)] == [3]
+    assert [layer.layer for layer in store.layers(0)] == [3]
 
 
 def test_png_without_graphviz_says_how_to_install(tmp_path: Path, monkeypatch, capsys) -> None:

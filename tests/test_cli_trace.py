@@ -31,8 +31,9 @@ def test_convert_with_trace(tmp_path: Path, decode_trace: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert "mapped share per layer: 0:" in err
     store = RunStore(store_path(tmp_path, "d"))
-    trace = store.meta["trace"]
-    assert trace["phase"] == "decode" and trace["replays"] == 20 and trace["mapped_share"] > 0.8
+    trace = store.meta.trace
+    assert trace is not None and trace.phase == "decode" and trace.replays == 20
+    assert trace.mapped_share is not None and trace.mapped_share > 0.8
     rows = store.kernels()
     mapped = [r for r in rows if r[11] is not None]
     assert len(mapped) / len(rows) > 0.8
@@ -46,8 +47,8 @@ def test_convert_with_trace(tmp_path: Path, decode_trace: Path, capsys) -> None:
     k = timed[0]["kernels"][0]
     assert k["stats"]["count"] == 20 and k["stats"]["min_us"] <= k["stats"]["median_us"] <= k["stats"]["max_us"]
     assert len(store.streams()) >= 2  # main + aux
-    assert store.layers(3)[0]["gpu_time_us"] > 0
-    assert store.layers(0)[0]["gpu_time_us"] is None  # the trace maps onto the last stage only
+    assert (store.layers(3)[0].gpu_time_us or 0) > 0
+    assert store.layers(0)[0].gpu_time_us is None  # the trace maps onto the last stage only
 
 
 def test_bad_trace_keeps_previous_store(tmp_path: Path, decode_trace: Path, capsys) -> None:

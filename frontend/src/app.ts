@@ -220,7 +220,8 @@ export class App {
       this.showError(e);
       return;
     }
-    this.runs = runs.runs ?? [];
+    // Runs whose store cannot be read come as {run, error}: there is nothing to show of them.
+    this.runs = (runs.runs ?? []).filter((r): r is RunInfo => r.error === null);
     if (!this.runs.length) {
       this.emptyEl.textContent = t("noRuns");
       this.emptyEl.classList.add("on");
@@ -325,7 +326,7 @@ export class App {
   /** The run list again: a run converted again while the tab is open shows what it holds now. */
   private async refreshRuns(): Promise<void> {
     try {
-      const runs = (await this.api.runs()).runs ?? [];
+      const runs = ((await this.api.runs()).runs ?? []).filter((r): r is RunInfo => r.error === null);
       if (runs.length) {
         this.runs = runs;
         this.compareView.setRuns(runs);

@@ -7,69 +7,82 @@ index removed (``weight_role``: ``model_layers_3_mlp_gate_weight`` and
 of that kind. A second pass pairs what is left by op target and position alone, which catches
 ops whose weights were renamed or fused by a transform.
 
-A matched pair is ``changed`` when its shape, dtype, weight shapes/dtypes or input wiring (inputs
-mapped through the matching; external inputs by kind) differ, else ``same``.
+A matched pair is ``changed`` when its op, shape, dtype, weight shapes/dtypes or input wiring
+(inputs mapped through the matching; external inputs by kind) differ, else ``same``.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Hashable, Sequence
+from typing import Callable, Hashable, Sequence
 
+from tb_ad_layer.contract.api import (Change, CompareCounts, CompareMatch, CompareResponse,
+                                      CompareSide, Delta, GroupDelta)
+from tb_ad_layer.contract.document import LayerDocument, LayerNode
 from tb_ad_layer.layers.weights import weight_role
 
+#: A node's input in the other side's terms: a matched node id, an external input's kind, or
+#: an unmatched node's own id.
+Wire = tuple[str, str]
 
-def _roles(node: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(sorted(weight_role(w["name"]) for w in node.get("weights", ())))
+
+def _roles(node: LayerNode) -> tuple[str, ...]:
+    return tuple(sorted(weight_role(w.name) for w in node.weights))
 
 
-def _pair(a_nodes: Sequence[dict[str, Any]], b_nodes: Sequence[dict[str, Any]],
-          key: Any, pairs: dict[str, str]) -> None:
+def _pair(a_nodes: Sequence[LayerNode], b_nodes: Sequence[LayerNode],
+          key: Callable[[LayerNode], Hashable], pairs: dict[str, str]) -> None:
     """Pair unmatched nodes with equal ``key(node)`` in order of appearance."""
-    b_by_key: dict[Hashable, list[dict[str, Any]]] = defaultdict(list)
+    b_by_key: dict[Hashable, list[LayerNode]] = defaultdict(list)
     taken_b = set(pairs.values())
     for n in b_nodes:
-        if n["id"] not in taken_b:
+        if n.id not in taken_b:
             b_by_key[key(n)].append(n)
     used: dict[Hashable, int] = defaultdict(int)
     for n in a_nodes:
-        if n["id"] in pairs:
+        if n.id in pairs:
             continue
         k = key(n)
         candidates = b_by_key.get(k)
         if candidates and used[k] < len(candidates):
-            pairs[n["id"]] = candidates[used[k]]["id"]
+            pairs[n.id] = candidates[used[k]].id
             used[k] += 1
 
 
-def match_nodes(a_nodes: Sequence[dict[str, Any]],
-                b_nodes: Sequence[dict[str, Any]]) -> dict[str, str]:
+def match_nodes(a_nodes: Sequence[LayerNode], b_nodes: Sequence[LayerNode]) -> dict[str, str]:
     """Node id in A -> matched node id in B (one to one)."""
     pairs: dict[str, str] = {}
-    _pair(a_nodes, b_nodes, lambda n: (n["op"], _roles(n)), pairs)
-    _pair(a_nodes, b_nodes, lambda n: n["op"], pairs)
+    _pair(a_nodes, b_nodes, lambda n: (n.op, _roles(n)), pairs)
+    _pair(a_nodes, b_nodes, lambda n: n.op, pairs)
     return pairs
 
 
-def _wiring(node: dict[str, Any], rename: dict[str, str], ext_kind: dict[str, str]) -> list[Any]:
+def _wiring(node: LayerNode, rename: dict[str, str], ext_kind: dict[str, str]) -> list[Wire]:
     """A node's inputs in B's terms: matched node ids, or ``("external", kind)``."""
-    out: list[Any] = []
-    for i in node.get("inputs", ()):
+    out: list[Wire] = []
+    for i in node.inputs:
         if i in ext_kind:
             out.append(("external", ext_kind[i]))
+        elif i in rename:
+            out.append(("node", rename[i]))
         else:
-            out.append(rename.get(i, ("unmatched", i)))
+            out.append(("unmatched", i))
     return out
 
 
-def _weights(node: dict[str, Any]) -> list[tuple[str, str, str]]:
-    return sorted((weight_role(w["name"]), w.get("shape", ""), w.get("dtype", ""))
-                  for w in node.get("weights", ()))
+def _weights(node: LayerNode) -> list[tuple[str, str, str]]:
+    return sorted((weight_role(w.name), w.shape, w.dtype) for w in node.weights)
 
 
-def _changes(a: dict[str, Any], b: dict[str, Any], rename: dict[str, str],
-             a_ext: dict[str, str], b_ext: dict[str, str]) -> list[str]:
+def _changes(a: LayerNode, b: LayerNode, rename: dict[str, str], a_ext: dict[str, str],
+             b_ext: dict[str, str]) -> list[Change]:
     """What differs between two matched nodes (empty: same)."""
-    out = [f for f in ("op", "shape", "dtype") if a.get(f) != b.get(f)]
+    out: list[Change] = []
+    if a.op != b.op:
+        out.append("op")
+    if a.shape != b.shape:
+        out.append("shape")
+    if a.dtype != b.dtype:
+        out.append("dtype")
     if _weights(a) != _weights(b):
         out.append("weights")
     identity = {v: v for v in rename.values()}
@@ -78,56 +91,67 @@ def _changes(a: dict[str, Any], b: dict[str, Any], rename: dict[str, str],
     return out
 
 
-def _delta(a_us: float, b_us: float) -> dict[str, Any]:
+def _delta(a_us: float, b_us: float) -> Delta:
     delta = b_us - a_us
-    return {"a_us": round(a_us, 3), "b_us": round(b_us, 3), "delta_us": round(delta, 3),
-            "delta_pct": round(100.0 * delta / a_us, 1) if a_us > 0 else None}
+    return Delta(a_us=round(a_us, 3), b_us=round(b_us, 3), delta_us=round(delta, 3),
+                 delta_pct=round(100.0 * delta / a_us, 1) if a_us > 0 else None)
 
 
-def layer_time_us(doc: dict[str, Any]) -> float:
+def layer_time_us(doc: LayerDocument) -> float:
     """A layer's GPU time: the trace summary's total (which includes kernels no node claimed),
     else the sum of node times (0 without a trace)."""
-    summary = doc.get("trace_summary")
-    if summary and summary.get("total_duration_us") is not None:
-        return float(summary["total_duration_us"])
-    return float(sum(n.get("time_us") or 0.0 for n in doc["nodes"]))
+    if doc.trace_summary is not None:
+        return float(doc.trace_summary.total_duration_us)
+    return float(sum(n.time_us for n in doc.nodes))
 
 
-def compare_docs(doc_a: dict[str, Any], doc_b: dict[str, Any]) -> dict[str, Any]:
-    """The comparison part of the ``api/compare`` body (``matches`` .. ``layer``)."""
-    a_nodes, b_nodes = doc_a["nodes"], doc_b["nodes"]
+def _external_kinds(doc: LayerDocument) -> dict[str, str]:
+    return {e.id: e.kind or e.label for e in doc.external_inputs}
+
+
+def compare_docs(a: CompareSide, doc_a: LayerDocument, b: CompareSide,
+                 doc_b: LayerDocument) -> CompareResponse:
+    """The ``api/compare`` answer for layer ``a`` (document ``doc_a``) against ``b``."""
+    a_nodes, b_nodes = doc_a.nodes, doc_b.nodes
     pairs = match_nodes(a_nodes, b_nodes)
-    b_by_id = {n["id"]: n for n in b_nodes}
-    a_ext = {e["id"]: e.get("kind") or e.get("label", "") for e in doc_a.get("external_inputs", ())}
-    b_ext = {e["id"]: e.get("kind") or e.get("label", "") for e in doc_b.get("external_inputs", ())}
+    b_by_id = {n.id: n for n in b_nodes}
+    a_ext, b_ext = _external_kinds(doc_a), _external_kinds(doc_b)
     matches = []
-    counts = {"same": 0, "changed": 0, "only_a": 0, "only_b": 0}
-    for a in a_nodes:
-        b_id = pairs.get(a["id"])
+    same = changed = 0
+    for na in a_nodes:
+        b_id = pairs.get(na.id)
         if b_id is None:
             continue
-        b = b_by_id[b_id]
-        changes = _changes(a, b, pairs, a_ext, b_ext)
-        status = "changed" if changes else "same"
-        counts[status] += 1
-        a_t = float(a.get("time_us") or 0.0)
-        b_t = float(b.get("time_us") or 0.0)
-        matches.append({"a": a["id"], "b": b_id, "status": status, "changes": changes,
-                        "op": a["op"], "group": a["group"], "a_time_us": round(a_t, 3),
-                        "b_time_us": round(b_t, 3), "delta_us": round(b_t - a_t, 3)})
+        nb = b_by_id[b_id]
+        changes = _changes(na, nb, pairs, a_ext, b_ext)
+        if changes:
+            changed += 1
+        else:
+            same += 1
+        a_t, b_t = float(na.time_us), float(nb.time_us)
+        matches.append(CompareMatch(a=na.id, b=b_id, status="changed" if changes else "same",
+                                    changes=changes, op=na.op, group=na.group,
+                                    a_time_us=round(a_t, 3), b_time_us=round(b_t, 3),
+                                    delta_us=round(b_t - a_t, 3)))
     matched_b = set(pairs.values())
-    only_a = [n["id"] for n in a_nodes if n["id"] not in pairs]
-    only_b = [n["id"] for n in b_nodes if n["id"] not in matched_b]
-    counts["only_a"], counts["only_b"] = len(only_a), len(only_b)
+    only_a = [n.id for n in a_nodes if n.id not in pairs]
+    only_b = [n.id for n in b_nodes if n.id not in matched_b]
 
     group_a: dict[str, float] = defaultdict(float)
     group_b: dict[str, float] = defaultdict(float)
     for n in a_nodes:
-        group_a[n["group"]] += float(n.get("time_us") or 0.0)
+        group_a[n.group] += float(n.time_us)
     for n in b_nodes:
-        group_b[n["group"]] += float(n.get("time_us") or 0.0)
+        group_b[n.group] += float(n.time_us)
     names = sorted(set(group_a) | set(group_b),
                    key=lambda g: (-max(group_a.get(g, 0.0), group_b.get(g, 0.0)), g))
-    groups = [{"group": g, **_delta(group_a.get(g, 0.0), group_b.get(g, 0.0))} for g in names]
-    return {"matches": matches, "only_a": only_a, "only_b": only_b, "counts": counts,
-            "groups": groups, "layer": _delta(layer_time_us(doc_a), layer_time_us(doc_b))}
+    groups = []
+    for g in names:
+        d = _delta(group_a.get(g, 0.0), group_b.get(g, 0.0))
+        groups.append(GroupDelta(group=g, a_us=d.a_us, b_us=d.b_us, delta_us=d.delta_us,
+                                 delta_pct=d.delta_pct))
+    return CompareResponse(
+        a=a, b=b, matches=matches, only_a=only_a, only_b=only_b,
+        counts=CompareCounts(same=same, changed=changed, only_a=len(only_a),
+                             only_b=len(only_b)),
+        groups=groups, layer=_delta(layer_time_us(doc_a), layer_time_us(doc_b)))

@@ -7,9 +7,15 @@ lazily, at most every ``rescan_interval`` seconds, by whichever request arrives 
 never wait for a scan except the very first.
 
 Security: a request's run name is only ever looked up in the discovered set, never joined to a
-path. The scan itself stays inside the logdir: it skips hidden directories, and follows a
-symlinked directory (or store file) only when its target resolves inside the logdir, so a link to
-``/`` cannot expose the host.
+path. Nothing outside the logdir is ever read, even when the tree changes after a scan:
+
+* the scan skips hidden directories and follows a symlinked directory (or store file) only when
+  its target resolves inside the logdir, so a link to ``/`` cannot expose the host;
+* every lookup resolves the store's path again (:func:`file_identity`), so a store, its
+  ``plugins/`` folder or any directory on the way swapped for a link out of the logdir after the
+  scan makes the run disappear at once, as a removed run does;
+* every open checks the file SQLite actually opened (``RunStore(within=logdir)``), which closes
+  the window between that lookup and the open.
 
 Replacement: the converter replaces a store by rename, so a changed file identity (device,
 inode, mtime, size) means a new store. Every lookup stats the file (microseconds) and swaps in a
@@ -27,8 +33,8 @@ from pathlib import Path
 from typing import Any, Callable, Hashable
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.plugin.errors import ApiError, show
-from tb_ad_layer.store.reader import RunStore
+from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
+from tb_ad_layer.store.reader import RunStore, is_inside
 from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
 
 logger = logging.getLogger(__name__)
@@ -40,10 +46,14 @@ FileIdentity = tuple[int, int, int, int]
 MAX_SCAN_DIRS = 50_000
 
 
-def file_identity(path: str | Path) -> FileIdentity | None:
-    """The identity of ``path`` (following links), or None when it is not a regular file."""
+def file_identity(path: str | Path, root: str) -> FileIdentity | None:
+    """The identity of the regular file ``path`` resolves to, or None when it is not one or
+    resolves outside ``root`` (a real path)."""
+    real = os.path.realpath(path)
+    if not is_inside(real, root):
+        return None
     try:
-        st = os.stat(path)
+        st = os.stat(real)
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode):
@@ -58,10 +68,11 @@ class RunHandle:
     the handle when the store is replaced, which is what keeps every cache consistent.
     """
 
-    def __init__(self, name: str, path: Path, identity: FileIdentity) -> None:
+    def __init__(self, name: str, path: Path, identity: FileIdentity, root: str) -> None:
         self.name = name
         self.path = path
         self.identity = identity
+        self.root = root
         self.memo: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
         self._opened = False
@@ -73,24 +84,25 @@ class RunHandle:
             if self._opened:
                 return
             try:
-                self._store = RunStore(self.path)
-            except InputError as e:  # includes StoreVersionError
+                self._store = RunStore(self.path, within=self.root)
+            except InputError as e:  # other schema version, damaged, outside the logdir
                 self._error = e.message
-            except Exception as e:  # sqlite3/OS errors: a broken file is listed, not fatal
+            except Exception as e:  # OS errors: a broken file is listed, not fatal
                 self._error = f"not a readable run store ({e})"
             self._opened = True
 
     @property
     def error(self) -> str | None:
-        """Why this store cannot be read (schema version, corrupt file), or None."""
+        """Why this store cannot be read (schema version, damage, a link out of the logdir),
+        or None."""
         self._open()
         return self._error
 
     def store(self) -> RunStore:
-        """The open store; :class:`ApiError` 404 when it cannot be read."""
+        """The open store; :class:`ApiError` 409 when it cannot be read."""
         self._open()
         if self._store is None:
-            raise ApiError(404, f"run {self.name!r} cannot be read: {self._error}")
+            raise ApiError(UNREADABLE, f"run {self.name!r} cannot be read: {self._error}")
         return self._store
 
     def memoize(self, key: Hashable, build: Callable[[], Any]) -> Any:
@@ -109,6 +121,8 @@ class RunDiscovery:
     def __init__(self, logdir: str | Path | None, rescan_interval: float = 2.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.logdir = os.path.abspath(logdir) if logdir else None
+        #: The logdir's real path as of the last scan: everything read must be inside it.
+        self.root = os.path.realpath(self.logdir) if self.logdir else ""
         self.rescan_interval = rescan_interval
         self._clock = clock
         self._lock = threading.Lock()          # guards _handles
@@ -123,6 +137,7 @@ class RunDiscovery:
         if not self.logdir or not os.path.isdir(self.logdir):
             return {}
         root = os.path.realpath(self.logdir)
+        self.root = root
         root_prefix = root.rstrip(os.sep) + os.sep
         found: dict[str, Path] = {}
         visited: set[str] = {root}
@@ -185,14 +200,14 @@ class RunDiscovery:
             with self._lock:
                 new: dict[str, RunHandle] = {}
                 for name, path in found.items():
-                    ident = file_identity(path)
+                    ident = file_identity(path, self.root)
                     if ident is None:
                         continue
                     old = self._handles.get(name)
                     if old is not None and old.path == path and old.identity == ident:
                         new[name] = old
                     else:
-                        new[name] = RunHandle(name, path, ident)
+                        new[name] = RunHandle(name, path, ident, self.root)
                 self._handles = new
             self._last_scan = self._clock()
         finally:
@@ -201,12 +216,13 @@ class RunDiscovery:
     # -- lookups ----------------------------------------------------------------------------
 
     def _fresh(self, handle: RunHandle) -> RunHandle | None:
-        """``handle`` if its file is unchanged, a new handle if it was replaced, None if gone.
+        """``handle`` if its file is unchanged, a new handle if it was replaced, None if gone
+        (or now resolving outside the logdir).
 
         Dropping the old handle closes its connection once the last request using it ends
         (SQLite connections close when collected), so nobody reads from a closed connection.
         """
-        ident = file_identity(handle.path)
+        ident = file_identity(handle.path, handle.root)
         if ident == handle.identity:
             return handle
         with self._lock:
@@ -217,7 +233,7 @@ class RunDiscovery:
                 if current is not None and current.path == handle.path:
                     del self._handles[handle.name]
                 return None
-            fresh = RunHandle(handle.name, handle.path, ident)
+            fresh = RunHandle(handle.name, handle.path, ident, handle.root)
             self._handles[handle.name] = fresh
             return fresh
 
@@ -231,9 +247,7 @@ class RunDiscovery:
 
     def run_names(self) -> list[str]:
         """Names of the discovered runs (readable or not), sorted."""
-        self.rescan()
-        with self._lock:
-            return sorted(self._handles)
+        return [h.name for h in self.handles()]
 
     def has_runs(self) -> bool:
         """Whether any run store exists; cheap enough for TensorBoard's ``is_active()``."""
@@ -248,12 +262,12 @@ class RunDiscovery:
         or encoded separators cannot reach the file system.
         """
         if name is None or name == "":
-            raise ApiError(400, "missing parameter 'run'", self.run_names())
+            raise ApiError(BAD_REQUEST, "missing parameter 'run'", self.run_names())
         self.rescan()
         with self._lock:
             handle = self._handles.get(name) if isinstance(name, str) else None
         if handle is not None:
             handle = self._fresh(handle)
         if handle is None:
-            raise ApiError(404, f"unknown run {show(name)}", self.run_names())
+            raise ApiError(NOT_FOUND, f"unknown run {show(name)}", self.run_names())
         return handle

@@ -1,8 +1,8 @@
-"""The TensorBoard plugin: thin werkzeug handlers over :class:`~tb_ad_layer.plugin.data.PluginData`.
+"""The TensorBoard plugin and its route table: every URL it serves, in one place.
 
-TensorBoard finds this class through the ``tensorboard_plugins`` entry point and serves each
-route of :meth:`AdLayerPlugin.get_plugin_apps` under ``<prefix>/data/plugin/ad_layer/``. The
-panel runs in an iframe that imports ``index.js`` and calls its ``render()``; it then uses only
+TensorBoard finds :class:`AdLayerPlugin` through the ``tensorboard_plugins`` entry point and
+serves each route of :meth:`AdLayerPlugin.get_plugin_apps` under ``<prefix>/data/plugin/ad_layer/``.
+The panel runs in an iframe that imports ``index.js`` and calls its ``render()``; it then uses only
 relative URLs (``api/...``, ``static/...``), which is what makes ``--path_prefix`` and SSH port
 forwarding work.
 
@@ -13,23 +13,49 @@ anyway; so it behaves the same with ``--load_fast=true`` and ``--load_fast=false
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
 
 from tensorboard.plugins import base_plugin
-from werkzeug import wrappers
 
-from tb_ad_layer.plugin.data import DOWNLOADS, PluginData
-from tb_ad_layer.plugin.errors import ApiError, show
-from tb_ad_layer.plugin.responses import Payload, error_response, json_payload, respond
+from tb_ad_layer.plugin.data import PluginData
+from tb_ad_layer.plugin.errors import NOT_FOUND, ApiError, show
+from tb_ad_layer.plugin.responses import Payload
+from tb_ad_layer.plugin.routes import (PLUGIN_NAME, Query, Route, WsgiApp, not_found_app,
+                                       wsgi_app)
 from tb_ad_layer.plugin.static_files import StaticFiles
 
 logger = logging.getLogger(__name__)
 
-PLUGIN_NAME = "ad_layer"
-ROUTE_PREFIX = f"/data/plugin/{PLUGIN_NAME}"
-API_ENDPOINTS = ("runs", "layer", "overview", "stages", "timeline", "compare")
+#: gzip levels: answers computed once and served many times are worth compressing well;
+#: timeline windows change at every pan, so they are compressed fast rather than small.
+GZIP_CACHED = 6
+GZIP_PER_REQUEST = 3
 
-WsgiApp = Callable[..., Any]
+
+def route_table(data: PluginData, static: StaticFiles) -> tuple[Route, ...]:
+    """Every route of the plugin (docs/API.md): path, parameters, handler, gzip level."""
+
+    def static_file(q: Query) -> Payload:
+        payload = static.get(q.tail)
+        if payload is None:
+            raise ApiError(NOT_FOUND, f"no static file {show(q.tail)}")
+        return payload
+
+    layer = ("run", "stage", "layer")
+    return (
+        Route("/index.js", (), lambda q: static.index_js(), GZIP_CACHED),
+        Route("/static/*", (), static_file, GZIP_CACHED),
+        Route("/api/runs", (), data.runs_payload, GZIP_CACHED),
+        Route("/api/layer", layer, data.layer_payload, GZIP_CACHED),
+        Route("/api/overview", ("run", "stage"), data.overview_payload, GZIP_CACHED),
+        Route("/api/stages", ("run", "layer"), data.stages_payload, GZIP_CACHED),
+        Route("/api/timeline", ("run", "layer", "start_us", "end_us", "max_items"),
+              data.timeline_payload, GZIP_PER_REQUEST),
+        Route("/api/compare", ("a_run", "a_stage", "a_layer", "b_run", "b_stage", "b_layer"),
+              data.compare_payload, GZIP_CACHED),
+        Route("/api/download/layer.json", layer, data.layer_json_payload, GZIP_CACHED),
+        Route("/api/download/layer.dot", layer, data.layer_dot_payload, GZIP_CACHED),
+        Route("/api/download/trace.json", ("run",), data.trace_json_payload, GZIP_CACHED),
+    )
 
 
 def _local_logdir(context: base_plugin.TBContext) -> str | None:
@@ -38,7 +64,7 @@ def _local_logdir(context: base_plugin.TBContext) -> str | None:
     logdir = getattr(context, "logdir", None)
     if not logdir or "://" in logdir:
         return None
-    return logdir
+    return str(logdir)
 
 
 class AdLayerPlugin(base_plugin.TBPlugin):
@@ -65,65 +91,13 @@ class AdLayerPlugin(base_plugin.TBPlugin):
                                             disable_reload=True)
 
     def get_plugin_apps(self) -> dict[str, WsgiApp]:
-        apps: dict[str, WsgiApp] = {
-            "/index.js": self._serve_index,
-            "/static/*": self._serve_static,
-            "/api/download/*": self._serve_download,
-        }
-        for endpoint in API_ENDPOINTS:
-            apps[f"/api/{endpoint}"] = self._api_app(endpoint)
+        """One app per route of :func:`route_table`, plus JSON 404s for unknown API paths
+        (listing what exists) instead of TensorBoard's plain-text one."""
+        routes = route_table(self.data, self.static)
+        apps = {r.path: wsgi_app(r) for r in routes}
+        downloads = [r.path.rsplit("/", 1)[-1] for r in routes
+                     if r.path.startswith("/api/download/")]
+        endpoints = [r.path[1:] for r in routes if r.path.startswith("/api/")]
+        apps["/api/download/*"] = not_found_app("download", downloads)
+        apps["/api/*"] = not_found_app("endpoint", endpoints)
         return apps
-
-    # -- handlers ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _answer(request: wrappers.Request, produce: Callable[[], Payload],
-                extra_headers: list[tuple[str, str]] | None = None) -> wrappers.Response:
-        """Run ``produce`` and frame its payload; every failure becomes a JSON error body."""
-        if request.method not in ("GET", "HEAD"):
-            return error_response(request, ApiError(405, f"method {request.method} not allowed",
-                                                    ["GET", "HEAD"]))
-        try:
-            return respond(request, produce(), extra_headers=extra_headers)
-        except ApiError as e:
-            return error_response(request, e)
-        except Exception as e:  # a bug: log the traceback, answer in the API's error shape
-            logger.exception("ad_layer: %s failed", request.path)
-            return respond(request, json_payload({"error": f"internal error: {type(e).__name__}",
-                                                  "known": []}), status=500)
-
-    def _api_app(self, endpoint: str) -> WsgiApp:
-        @wrappers.Request.application
-        def app(request: wrappers.Request) -> wrappers.Response:
-            return self._answer(request, lambda: self.data.payload(endpoint, request.args))
-        return app
-
-    @staticmethod
-    def _tail(request: wrappers.Request, route: str) -> str:
-        """What follows ``<plugin>/<route>/`` in the (already URL-decoded) request path."""
-        marker = f"{ROUTE_PREFIX}/{route}/"
-        path = request.path
-        i = path.find(marker)
-        return path[i + len(marker):] if i >= 0 else ""
-
-    @wrappers.Request.application
-    def _serve_download(self, request: wrappers.Request) -> wrappers.Response:
-        what = self._tail(request, "api/download")
-
-        def produce() -> Payload:
-            if what not in DOWNLOADS:
-                raise ApiError(404, f"unknown download {show(what)}", list(DOWNLOADS))
-            return self.data.payload(f"download/{what}", request.args)
-        return self._answer(request, produce)
-
-    @wrappers.Request.application
-    def _serve_index(self, request: wrappers.Request) -> wrappers.Response:
-        return self._answer(request, self.static.index_js)
-
-    @wrappers.Request.application
-    def _serve_static(self, request: wrappers.Request) -> wrappers.Response:
-        name = self._tail(request, "static")
-        payload = self.static.get(name)
-        if payload is None:
-            return error_response(request, ApiError(404, f"no static file {show(name)}"))
-        return self._answer(request, lambda: payload, self.static.extra_headers(payload))

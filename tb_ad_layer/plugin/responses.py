@@ -2,7 +2,8 @@
 
 A :class:`Payload` is an encoded body plus what HTTP needs to send it. The data layer caches
 payloads per store version, so the gzip form and the ETag of a layer document are computed once
-and every later request is a dictionary lookup and a socket write.
+and every later request is a dictionary lookup and a socket write. How hard a body is
+compressed is its route's choice (:mod:`tb_ad_layer.plugin.routes`).
 
 Every response carries ``X-Content-Type-Options: nosniff`` and a Content-Type (TensorBoard's
 security middleware checks both). API bodies are ``no-cache`` with an ETag: the browser keeps
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import re
+import threading
 from typing import Any
 
 from werkzeug import wrappers
 
+from tb_ad_layer.contract.record import encode
 from tb_ad_layer.plugin.errors import ApiError
 
 JSON = "application/json; charset=utf-8"
@@ -31,33 +33,35 @@ _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class Payload:
-    """An encoded response body; gzip form and ETag are computed on first use and kept.
+    """An encoded response body; its gzip form and ETag are computed on first use and kept."""
 
-    ``gzip_level`` 6 suits answers that are computed once and served many times (layer
-    documents, static files); answers that change per request use a faster level."""
-
-    __slots__ = ("body", "content_type", "filename", "cache_control", "gzip_level", "_gz",
-                 "_etag")
+    __slots__ = ("body", "content_type", "filename", "cache_control", "headers", "_gz",
+                 "_gz_lock", "_etag")
 
     def __init__(self, body: bytes, content_type: str, *, filename: str | None = None,
-                 cache_control: str = NO_CACHE, gzip_level: int = 6) -> None:
+                 cache_control: str = NO_CACHE,
+                 headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.body = body
-        self.gzip_level = gzip_level
         self.content_type = content_type
         self.filename = filename
         self.cache_control = cache_control
+        self.headers = headers
         self._gz: bytes | None = None
+        self._gz_lock = threading.Lock()
         self._etag: str | None = None
 
     @property
     def compressible(self) -> bool:
         return len(self.body) >= GZIP_MIN_BYTES and self.content_type.startswith(_COMPRESSIBLE)
 
-    def gzipped(self) -> bytes:
-        """The body gzip-compressed (``mtime=0`` so equal bodies give equal bytes)."""
+    def gzipped(self, level: int = 6) -> bytes:
+        """The body gzip-compressed at ``level`` (``mtime=0`` so equal bodies give equal
+        bytes). Compressed once: fifty clients asking for a fresh answer at once wait for one
+        compression instead of each doing it."""
         if self._gz is None:
-            # A benign race: two threads may both compress; either result is the same.
-            self._gz = gzip.compress(self.body, compresslevel=self.gzip_level, mtime=0)
+            with self._gz_lock:
+                if self._gz is None:
+                    self._gz = gzip.compress(self.body, compresslevel=level, mtime=0)
         return self._gz
 
     @property
@@ -73,10 +77,9 @@ class Payload:
 
 
 def json_payload(obj: Any) -> Payload:
-    """``obj`` as compact UTF-8 JSON. NaN/Infinity are not JSON, so they raise here rather than
-    reach a browser that cannot parse them."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return Payload(text.encode("utf-8"), JSON)
+    """``obj`` (contract records, or plain JSON values) as compact UTF-8 JSON. Non-finite
+    floats are written as null, so the body is always valid JSON."""
+    return Payload(encode(obj), JSON)
 
 
 def safe_filename(name: str, default: str = "download") -> str:
@@ -101,11 +104,12 @@ def accepts_gzip(request: wrappers.Request) -> bool:
     return False
 
 
-def respond(request: wrappers.Request, payload: Payload, status: int = 200,
-            extra_headers: list[tuple[str, str]] | None = None) -> wrappers.Response:
-    """Send ``payload``: 304 when the client's ETag matches, gzip when accepted and worth it."""
+def respond(request: wrappers.Request, payload: Payload, *, gzip_level: int = 6,
+            status: int = 200) -> wrappers.Response:
+    """Send ``payload``: 304 when the client's ETag matches, gzip (at ``gzip_level``; 0 never)
+    when accepted and worth it."""
     headers = [("X-Content-Type-Options", "nosniff"), ("Cache-Control", payload.cache_control)]
-    headers += extra_headers or []
+    headers += payload.headers
     if payload.filename:
         headers.append(("Content-Disposition", f'attachment; filename="{payload.filename}"'))
     if status == 200:
@@ -114,10 +118,10 @@ def respond(request: wrappers.Request, payload: Payload, status: int = 200,
             return wrappers.Response(None, status=304, headers=headers,
                                      content_type=payload.content_type)
     body = payload.body
-    if payload.compressible:
+    if gzip_level > 0 and payload.compressible:
         headers.append(("Vary", "Accept-Encoding"))
         if accepts_gzip(request):
-            body = payload.gzipped()
+            body = payload.gzipped(gzip_level)
             headers.append(("Content-Encoding", "gzip"))
     headers.append(("Content-Length", str(len(body))))
     # werkzeug drops the body of HEAD responses itself, keeping the headers.

@@ -128,7 +128,11 @@ class StaticFiles:
         except OSError:
             return None
         cache = IMMUTABLE if _HASHED.search(name) else "no-cache"
-        payload = Payload(body, content_type(name), cache_control=cache)
+        ctype = content_type(name)
+        # An HTML asset gets TensorBoard's own rules for plugin pages.
+        headers = (("Content-Security-Policy", _HTML_CSP),) if ctype.startswith("text/html") \
+            else ()
+        payload = Payload(body, ctype, cache_control=cache, headers=headers)
         self._bodies[name] = (ident, payload)
         return payload
 
@@ -136,10 +140,3 @@ class StaticFiles:
         """``index.js``, or the "frontend not built" module when it is missing."""
         payload = self.get("index.js")
         return self._fallback if payload is None else payload
-
-    @staticmethod
-    def extra_headers(payload: Payload) -> list[tuple[str, str]]:
-        """Headers an asset needs beyond the usual (a CSP for HTML pages)."""
-        if payload.content_type.startswith("text/html"):
-            return [("Content-Security-Policy", _HTML_CSP)]
-        return []

@@ -10,38 +10,41 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
 
 from tb_ad_layer.store.reader import RunStore
+from tb_ad_layer.store.records import StreamRow
 from tb_ad_layer.trace.chrome import chrome_trace
 from tb_ad_layer.trace.kernel import Kernel, ReplayStats
 
 
-def _stream_ids(info: dict[str, Any] | None, key: str, device: int | None) -> tuple[int, int, int, int]:
+def _stream_ids(info: StreamRow | None, key: str, device: int | None) -> tuple[int, int, int, int]:
     """(device, pid, context, stream id) of a stored stream. A kernel whose stream is missing
     from the ``streams`` table still gets a stable thread of its own (an id derived from its
     key), so nothing is dropped from the export."""
+    derived = zlib.crc32(key.encode()) & 0xFFFF
     if info is not None:
-        return (info["device"] if info["device"] is not None else (device or 0),
-                info["pid"] or 0, info["context"] or 0,
-                info["stream_id"] if info["stream_id"] is not None else zlib.crc32(key.encode()) & 0xFFFF)
-    return device or 0, 0, 0, zlib.crc32(key.encode()) & 0xFFFF
+        return (info.device if info.device is not None else (device or 0),
+                info.pid or 0, info.context or 0,
+                info.stream if info.stream is not None else derived)
+    return device or 0, 0, 0, derived
 
 
 def stored_kernels(store: RunStore) -> list[Kernel]:
     """The store's kernels as ``Kernel`` records, in start order (times relative to the stored
     replay or forward pass, as stored)."""
-    streams = {s["stream"]: s for s in store.streams()}
+    streams = {s.key: s for s in store.streams()}
     out = []
-    for (kid, name, short, start, end, device, stream, graph_id, graph_node_id, correlation,
-         layer, node, reason, count, median, mn, mx) in store.kernels():
-        dev, pid, ctx, sid = _stream_ids(streams.get(stream), stream, device)
-        stats = ReplayStats(count, median, mn, mx) if count is not None and median is not None \
-            else None
-        out.append(Kernel(name=name, short=short, start_ns=start, end_ns=end, device=dev, pid=pid,
-                          context=ctx, stream=sid, stream_key=stream, correlation=correlation,
-                          graph_id=graph_id, graph_node_id=graph_node_id, index=kid, layer=layer,
-                          node=node, unmapped_reason=reason, stats=stats))
+    for k in store.kernels():
+        dev, pid, ctx, sid = _stream_ids(streams.get(k.stream), k.stream, k.device)
+        stats = None
+        if k.replays is not None and k.median_ns is not None and k.min_ns is not None \
+                and k.max_ns is not None:
+            stats = ReplayStats(k.replays, k.median_ns, k.min_ns, k.max_ns)
+        out.append(Kernel(name=k.name, short=k.short, start_ns=k.start_ns, end_ns=k.end_ns,
+                          device=dev, pid=pid, context=ctx, stream=sid, stream_key=k.stream,
+                          correlation=k.correlation, graph_id=k.graph_id,
+                          graph_node_id=k.graph_node_id, index=k.id, layer=k.layer,
+                          node=k.node, unmapped_reason=k.reason, stats=stats))
     return out
 
 

@@ -18,8 +18,6 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tensorboard.plugins.scalar import metadata as scalar_metadata
 from tensorboard.plugins.text import metadata as text_metadata
@@ -44,7 +42,7 @@ def run_dir_of(store_path: str | Path) -> Path:
     return p.parent.parent.parent
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     """Text for a markdown table cell or code span: names from dumps may hold ``|`` or a
     backtick, which would break the table or the span."""
     return str(value).replace("`", "'").replace("|", "\\|").replace("\n", " ")
@@ -54,33 +52,31 @@ def conversion_markdown(store: RunStore) -> str:
     """The run summary shown in TensorBoard's Text tab: source, stages, layers, trace."""
     meta = store.meta
     stages = store.stages()
-    lines = [f"**tb-ad-layer run `{_cell(meta.get('run', '?'))}`** "
-             f"(converter {_cell(meta.get('converter_version', '?'))}, "
-             f"{_cell(meta.get('created', '?'))})", "",
-             f"- model: `{_cell(meta.get('model', '?'))}`",
-             f"- source: `{_cell(meta.get('source_dir', '?'))}`"]
-    trace = meta.get("trace")
-    if trace:
-        share = trace.get("mapped_share")
+    lines = [f"**tb-ad-layer run `{_cell(meta.run)}`** "
+             f"(converter {_cell(meta.converter_version)}, {_cell(meta.created)})", "",
+             f"- model: `{_cell(meta.model)}`",
+             f"- source: `{_cell(meta.source_dir)}`"]
+    trace = meta.trace
+    if trace is not None:
+        share = trace.mapped_share
         lines.append(
-            f"- trace: `{_cell(trace.get('source', '?'))}`, phase {_cell(trace.get('phase', '?'))}, "
-            f"{trace.get('kernel_count', '?')} kernels on {trace.get('num_streams', '?')} streams"
-            + (f", {100 * share:.0f}% mapped to nodes" if isinstance(share, (int, float)) else ""))
+            f"- trace: `{_cell(trace.source)}`, phase {_cell(trace.phase)}, "
+            f"{trace.kernel_count} kernels on {trace.num_streams} streams"
+            + (f", {100 * share:.0f}% mapped to nodes" if share is not None else ""))
     else:
         lines.append("- trace: none (convert with `--trace` to see GPU kernels per node)")
     lines += ["", "| stage | file | transform | nodes | layers |", "|---:|---|---|---:|---:|"]
     for s in stages:
-        lines.append(f"| {s['index']} | `{_cell(s['file'])}` | {_cell(s['stage'])} / "
-                     f"{_cell(s['transform'])} | {s['node_count']} | {s['layer_count']} |")
+        lines.append(f"| {s.idx} | `{_cell(s.file)}` | {_cell(s.stage)} / "
+                     f"{_cell(s.transform)} | {s.node_count} | {s.layer_count} |")
     if stages:
-        last = stages[-1]["index"]
-        layers = store.layers(last)
+        layers = store.layers(stages[-1].idx)
         lines += ["", f"Layers of the last stage ({len(layers)}):", "",
                   "| layer | kind | attention | nodes | GPU µs |", "|---:|---|---|---:|---:|"]
         for r in layers:
-            gpu = f"{r['gpu_time_us']:.1f}" if r["gpu_time_us"] is not None else "-"
-            lines.append(f"| {r['layer']} | {_cell(r['kind'])} | {_cell(r['attention'] or '-')} "
-                         f"| {r['node_count']} | {gpu} |")
+            gpu = f"{r.gpu_time_us:.1f}" if r.gpu_time_us is not None else "-"
+            lines.append(f"| {r.layer} | {_cell(r.kind)} | {_cell(r.attention or '-')} "
+                         f"| {r.node_count} | {gpu} |")
     return "\n".join(lines) + "\n"
 
 
@@ -112,11 +108,11 @@ def run_events(store: RunStore, wall_time: float | None = None) -> list[event_pb
     events = [_text_event(TEXT_TAG, conversion_markdown(store), wall)]
     stages = store.stages()
     if stages:
-        for r in store.layers(stages[-1]["index"]):
-            events.append(_scalar_event(NODE_COUNT_TAG, r["node_count"], r["layer"], wall,
+        for r in store.layers(stages[-1].idx):
+            events.append(_scalar_event(NODE_COUNT_TAG, r.node_count, r.layer, wall,
                                         "FX nodes per decoder layer (step = layer index)"))
-            if r["gpu_time_us"] is not None:
-                events.append(_scalar_event(GPU_TIME_TAG, r["gpu_time_us"], r["layer"], wall,
+            if r.gpu_time_us is not None:
+                events.append(_scalar_event(GPU_TIME_TAG, r.gpu_time_us, r.layer, wall,
                                             "GPU time per decoder layer in µs "
                                             "(step = layer index)"))
     return events

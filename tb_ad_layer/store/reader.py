@@ -1,120 +1,360 @@
-"""Read a run store (see :mod:`tb_ad_layer.store.schema`).
+"""Read a run store (see :mod:`tb_ad_layer.store.schema`): typed records, checked as they are read.
 
 A :class:`RunStore` holds one read-only SQLite connection. Because the writer replaces the file
 by rename, an open connection keeps reading the store it opened even while a new one lands; a
-caller that wants the new one opens it again (the plugin's data layer does so when the file's
-mtime/inode changes).
+caller that wants the new one opens it again (the plugin does so when the file's identity
+changes).
+
+Every method returns contract records (:mod:`tb_ad_layer.contract`) or store records
+(:mod:`tb_ad_layer.store.records`), and checks what it read against them: a store that is valid
+SQLite but lacks a table or column, holds a value of the wrong type, or a JSON field that does
+not decode to its record raises :class:`StoreDamagedError`, whose message names what is wrong
+and the command that rebuilds the store. Nothing damaged is ever returned.
 """
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
+import shlex
 import sqlite3
 import threading
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
+import msgspec
+
+from tb_ad_layer.contract.document import LayerDocument, OutsideNodes, TraceSummary
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.store.schema import SCHEMA_VERSION
+from tb_ad_layer.store.records import (FileRecord, KernelSpan, LayerRecord, StageRecord,
+                                       StoredKernel, StoreMeta, StreamRow)
+from tb_ad_layer.store.schema import DDL, SCHEMA_VERSION, STORE_DIR
+
+#: A store record type (a NamedTuple of :mod:`tb_ad_layer.store.records`).
+Row = TypeVar("Row", bound=tuple[Any, ...])
+#: What a JSON column decodes to.
+Decoded = TypeVar("Decoded")
+
+_LAYER_DOCUMENT = msgspec.json.Decoder(LayerDocument)
+_OUTSIDE_NODES = msgspec.json.Decoder(OutsideNodes)
+_MODULES = msgspec.json.Decoder(list[str])
+_GROUP_COUNTS = msgspec.json.Decoder(dict[str, int])
+_AT_ROW = re.compile(r"\$\[(\d+)\]\[(\d+)\]")
+
+
+class _SummaryOnly(msgspec.Struct):
+    """The trace summary of a layer document, read without building its nodes."""
+
+    trace_summary: TraceSummary | None
+
+
+_TRACE_SUMMARY = msgspec.json.Decoder(_SummaryOnly)
 
 
 class StoreVersionError(InputError):
     """The store was written by a converter with another schema version."""
 
 
-class RunStore:
-    """Read access to one run store file. Thread-safe (one lock around the connection)."""
+class StoreDamagedError(InputError):
+    """The store is valid SQLite but does not hold what its schema version promises."""
 
-    def __init__(self, path: str | Path) -> None:
+
+class OutsideError(InputError):
+    """The store's real path is outside the directory it must be read from."""
+
+
+@functools.lru_cache(maxsize=1)
+def expected_columns() -> dict[str, tuple[str, ...]]:
+    """Table -> column names, as the schema's DDL creates them."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(DDL)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: tuple(r[1] for r in conn.execute(f"PRAGMA table_info({t})")) for t in tables}
+    finally:
+        conn.close()
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Whether real path ``path`` is ``root`` or below it (both already resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class RunStore:
+    """Read access to one run store file. Thread-safe (one lock around the connection).
+
+    Args:
+        path: the store file.
+        within: when given, a directory the store's real path must lie under. It is checked
+            on the path SQLite itself opened (after following every link), before anything is
+            read, so a store swapped for a link to elsewhere is never read.
+    Raises:
+        InputError: not a run store, or outside ``within``; :class:`StoreVersionError` for
+            another schema version; :class:`StoreDamagedError` for a damaged one.
+    """
+
+    def __init__(self, path: str | Path, *, within: str | Path | None = None) -> None:
         self.path = Path(path)
+        self._lock = threading.Lock()
+        self._meta: StoreMeta | None = None
+        self._json_functions = True  # until SQLite says it has none
         try:
-            self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+            self._conn = sqlite3.connect(f"file:{_uri_path(self.path)}?mode=ro", uri=True,
                                          check_same_thread=False)
-            rows = self._conn.execute("SELECT key, value FROM meta").fetchall()
         except sqlite3.Error as e:
             raise InputError(f"not a readable tb-ad-layer run store ({e})", path=self.path) from None
-        self._lock = threading.Lock()
-        self.meta: dict[str, Any] = {k: json.loads(v) for k, v in rows}
-        version = self.meta.get("schema_version")
-        if version != SCHEMA_VERSION:
+        try:
+            if within is not None:
+                self._check_within(os.path.realpath(within))
+            self.meta = self._read_meta()
+        except BaseException:
             self._conn.close()
-            newer = isinstance(version, int) and version > SCHEMA_VERSION
-            raise StoreVersionError(
-                f"run store schema version {version} is {'newer' if newer else 'older'} than "
-                f"this tb-ad-layer reads ({SCHEMA_VERSION}); "
-                + ("upgrade tb-ad-layer" if newer else "convert the run again"),
-                path=self.path)
+            raise
 
     def close(self) -> None:
         self._conn.close()
 
-    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+    # -- opening --------------------------------------------------------------------------
+
+    def _check_within(self, root: str) -> None:
+        """Refuse a store whose opened file is not under ``root``. SQLite resolves every link
+        of the path before it opens the file, and ``database_list`` names what it opened; the
+        name is also resolved here, for SQLite versions that open a path as given."""
+        try:
+            opened = self._conn.execute("PRAGMA database_list").fetchall()[0][2]
+        except sqlite3.Error as e:
+            raise InputError(f"not a readable tb-ad-layer run store ({e})", path=self.path) from None
+        if not opened or not is_inside(opened, root) \
+                or not is_inside(os.path.realpath(opened), root):
+            raise OutsideError("the run store is a link to a file outside the logdir; it is "
+                               "not read", path=self.path)
+
+    def _read_meta(self) -> StoreMeta:
+        try:
+            rows = self._conn.execute("SELECT key, value FROM meta").fetchall()
+        except sqlite3.DatabaseError as e:
+            if "no such table" in str(e) or "no such column" in str(e):
+                raise self._damaged(str(e)) from None
+            raise InputError(f"not a readable tb-ad-layer run store ({e})", path=self.path) from None
+        raw: dict[str, Any] = {}
+        for key, value in rows:
+            try:
+                raw[key] = json.loads(value)
+            except (TypeError, ValueError) as e:
+                raise self._damaged(f"meta {key!r} is not JSON ({e})") from None
+        version = raw.get("schema_version")
+        if version != SCHEMA_VERSION:
+            newer = isinstance(version, int) and version > SCHEMA_VERSION
+            raise StoreVersionError(
+                f"run store schema version {version} is {'newer' if newer else 'older'} than "
+                f"this tb-ad-layer reads ({SCHEMA_VERSION}); "
+                + ("upgrade tb-ad-layer" if newer else "convert the run again"), path=self.path)
+        try:
+            meta = msgspec.convert(raw, StoreMeta)
+        except msgspec.ValidationError as e:
+            raise self._damaged(f"meta: {e}") from None
+        self._meta = meta
+        self._check_tables()
+        return meta
+
+    def _check_tables(self) -> None:
+        have = {name: tuple(r[1] for r in self._fetch(f"PRAGMA table_info({name})", (), name))
+                for name in expected_columns()}
+        for table, columns in expected_columns().items():
+            if not have[table]:
+                raise self._damaged(f"table {table} is missing")
+            missing = [c for c in columns if c not in have[table]]
+            if missing:
+                raise self._damaged(f"table {table} has no column {', '.join(missing)}")
+
+    # -- damage ---------------------------------------------------------------------------
+
+    def rebuild_command(self) -> str:
+        """The ``tb-ad-layer convert`` command that writes this store again, as far as the
+        store still says how it was made (placeholders in capitals otherwise)."""
+        run_dir = self.path.parent.parent.parent \
+            if (self.path.parent.name, self.path.parent.parent.name) == STORE_DIR[::-1] \
+            else self.path.parent
+        meta = self._meta
+        # The run's name as converted, if the store still sits where that name puts it (runs
+        # can be moved, or nested); else the name of its directory.
+        run, logdir = run_dir.name, run_dir.parent
+        if meta is not None:
+            parts = Path(meta.run).parts
+            if 0 < len(parts) < len(run_dir.parts) and run_dir.parts[-len(parts):] == parts:
+                run, logdir = meta.run, run_dir.parents[len(parts) - 1]
+        words = ["tb-ad-layer", "convert", meta.source_dir if meta is not None else "DUMP_DIR",
+                 "--logdir", str(logdir), "--run", run]
+        if meta is not None and meta.trace is not None:
+            words += ["--trace", meta.trace.source, "--phase", meta.trace.phase]
+        return " ".join(w if w.isupper() else shlex.quote(w) for w in words)
+
+    def _damaged(self, detail: str) -> StoreDamagedError:
+        return StoreDamagedError(f"run store is damaged ({detail}); rebuild it with: "
+                                 f"{self.rebuild_command()}", path=self.path)
+
+    def _fetch(self, sql: str, params: tuple[Any, ...], what: str) -> list[Any]:
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                raise self._damaged(f"{what}: {e}") from None
 
-    def stages(self) -> list[dict[str, Any]]:
-        rows = self.query("SELECT idx, file, order_no, stage, transform, module, modules, "
-                          "node_count, call_count, layer_count FROM stages ORDER BY idx")
-        return [{"index": r[0], "file": r[1], "order": r[2], "stage": r[3], "transform": r[4],
-                 "module": r[5], "modules": json.loads(r[6]), "node_count": r[7],
-                 "call_count": r[8], "layer_count": r[9]} for r in rows]
+    def _records(self, rows: list[Any], record: type[Row], what: str) -> list[Row]:
+        """``rows`` checked against ``record``'s field types."""
+        try:
+            # One conversion for the whole list: a C loop, not one call per row.
+            checked: list[Row] = msgspec.convert(rows, list[record])  # type: ignore[valid-type]
+            return checked
+        except msgspec.ValidationError as e:
+            raise self._damaged(f"{what}: {_at_row(str(e), record)}") from None
 
-    def layers(self, stage: int) -> list[dict[str, Any]]:
-        rows = self.query("SELECT layer, kind, attention, node_count, gpu_time_us, group_counts "
-                          "FROM layers WHERE stage=? ORDER BY layer", (stage,))
-        return [{"layer": r[0], "kind": r[1], "attention": r[2], "node_count": r[3],
-                 "gpu_time_us": r[4], "group_counts": json.loads(r[5])} for r in rows]
+    def _json_rows(self, columns: str, source: str, params: tuple[Any, ...],
+                   record: type[Row], what: str) -> list[Row]:
+        """``SELECT columns FROM source`` as records, in no particular order.
+
+        Many rows are fetched as one JSON array that SQLite builds, and decoded in one go:
+        fetching them row by row releases and re-takes the GIL at every row, which under fifty
+        busy request threads stretches a 30 ms read into half a second (each row waits for a
+        thread switch). Without SQLite's JSON functions, rows are fetched one by one.
+        """
+        if self._json_functions:
+            sql = f"SELECT json_group_array(json_array({columns})) FROM {source}"
+            with self._lock:
+                try:
+                    text = self._conn.execute(sql, params).fetchone()[0]
+                except sqlite3.OperationalError as e:
+                    if "no such function" not in str(e):
+                        raise self._damaged(f"{what}: {e}") from None
+                    self._json_functions = False
+                except sqlite3.Error as e:
+                    raise self._damaged(f"{what}: {e}") from None
+            if self._json_functions:
+                try:
+                    return msgspec.json.decode(text, type=list[record])  # type: ignore[valid-type]
+                except (msgspec.ValidationError, msgspec.DecodeError) as e:
+                    raise self._damaged(f"{what}: {_at_row(str(e), record)}") from None
+        return self._records(self._fetch(f"SELECT {columns} FROM {source}", params, what),
+                             record, what)
+
+    def _json(self, decoder: msgspec.json.Decoder[Decoded], text: object,
+              what: str) -> Decoded:
+        if not isinstance(text, (str, bytes)):
+            raise self._damaged(f"{what} is not JSON text")
+        try:
+            return decoder.decode(text)
+        except (msgspec.ValidationError, msgspec.DecodeError) as e:
+            raise self._damaged(f"{what}: {e}") from None
+
+    # -- reading --------------------------------------------------------------------------
+
+    def stages(self) -> list[StageRecord]:
+        """Every converted stage, in pipeline order."""
+        rows = self._fetch("SELECT idx, file, order_no, stage, transform, module, modules, "
+                           "node_count, call_count, layer_count FROM stages ORDER BY idx", (),
+                           "stages")
+        decoded = [r[:6] + (self._json(_MODULES, r[6], f"stages.modules of stage {r[0]}"),)
+                   + r[7:] for r in rows]
+        return self._records(decoded, StageRecord, "stages")
+
+    def layers(self, stage: int) -> list[LayerRecord]:
+        """The layers of ``stage`` (without their documents), by index."""
+        rows = self._fetch("SELECT layer, kind, attention, node_count, gpu_time_us, "
+                           "group_counts FROM layers WHERE stage=? ORDER BY layer", (stage,),
+                           "layers")
+        decoded = [r[:5] + (self._json(_GROUP_COUNTS, r[5],
+                                       f"layers.group_counts of stage {stage} layer {r[0]}"),)
+                   for r in rows]
+        return self._records(decoded, LayerRecord, "layers")
+
+    def layer_indexes(self) -> list[int]:
+        """Every layer index found in any stage, sorted."""
+        rows = self._fetch("SELECT DISTINCT layer FROM layers ORDER BY layer", (), "layers")
+        return [r.layer for r in self._records(rows, _LayerIndex, "layers")]
 
     def layer_doc_text(self, stage: int, layer: int) -> str | None:
-        """The stored layer document as JSON text (served as is, without re-encoding)."""
-        rows = self.query("SELECT doc FROM layers WHERE stage=? AND layer=?", (stage, layer))
-        return rows[0][0] if rows else None
+        """The stored layer document as JSON text, unchecked (see :meth:`layer_document`)."""
+        rows = self._fetch("SELECT doc FROM layers WHERE stage=? AND layer=?", (stage, layer),
+                           "layers")
+        if not rows:
+            return None
+        text = rows[0][0]
+        if not isinstance(text, str):
+            raise self._damaged(f"layers.doc of stage {stage} layer {layer} is not JSON text")
+        return text
+
+    def layer_document(self, stage: int, layer: int) -> LayerDocument | None:
+        """The layer document of (``stage``, ``layer``), checked against the contract; None
+        when there is no such layer."""
+        text = self.layer_doc_text(stage, layer)
+        if text is None:
+            return None
+        return self._json(_LAYER_DOCUMENT, text, f"layers.doc of stage {stage} layer {layer}")
 
     def layer_doc(self, stage: int, layer: int) -> dict[str, Any] | None:
-        text = self.layer_doc_text(stage, layer)
-        return json.loads(text) if text is not None else None
+        """:meth:`layer_document` as plain JSON values (dicts and lists)."""
+        doc = self.layer_document(stage, layer)
+        return msgspec.to_builtins(doc) if doc is not None else None
+
+    def group_times(self, stage: int) -> dict[int, dict[str, float]]:
+        """GPU time per group (``trace_summary.groups``) of every layer of ``stage`` that has
+        a trace summary, read without building the documents' nodes."""
+        out: dict[int, dict[str, float]] = {}
+        for r in self.layers(stage):
+            text = self.layer_doc_text(stage, r.layer) if r.gpu_time_us is not None else None
+            if text is not None:
+                summary = self._json(_TRACE_SUMMARY, text,
+                                     f"layers.doc of stage {stage} layer {r.layer}").trace_summary
+                if summary is not None:
+                    out[r.layer] = summary.groups
+        return out
 
     def nodes(self, stage: int, layer: int | None = None) -> list[dict[str, Any]]:
         """Node records of a stage in graph order: all of them, one layer's (its document's),
         or with ``layer=-1`` those outside every layer. Each record is shaped like a layer
-        document's node plus ``layer`` (None outside layers)."""
+        document's node (as plain JSON values) plus ``layer`` (None outside layers)."""
         out: list[dict[str, Any]] = []
         if layer is None or layer < 0:
-            rows = self.query("SELECT nodes FROM outside WHERE stage=?", (stage,))
-            for r in rows:
-                out.extend(dict(n, layer=None) for n in json.loads(r[0]))
+            for (text,) in self._fetch("SELECT nodes FROM outside WHERE stage=?", (stage,),
+                                       "outside"):
+                nodes = self._json(_OUTSIDE_NODES, text, f"outside.nodes of stage {stage}")
+                out.extend(dict(msgspec.to_builtins(n), layer=None) for n in nodes)
         if layer is None or layer >= 0:
-            sql = "SELECT layer, doc FROM layers WHERE stage=?"
-            params: tuple = (stage,)
-            if layer is not None:
-                sql += " AND layer=?"
-                params += (layer,)
-            for index, doc in self.query(sql, params):
-                out.extend(dict(n, layer=index) for n in json.loads(doc)["nodes"])
+            indexes = [layer] if layer is not None else [r.layer for r in self.layers(stage)]
+            for index in indexes:
+                doc = self.layer_document(stage, index)
+                if doc is not None:
+                    out.extend(dict(msgspec.to_builtins(n), layer=index) for n in doc.nodes)
         if layer is None:
             out.sort(key=lambda n: n["line"])
         return out
 
     def outside_count(self, stage: int) -> int:
         """How many nodes of ``stage`` are outside every layer."""
-        rows = self.query("SELECT node_count FROM outside WHERE stage=?", (stage,))
-        return rows[0][0] if rows else 0
+        rows = self._fetch("SELECT node_count FROM outside WHERE stage=?", (stage,), "outside")
+        counts = self._records(rows, _Count, "outside")
+        return counts[0].value if counts else 0
 
     def kernel_count(self) -> int:
-        return self.query("SELECT COUNT(*) FROM kernels")[0][0]
+        rows = self._fetch("SELECT COUNT(*) FROM kernels", (), "kernels")
+        return int(rows[0][0])
 
-    def streams(self) -> list[dict[str, Any]]:
-        rows = self.query("SELECT key, label, device, pid, context, stream FROM streams "
-                          "ORDER BY device, pid, context, stream")
-        return [{"stream": r[0], "label": r[1], "device": r[2], "pid": r[3], "context": r[4],
-                 "stream_id": r[5]} for r in rows]
+    def streams(self) -> list[StreamRow]:
+        """The trace's streams, by device, process, context and stream id."""
+        rows = self._fetch("SELECT key, label, device, pid, context, stream FROM streams "
+                           "ORDER BY device, pid, context, stream", (), "streams")
+        return self._records(rows, StreamRow, "streams")
 
     def kernels(self, layer: int | None = None, start_ns: int | None = None,
-                end_ns: int | None = None) -> list[tuple]:
-        """Kernel rows ``(id, name, short, start_ns, end_ns, device, stream, graph_id,
-        graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, max_ns)``
-        in start order, optionally of one layer and overlapping a time window."""
-        sql = "SELECT * FROM kernels WHERE 1=1"
-        params: tuple = ()
+                end_ns: int | None = None) -> list[StoredKernel]:
+        """Stored kernels in start order (then id), optionally of one layer and overlapping a
+        time window (ns)."""
+        sql = ("SELECT id, name, short, start_ns, end_ns, device, stream, graph_id, "
+               "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, "
+               "max_ns FROM kernels WHERE 1=1")
+        params: tuple[Any, ...] = ()
         if layer is not None:
             sql += " AND layer=?"
             params += (layer,)
@@ -124,4 +364,42 @@ class RunStore:
         if end_ns is not None:
             sql += " AND start_ns<=?"
             params += (end_ns,)
-        return self.query(sql + " ORDER BY start_ns", params)
+        rows = self._fetch(sql + " ORDER BY start_ns, id", params, "kernels")
+        return self._records(rows, StoredKernel, "kernels")
+
+    def kernel_spans(self, layer: int | None = None) -> list[KernelSpan]:
+        """What a timeline needs of the stored kernels (of one layer, or all), grouped by
+        stream and in start order (then id) within a stream."""
+        columns = "stream, id, short, name, start_ns, end_ns, device, layer, node"
+        where, params = ("", ()) if layer is None else (" WHERE layer=?", (layer,))
+        spans = self._json_rows(columns, "kernels" + where, params, KernelSpan, "kernels")
+        spans.sort(key=attrgetter("stream", "start_ns", "id"))
+        return spans
+
+    def files(self) -> list[FileRecord]:
+        """The conversion's input files (dumps, trace) with their hashes."""
+        rows = self._fetch("SELECT path, sha256, size, role FROM files", (), "files")
+        return self._records(rows, FileRecord, "files")
+
+
+class _LayerIndex(NamedTuple):
+    layer: int
+
+
+class _Count(NamedTuple):
+    value: int
+
+
+def _at_row(message: str, record: type[tuple[Any, ...]]) -> str:
+    """A msgspec error about ``$[row][column]`` of a list of ``record`` with the column named."""
+    fields: tuple[str, ...] = getattr(record, "_fields", ())
+
+    def name(m: re.Match[str]) -> str:
+        column = int(m[2])
+        return f"row {int(m[1]) + 1}, column {fields[column] if column < len(fields) else column}"
+    return _AT_ROW.sub(name, message)
+
+
+def _uri_path(path: Path) -> str:
+    """``path`` for a ``file:`` URI: characters URIs reserve are percent-encoded."""
+    return str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")

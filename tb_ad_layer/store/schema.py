@@ -24,7 +24,9 @@ Tables:
                                            kernels of the stored replay / forward pass; times
                                            relative to its start
 
-Every node of a stage is in exactly one layer document or in ``outside``. Version 1 also kept one
+Rows are written and read as the named records of :mod:`tb_ad_layer.store.records`; JSON
+columns hold records of :mod:`tb_ad_layer.contract`. Every node of a stage is in exactly one
+layer document or in ``outside``. Version 1 also kept one
 row per node and per weight beside the documents, which repeated them; writing those rows took a
 quarter of a conversion.
 """

@@ -1,26 +1,81 @@
 """Write a run store atomically.
 
-The store is built in a temporary file in its final directory and renamed over the old one only
-when complete (``os.replace`` is atomic on POSIX), so a reader sees either the old store or the
-new one, and a failed conversion leaves the old one untouched and no temporary file behind.
+The store is built in a temporary file ``.run.sqlite.tmp-<pid>`` in its final directory and
+renamed over the old one only when complete (``os.replace`` is atomic on POSIX), so a reader
+sees either the old store or the new one. A failed conversion leaves the old one untouched and
+no temporary file behind, whether it fails while creating the store, while filling it or while
+moving it into place. A conversion killed outright (SIGKILL, a power cut) cannot clean up; its
+temporary file is removed by the next conversion into the same directory, once no process with
+its pid is alive.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Iterable, Sequence
 
-from tb_ad_layer.layers.document import dumps, layer_document_text, outside_nodes_text
+from tb_ad_layer.contract.document import LayerDocument
+from tb_ad_layer.contract.record import encode
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.layers.document import layer_document_text, outside_nodes_text
 from tb_ad_layer.layers.layered import LayeredGraph
+from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION, STORE_DIR, STORE_FILE
+
+TMP_PREFIX = f".{STORE_FILE}.tmp-"
+_TMP_NAME = re.compile(re.escape(TMP_PREFIX) + r"([1-9][0-9]{0,9})")
 
 
 def store_path(logdir: str | Path, run: str) -> Path:
     """Where the store of ``run`` lives under ``logdir``."""
     return Path(logdir).joinpath(run, *STORE_DIR, STORE_FILE)
+
+
+def temp_path(final_path: str | Path, pid: int | None = None) -> Path:
+    """The temporary file a conversion by process ``pid`` (default: this one) builds
+    ``final_path`` in."""
+    return Path(final_path).with_name(f"{TMP_PREFIX}{os.getpid() if pid is None else pid}")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_temp_files(directory: str | Path) -> list[Path]:
+    """Remove the temporary stores in ``directory`` whose writing process is gone; return
+    them. Those of this process and of live processes are left alone."""
+    removed: list[Path] = []
+    try:
+        entries = list(Path(directory).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TMP_NAME.fullmatch(entry.name)
+        if m is None:
+            continue
+        pid = int(m[1])
+        if pid == os.getpid() or process_alive(pid):
+            continue
+        try:
+            entry.unlink()
+            removed.append(entry)
+        except FileNotFoundError:
+            pass  # another conversion removed it first
+        except OSError as e:
+            raise InputError(f"cannot remove a stale temporary store: {e.strerror or e}",
+                             path=entry) from None
+    return removed
 
 
 def file_sha256(path: str | Path) -> tuple[str, int]:
@@ -33,6 +88,11 @@ def file_sha256(path: str | Path) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
+def _json_text(value: Any) -> str:
+    """Compact JSON text as the store keeps it (non-ASCII as is; never NaN or Infinity)."""
+    return encode(value).decode("utf-8")
+
+
 class StoreWriter:
     """Context manager that builds a run store and moves it into place on success.
 
@@ -41,26 +101,40 @@ class StoreWriter:
         with StoreWriter(store_path(logdir, "run1")) as w:
             idx = w.add_stage(...)
             w.commit()
+
+    Raises:
+        InputError: the store cannot be created or moved into place (the message names it).
     """
 
     def __init__(self, final_path: str | Path) -> None:
         self.final_path = Path(final_path)
-        self.tmp_path = self.final_path.with_name(f".{STORE_FILE}.tmp-{os.getpid()}")
+        self.tmp_path = temp_path(self.final_path)
         self._created_dirs: list[Path] = []
         self._conn: sqlite3.Connection | None = None
         self._committed = False
         self._stage_count = 0
 
     def __enter__(self) -> "StoreWriter":
+        try:
+            self._create()
+        except BaseException as e:
+            self._discard()
+            if isinstance(e, (sqlite3.Error, OSError)):
+                raise InputError(f"cannot create the run store: {_reason(e)}",
+                                 path=self.final_path) from None
+            raise
+        return self
+
+    def _create(self) -> None:
         missing = []
         d = self.final_path.parent
         while not d.exists():
             missing.append(d)
             d = d.parent
-        self.final_path.parent.mkdir(parents=True, exist_ok=True)
         self._created_dirs = missing  # deepest first
-        if self.tmp_path.exists():
-            self.tmp_path.unlink()
+        self.final_path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.final_path.parent)
+        self.tmp_path.unlink(missing_ok=True)
         self._conn = sqlite3.connect(self.tmp_path)
         # Layer documents are hundreds of kilobytes: with 16 KiB pages SQLite writes and reads
         # them in a quarter of the pages (bench: 61 documents of 700 kB written and synced in
@@ -70,20 +144,27 @@ class StoreWriter:
         self._conn.execute("PRAGMA synchronous=OFF")
         self._conn.executescript(DDL)
         self.set_meta("schema_version", SCHEMA_VERSION)
-        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if not self._committed:
+            self._discard()
+        elif self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _discard(self) -> None:
+        """Close and remove the unfinished store, and the directories made for it."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        if not self._committed:
-            self.tmp_path.unlink(missing_ok=True)
-            for d in self._created_dirs:
-                try:
-                    d.rmdir()
-                except OSError:
-                    break
+        self.tmp_path.unlink(missing_ok=True)
+        for d in self._created_dirs:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        self._created_dirs = []
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -91,7 +172,9 @@ class StoreWriter:
         return self._conn
 
     def set_meta(self, key: str, value: Any) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, dumps(value)))
+        """Record ``value`` (JSON-encodable: plain values or contract records) under ``key``;
+        the keys are :class:`~tb_ad_layer.store.records.StoreMeta`'s fields."""
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, _json_text(value)))
 
     def add_file(self, path: str | Path, role: str) -> str:
         digest, size = file_sha256(path)
@@ -109,7 +192,7 @@ class StoreWriter:
         graph = lg.graph
         self.conn.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?)",
                           (idx, file, order_no, stage, transform, graph.module,
-                           dumps(list(modules)), len(graph.nodes), graph.call_count,
+                           _json_text(list(modules)), len(graph.nodes), graph.call_count,
                            len(lg.layers)))
         self.conn.execute("INSERT INTO outside VALUES (?,?,?)",
                           (idx, lg.layer.count(None), outside_nodes_text(lg)))
@@ -122,24 +205,32 @@ class StoreWriter:
             info = lg.layers[index]
             self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
                               (stage, index, info.kind, info.attention, info.node_count, None,
-                               dumps(info.group_counts), layer_document_text(lg, index)))
+                               _json_text(info.group_counts), layer_document_text(lg, index)))
 
-    def add_layer_docs(self, stage: int, docs: Iterable[dict[str, Any]]) -> None:
-        """Store each layer document of ``stage`` (see :mod:`tb_ad_layer.layers.document`)."""
+    def add_layer_docs(self, stage: int,
+                       docs: Iterable[LayerDocument | dict[str, Any]]) -> None:
+        """Store each layer document of ``stage``: :class:`LayerDocument` records, or the same
+        shape as plain dicts (see :mod:`tb_ad_layer.layers.document`)."""
         for doc in docs:  # one at a time: a layer document can be megabytes
-            summary = doc.get("trace_summary")
-            gpu = summary.get("total_duration_us") if summary else None
+            if isinstance(doc, LayerDocument):
+                layer, kind, attention = doc.layer, doc.kind, doc.attention
+                node_count, group_counts = len(doc.nodes), doc.group_counts
+                gpu = doc.trace_summary.total_duration_us if doc.trace_summary else None
+            else:
+                summary = doc.get("trace_summary")
+                layer, kind, attention = doc["layer"], doc["kind"], doc.get("attention")
+                node_count, group_counts = len(doc["nodes"]), doc.get("group_counts", {})
+                gpu = summary.get("total_duration_us") if summary else None
             self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
-                              (stage, doc["layer"], doc["kind"], doc.get("attention"),
-                               len(doc["nodes"]), gpu, dumps(doc.get("group_counts", {})),
-                               dumps(doc)))
+                              (stage, layer, kind, attention, node_count, gpu,
+                               _json_text(group_counts), _json_text(doc)))
 
-    def add_streams(self, rows: Iterable[tuple[str, str, int | None, int | None, int | None,
-                                               int | None]]) -> None:
+    def add_streams(self, rows: Iterable[StreamRow]) -> None:
+        """Store the trace's streams (a later row with the same key replaces an earlier one)."""
         self.conn.executemany("INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?)", rows)
 
-    def add_kernels(self, rows: Iterable[tuple]) -> None:
-        """Rows in ``kernels`` column order, without ``id`` (assigned in insertion order)."""
+    def add_kernels(self, rows: Iterable[KernelRow]) -> None:
+        """Store kernels; each gets the next ``id`` (insertion order)."""
         self.conn.executemany(
             "INSERT INTO kernels (name, short, start_ns, end_ns, device, stream, graph_id, "
             "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, max_ns)"
@@ -148,12 +239,22 @@ class StoreWriter:
     def commit(self) -> Path:
         """Finish the store and atomically move it into place; return its path."""
         c = self.conn
-        c.executescript(INDEXES)
-        c.commit()
-        c.close()
-        self._conn = None
-        with open(self.tmp_path, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(self.tmp_path, self.final_path)
+        try:
+            c.executescript(INDEXES)
+            c.commit()
+            c.close()
+            self._conn = None
+            with open(self.tmp_path, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(self.tmp_path, self.final_path)
+        except (sqlite3.Error, OSError) as e:
+            raise InputError(f"cannot write the run store: {_reason(e)}",
+                             path=self.final_path) from None
         self._committed = True
         return self.final_path
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.strerror} ({e.filename})" if e.filename else e.strerror
+    return str(e)

@@ -42,7 +42,7 @@ def test_every_file_converts_through_the_cli(tmp_path: Path, folder: str) -> Non
     store = RunStore(store_path(tmp_path, folder))
     assert len(store.stages()) == 1
     nodes = len(parse_dump(_file(folder)).select().nodes)
-    stored = sum(len(store.nodes(0, layer["layer"])) for layer in store.layers(0))
+    stored = sum(len(store.nodes(0, layer.layer)) for layer in store.layers(0))
     assert stored + len(store.nodes(0, -1)) == nodes
 
 

@@ -3,8 +3,9 @@ werkzeug client over the full TensorBoard WSGI app, so routing, the path prefix 
 TensorBoard's middlewares are exercised as in production."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 from tensorboard.backend import application
@@ -12,7 +13,11 @@ from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
 from tb_ad_layer.convert import convert
-from tb_ad_layer.plugin.plugin import AdLayerPlugin
+from tb_ad_layer.plugin.data import PluginData
+from tb_ad_layer.plugin.plugin import AdLayerPlugin, route_table
+from tb_ad_layer.plugin.responses import Payload
+from tb_ad_layer.plugin.routes import Query
+from tb_ad_layer.plugin.static_files import StaticFiles
 from tests.conftest import DUMPS
 from tests.plugin.fake_trace import convert_with_trace
 
@@ -35,8 +40,15 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_logdir(tmp_path_factory.mktemp("logdir"))
 
 
-def make_client(logdir: Path | None, path_prefix: str = "") -> tuple[Client, AdLayerPlugin]:
+def make_client(logdir: Path | None, path_prefix: str = "", *, data: PluginData | None = None,
+                static: StaticFiles | None = None) -> tuple[Client, AdLayerPlugin]:
+    """A client of TensorBoard's WSGI app serving our plugin over ``logdir``, optionally with
+    its data layer or static files replaced (before TensorBoard asks for its routes)."""
     plugin = AdLayerPlugin(base_plugin.TBContext(logdir=str(logdir) if logdir else ""))
+    if data is not None:
+        plugin.data = data
+    if static is not None:
+        plugin.static = static
     app = application.TensorBoardWSGI([plugin], path_prefix=path_prefix)
     return Client(app), plugin
 
@@ -45,3 +57,18 @@ def make_client(logdir: Path | None, path_prefix: str = "") -> tuple[Client, AdL
 def client(logdir: Path) -> Iterator[Client]:
     c, _ = make_client(logdir)
     yield c
+
+
+def answer(data: PluginData, path: str, **params: object) -> Payload:
+    """Call the handler of route ``api/<path>`` as a request with ``params`` would (values as
+    query strings; None for absent ones). Raises ApiError as the handler does."""
+    route = next(r for r in route_table(data, StaticFiles()) if r.path == f"/api/{path}")
+    unknown = set(params) - set(route.params)
+    assert not unknown, f"{path} takes no {unknown}"
+    values = tuple(None if params.get(p) is None else str(params[p]) for p in route.params)
+    return route.handler(Query(route.path, values, ""))
+
+
+def call(data: PluginData, path: str, **params: object) -> Any:
+    """:func:`answer`'s body decoded."""
+    return json.loads(answer(data, path, **params).body)

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter, store_path
 
 MAIN = "pid100/dev0/ctx1/s7"
 AUX = "pid100/dev0/ctx1/s9"
-STREAMS = [(MAIN, "GPU 0 · stream 7", 0, 100, 1, 7), (AUX, "GPU 0 · stream 9 (aux)", 0, 100, 1, 9)]
+STREAMS = [StreamRow(MAIN, "GPU 0 · stream 7", 0, 100, 1, 7),
+           StreamRow(AUX, "GPU 0 · stream 9 (aux)", 0, 100, 1, 9)]
 SKIP_OPS = ("<built-in function getitem>", "placeholder", "output")
 
 
@@ -32,7 +34,7 @@ def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 
     more unmapped kernels (to make timelines dense). Durations are multiplied by ``scale``."""
 
     def attach(lg: Any, docs: list[dict[str, Any]], writer: StoreWriter | None) -> dict[str, Any]:
-        rows: list[tuple] = []
+        rows: list[KernelRow] = []
         t = 0
         mapped = 0
         for doc in docs:
@@ -49,12 +51,12 @@ def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 
                     dur = int((800 + (i * 37 + j * 101) % 1500) * scale)
                     short = f"{node['label']}_k{j}"
                     name = f"void {short}<cutlass::bfloat16_t, 128>(Params<&x>)"
-                    rows.append((name, short, start, start + dur, 0, stream, 7, len(rows),
-                                 5000 + layer, layer, node["id"], None, replays, dur,
-                                 dur - 50, dur + 400))
+                    rows.append(KernelRow(name, short, start, start + dur, 0, stream, 7,
+                                          len(rows), 5000 + layer, layer, node["id"], None,
+                                          replays, dur, dur - 50, dur + 400))
                     node["kernels"].append({
-                        "kernel": short, "name": name, "duration_us": _us(dur), "stream": stream,
-                        "start_us": _us(start),
+                        "kernel": short, "name": name, "duration_us": _us(dur),
+                        "replay_duration_us": _us(dur), "stream": stream, "start_us": _us(start),
                         "stats": {"count": replays, "median_us": _us(dur),
                                   "min_us": _us(dur - 50), "max_us": _us(dur + 400)}})
                     layer_kernels.append((start, start + dur, stream, short, dur, node["id"]))
@@ -66,9 +68,9 @@ def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 
                     t = start
             for e in range(1 + extra_per_layer):
                 dur = 700
-                rows.append(("void at::native::FillFunctor<float>()", "FillFunctor", t, t + dur,
-                             0, MAIN, 7, len(rows), 5000 + layer, layer, None, "no matching op",
-                             replays, dur, dur, dur))
+                rows.append(KernelRow("void at::native::FillFunctor<float>()", "FillFunctor", t,
+                                      t + dur, 0, MAIN, 7, len(rows), 5000 + layer, layer, None,
+                                      "no matching op", replays, dur, dur, dur))
                 layer_kernels.append((t, t + dur, MAIN, "FillFunctor", dur, None))
                 groups["unmapped"] = groups.get("unmapped", 0.0) + dur
                 t += dur + 100
@@ -88,15 +90,23 @@ def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 
                 "num_streams": len(streams), "start_us": _us(start_l),
                 "span_us": _us(end_l - start_l),
                 "groups": {g: _us(v) for g, v in groups.items()}, "streams": streams,
-                "unmapped": [{"kernel": k[3], "duration_us": _us(k[4]), "reason": "no matching op"}
+                "unmapped": [{"kernel": k[3], "name": "void at::native::FillFunctor<float>()",
+                              "duration_us": _us(k[4]), "stream": k[2],
+                              "start_us": _us(k[0]), "reason": "no matching op"}
                              for k in layer_kernels if k[5] is None]}
             t += 2000
         if writer is not None:
             writer.add_streams(STREAMS)
             writer.add_kernels(rows)
-        return {"source": "fake_decode.nsys.sqlite", "phase": "decode", "kernel_count": len(rows),
-                "num_streams": 2, "devices": [0], "graph_id": 7, "replays": replays,
-                "mapped_share": round(mapped / len(rows), 3) if rows else 0.0}
+        return {"source": "fake_decode.nsys.sqlite", "read_from": "fake_decode.nsys.sqlite",
+                "format": "nsys-sqlite", "phase": "decode", "schema_version": "3.11",
+                "graph_id": 7, "replays": replays, "devices": [0], "device": 0,
+                "num_streams": 2, "mapped_share": round(mapped / len(rows), 3) if rows else 0.0,
+                "kernel_count": len(rows), "method": "graph-node-ids", "main_stream": MAIN,
+                "graph_trace_mode": "node", "graph_node_count": len(rows),
+                "layers_found": len(docs), "anchor": "FillFunctor", "consistency": 1.0,
+                "warnings": [], "unmapped": {"no matching op": len(docs) * (1 + extra_per_layer)},
+                "graph_launch_blocks": 0}
 
     return attach
 

@@ -16,7 +16,7 @@ from tb_ad_layer.plugin.discovery import RunDiscovery
 from tb_ad_layer.plugin.errors import ApiError
 from tb_ad_layer.store.writer import store_path
 from tests.conftest import DUMPS
-from tests.plugin.conftest import BASE, make_client
+from tests.plugin.conftest import BASE, call, make_client
 from tests.plugin.fake_trace import convert_with_trace
 
 
@@ -29,7 +29,7 @@ class FakeClock:
 
 
 def names(data: PluginData) -> list[str]:
-    return [r["run"] for r in data.runs()["runs"]]
+    return [r["run"] for r in call(data, "runs")["runs"]]
 
 
 def test_runs_added_at_any_depth_and_rescans_throttled(tmp_path: Path) -> None:
@@ -47,19 +47,18 @@ def test_logdir_itself_as_a_run(tmp_path: Path) -> None:
     convert(DUMPS / "ad_llama", tmp_path, run="x")
     data = PluginData(tmp_path / "x")
     assert names(data) == ["."]
-    assert data.layer(".", None, 0)["run"] == "."
+    assert call(data, "layer", run=".", layer=0)["run"] == "."
 
 
 def test_replaced_store_is_served_fresh_at_once(tmp_path: Path) -> None:
     convert(DUMPS / "ad_llama", tmp_path, run="r")
     data = PluginData(tmp_path, rescan_interval=3600)
-    client, plugin = make_client(tmp_path)
-    plugin.data = data
+    client, _ = make_client(tmp_path, data=data)
     first = client.get(f"{BASE}/api/layer?run=r&layer=1")
     assert json.loads(first.get_data())["source_file"] == "085_compile_compile_model.txt"
-    assert [l["kind"] for l in data.runs()["runs"][0]["layers"]] == ["attention+mlp"] * 3
+    assert [l["kind"] for l in call(data, "runs")["runs"][0]["layers"]] == ["attention+mlp"] * 3
     convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])  # same name, new file
-    assert len(data.runs()["runs"][0]["stages"]) == 4
+    assert len(call(data, "runs")["runs"][0]["stages"]) == 4
     second = client.get(f"{BASE}/api/layer?run=r&layer=1")
     assert second.status_code == 200 and second.get_data() != first.get_data()
     assert json.loads(second.get_data())["attention"] == "mla"
@@ -73,10 +72,10 @@ def test_removed_run_disappears(tmp_path: Path) -> None:
     data = PluginData(tmp_path)
     data.discovery = RunDiscovery(tmp_path, clock=clock)
     assert names(data) == ["gone", "stays"]
-    data.layer("gone", None, 0)
+    call(data, "layer", run="gone", layer=0)
     shutil.rmtree(tmp_path / "gone")
     with pytest.raises(ApiError) as info:  # noticed at once through the stat, no rescan
-        data.layer("gone", None, 0)
+        call(data, "layer", run="gone", layer=0)
     assert info.value.status == 404 and info.value.known == ["stays"]
     assert names(data) == ["stays"]
     clock.now += 5
@@ -100,7 +99,7 @@ def test_links_out_of_the_logdir_are_not_followed(tmp_path: Path) -> None:
     assert names(data) == ["real"]
     for run in ("link_out/secret", "secret_run", "fake", "alias", "root", ".hidden_not"):
         with pytest.raises(ApiError):
-            data.layer_text(run, None, 0)
+            call(data, "layer", run=run, layer=0)
 
 
 def test_link_inside_the_logdir_is_followed(tmp_path: Path) -> None:
@@ -136,7 +135,7 @@ def test_other_schema_version_and_corrupt_store_are_listed_not_fatal(tmp_path: P
     assert "not a readable" in runs["junk"]["error"]
     for run in ("newer", "junk"):
         r = client.get(f"{BASE}/api/layer?run={run}&layer=0")
-        assert r.status_code == 404
+        assert r.status_code == 409
         assert "cannot be read" in json.loads(r.get_data())["error"]
     assert client.get(f"{BASE}/api/layer?run=good&layer=0").status_code == 200
     # A fixed store (re-converted) is picked up without restart.
@@ -192,14 +191,14 @@ def test_store_rewritten_in_place_is_an_error_not_a_crash(tmp_path: Path) -> Non
     for url in ("api/layer?run=r&layer=1", "api/layer?run=r&layer=2&stage=0",
                 "api/overview?run=r", "api/stages?run=r&layer=1", "api/runs"):
         r = client.get(f"{BASE}/{url}")
-        assert r.status_code in (200, 404, 503), (url, r.status_code)
+        assert r.status_code in (200, 409), (url, r.status_code)
         body = json.loads(r.get_data())
         assert "error" in body or "runs" in body
     convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])
     assert client.get(f"{BASE}/api/layer?run=r&layer=1").status_code == 200
 
 
-def test_store_damaged_under_an_open_connection_is_a_503(tmp_path: Path) -> None:
+def test_store_damaged_under_an_open_connection_says_how_to_rebuild(tmp_path: Path) -> None:
     convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])
     client, _ = make_client(tmp_path)
     assert client.get(f"{BASE}/api/layer?run=r&layer=1").status_code == 200
@@ -208,9 +207,11 @@ def test_store_damaged_under_an_open_connection_is_a_503(tmp_path: Path) -> None
     with open(path, "r+b") as f:
         f.write(os.urandom(st.st_size))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # identity unchanged: no reopen
-    for url in ("api/layer?run=r&layer=2", "api/overview?run=r&stage=0"):
+    for url in ("api/layer?run=r&layer=2", "api/overview?run=r&stage=0") * 2:
         r = client.get(f"{BASE}/{url}")
-        assert r.status_code == 503
-        assert "retry" in json.loads(r.get_data())["error"]
+        assert r.status_code == 409  # the same answer every time: retrying cannot help
+        error = json.loads(r.get_data())["error"]
+        assert "damaged" in error and "rebuild it with: tb-ad-layer convert" in error
+        assert "retry" not in error
     convert(DUMPS / "ad_dsv3", tmp_path, run="r")
     assert client.get(f"{BASE}/api/layer?run=r&layer=2").status_code == 200

@@ -23,14 +23,16 @@ def test_chrome_trace_of_a_store(logdir: Path) -> None:
     events = doc["traceEvents"]
     kernels = [e for e in events if e["ph"] == "X"]
     rows = store.kernels()
-    assert len(kernels) == len(rows) == store.meta["trace"]["kernel_count"]
-    by_node_id = {r[8]: r for r in rows}  # the fake trace numbers graph nodes by row
+    assert store.meta.trace is not None
+    assert len(kernels) == len(rows) == store.meta.trace.kernel_count
+    by_node_id = {r.graph_node_id: r for r in rows}  # the fake trace numbers graph nodes by row
     pids = set()
     for e in kernels:
         assert {"name", "cat", "ts", "dur", "pid", "tid", "args"} <= set(e)
         row = by_node_id[e["args"]["graph_node_id"]]
-        assert e["ts"] == round(row[3] / 1000, 3) and e["dur"] == round((row[4] - row[3]) / 1000, 3)
-        assert e["args"]["layer"] == row[10] and e["args"]["node"] == row[11]
+        assert e["ts"] == round(row.start_ns / 1000, 3)
+        assert e["dur"] == round((row.end_ns - row.start_ns) / 1000, 3)
+        assert e["args"]["layer"] == row.layer and e["args"]["node"] == row.node
         assert e["args"]["graph_id"] == 7 and e["args"]["stream"] in (MAIN, AUX)
         assert e["tid"] == (7 if e["args"]["stream"] == MAIN else 9)
         pids.add(e["pid"])
@@ -83,7 +85,7 @@ def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
     counts = {s: v.tensor.float_val[0] for s, v in values if v.tag == "ad_layer/node_count"}
     store = RunStore(store_path(tmp_path, "r"))
     layers = store.layers(0)
-    assert counts == {l["layer"]: l["node_count"] for l in layers}
+    assert counts == {l.layer: l.node_count for l in layers}
     gpu = {s: v.tensor.float_val[0] for s, v in values if v.tag == "ad_layer/gpu_time_us"}
     assert set(gpu) == {0, 1, 2, 3, 4} and all(v > 0 for v in gpu.values())
     assert all(v.metadata.plugin_data.plugin_name == "scalars" for _, v in values

@@ -6,9 +6,14 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 from werkzeug.test import Client
 
+from tb_ad_layer.contract.api import (CompareResponse, ErrorBody, LayerResponse, OverviewResponse,
+                                      StagesResponse, TimelineResponse, decode_runs)
+
+from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.static_files import StaticFiles
 from tests.plugin.conftest import BASE, make_client
 
@@ -50,6 +55,32 @@ def test_every_endpoint_answers(logdir: Path, prefix: str, url: str) -> None:
         json.loads(r.get_data())
 
 
+#: The record each API route answers with.
+RECORDS = {"api/layer": LayerResponse, "api/overview": OverviewResponse,
+           "api/stages": StagesResponse, "api/timeline": TimelineResponse,
+           "api/compare": CompareResponse}
+
+
+@pytest.mark.parametrize("url", [u for u in ENDPOINTS if "download" not in u]
+                         + ["api/timeline?run=dsv3", "api/compare?a_run=dsv3&a_layer=1&b_layer=3"])
+def test_every_answer_is_a_record_of_the_contract(client: Client, url: str) -> None:
+    body = client.get(f"{BASE}/{url}").get_data()
+    path = url.split("?", 1)[0]
+    if path == "api/runs":
+        runs = decode_runs(body).runs
+        assert len(runs) == 4 and all(r.error is None for r in runs)
+    else:
+        msgspec.json.decode(body, type=RECORDS[path])
+
+
+def test_errors_are_records_of_the_contract(client: Client) -> None:
+    for url in ("api/layer?run=nope&layer=1", "api/nope", "api/download/x.png",
+                "api/timeline?run=dsv3&max_items=0"):
+        r = client.get(f"{BASE}/{url}")
+        assert r.status_code in (400, 404)
+        msgspec.json.decode(r.get_data(), type=ErrorBody)
+
+
 def test_api_layer_matches_contract(client: Client) -> None:
     doc = get_json(client, f"{BASE}/api/layer?run=traced/decode&layer=3")
     assert isinstance(doc, dict)
@@ -74,6 +105,9 @@ def test_api_layer_matches_contract(client: Client) -> None:
     ("api/download/trace.json?run=dsv3", 404, []),
     ("api/download/layer.svg?run=dsv3&layer=1", 404, ["layer.json", "layer.dot", "trace.json"]),
     ("api/download/../layer.json?run=dsv3&layer=1", 404, None),
+    ("api/nope", 404, ["api/runs", "api/layer", "api/overview", "api/stages", "api/timeline",
+                       "api/compare", "api/download/layer.json", "api/download/layer.dot",
+                       "api/download/trace.json"]),
 ])
 def test_errors_are_json_with_known_values(client: Client, url: str, status: int,
                                            known: list | None) -> None:
@@ -135,11 +169,12 @@ def test_gzip_etag_head_and_methods(client: Client) -> None:
 
 
 def test_unexpected_failure_is_a_json_500(logdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    client, plugin = make_client(logdir)
+    data = PluginData(logdir)
 
     def boom(*_args: object) -> None:
         raise RuntimeError("secret detail")
-    monkeypatch.setattr(plugin.data, "payload", boom)
+    monkeypatch.setattr(data, "runs_payload", boom)
+    client, _ = make_client(logdir, data=data)
     r = client.get(f"{BASE}/api/runs")
     assert r.status_code == 500
     assert json.loads(r.get_data()) == {"error": "internal error: RuntimeError", "known": []}
@@ -171,8 +206,7 @@ def test_plugin_entry_page_imports_index_js(client: Client) -> None:
 
 
 def test_index_js_fallback_when_frontend_not_built(logdir: Path, tmp_path: Path) -> None:
-    client, plugin = make_client(logdir)
-    plugin.static = StaticFiles(tmp_path / "no_static")
+    client, _ = make_client(logdir, static=StaticFiles(tmp_path / "no_static"))
     r = client.get(f"{BASE}/index.js")
     assert r.status_code == 200
     assert r.headers["Content-Type"] == "text/javascript; charset=utf-8"
@@ -194,8 +228,7 @@ def test_static_files(logdir: Path, tmp_path: Path) -> None:
     outside = tmp_path / "secret.txt"
     outside.write_text("secret")
     os.symlink(outside, static / "leak.txt")
-    client, plugin = make_client(logdir)
-    plugin.static = StaticFiles(static)
+    client, _ = make_client(logdir, static=StaticFiles(static))
     index = client.get(f"{BASE}/index.js", headers={"Accept-Encoding": "gzip"})
     assert index.status_code == 200 and index.headers["Content-Encoding"] == "gzip"
     assert gzip.decompress(index.get_data()).startswith(b"export function render()")

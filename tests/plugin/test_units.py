@@ -5,20 +5,31 @@ import pytest
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
+import msgspec
+
+from tb_ad_layer.contract.api import CompareSide
+from tb_ad_layer.contract.document import ExternalInput, LayerDocument, LayerNode, Weight
 from tb_ad_layer.plugin.compare import compare_docs, match_nodes
 from tb_ad_layer.plugin.data import parse_float, parse_int
 from tb_ad_layer.plugin.errors import ApiError
 from tb_ad_layer.plugin.responses import accepts_gzip, safe_filename
-from tb_ad_layer.plugin.timeline import KernelIndex, timeline
+from tb_ad_layer.plugin.timeline import KernelIndex
+from tb_ad_layer.plugin.timeline import timeline as timeline_answer
+from tb_ad_layer.store.records import KernelSpan, StreamRow
 
-STREAMS = [{"stream": "s1", "label": "GPU 0 · stream 1", "device": 0},
-           {"stream": "s2", "label": "GPU 0 · stream 2", "device": 0}]
+STREAMS = [StreamRow("s1", "GPU 0 · stream 1", 0, 1, 1, 1),
+           StreamRow("s2", "GPU 0 · stream 2", 0, 1, 1, 2)]
 
 
 def index(rows: list[tuple]) -> KernelIndex:
     """rows: (id, start_ns, end_ns, stream, layer)."""
-    return KernelIndex.from_rows(STREAMS, [(i, f"k{i}", f"k{i}", s, e, st, layer, f"n{i}", 0)
-                                           for i, s, e, st, layer in sorted(rows, key=lambda r: r[1])])
+    return KernelIndex.from_rows(STREAMS, [KernelSpan(st, i, f"k{i}", f"k{i}", s, e, 0, layer,
+                                                      f"n{i}") for i, s, e, st, layer in rows])
+
+
+def timeline(idx: KernelIndex, layer: int | None, start_us: float | None,
+             end_us: float | None, max_items: int = 4000) -> dict:
+    return msgspec.to_builtins(timeline_answer(idx, "r", layer, start_us, end_us, max_items))
 
 
 def test_timeline_overlaps_count_once_and_long_kernels_reach_into_windows() -> None:
@@ -61,10 +72,26 @@ def test_timeline_empty_window_and_zero_width() -> None:
 
 
 def node(nid: str, op: str, weights: tuple[str, ...] = (), inputs: tuple[str, ...] = (),
-         shape: str = "2x8", group: str = "mla", time_us: float = 0.0) -> dict:
-    return {"id": nid, "op": op, "shape": shape, "dtype": "torch.bfloat16", "group": group,
-            "inputs": list(inputs), "time_us": time_us,
-            "weights": [{"name": w, "shape": "8x8", "dtype": "torch.bfloat16"} for w in weights]}
+         shape: str = "2x8", group: str = "mla", time_us: float = 0.0) -> LayerNode:
+    return LayerNode(id=nid, op=op, label=op, node_kind="call", shape=shape,
+                     dtype="torch.bfloat16", group=group, sub_group=None, stream="main",
+                     inputs=list(inputs), args="", line=0, kernels=[], time_us=time_us,
+                     weights=[Weight(name=w, shape="8x8", dtype="torch.bfloat16")
+                              for w in weights])
+
+
+def doc(nodes: list[LayerNode], external: tuple[str, ...] = ()) -> LayerDocument:
+    return LayerDocument(layer=0, kind="moe", attention="mla", source_file="f.txt",
+                         module="(root)", nodes=nodes, edges=[], external_inputs=[
+                             ExternalInput(id=e, label="residual", kind="residual", shape="2x8",
+                                           dtype="torch.bfloat16", layer=None)
+                             for e in external],
+                         group_counts={}, trace_summary=None)
+
+
+def compare(a: LayerDocument, b: LayerDocument) -> dict:
+    side = CompareSide(run="r", stage=0, layer=0, time_us=0.0)
+    return msgspec.to_builtins(compare_docs(side, a, side, b))
 
 
 def test_matching_uses_weight_roles_then_position() -> None:
@@ -77,7 +104,7 @@ def test_matching_uses_weight_roles_then_position() -> None:
          node("add_5", "aten.add", inputs=("mm_8", "mm_9")),
          node("relu", "aten.relu")]
     assert match_nodes(a, b) == {"mm_1": "mm_8", "mm_2": "mm_9", "add_1": "add_5"}
-    out = compare_docs({"nodes": a, "external_inputs": []}, {"nodes": b, "external_inputs": []})
+    out = compare(doc(a), doc(b))
     assert out["only_a"] == ["add_2"] and out["only_b"] == ["relu"]
     assert {m["a"]: m["status"] for m in out["matches"]} == {
         "mm_1": "same", "mm_2": "same", "add_1": "same"}
@@ -88,15 +115,14 @@ def test_changed_nodes_and_deltas() -> None:
          node("y", "aten.add", inputs=("x", "res"), group="moe", time_us=2.0)]
     b = [node("x", "aten.mm", ("layers_2_w",), shape="4x8", group="moe", time_us=8.0),
          node("y", "aten.add", inputs=("res", "x"), group="moe", time_us=2.0)]
-    ext = [{"id": "res", "label": "residual", "kind": "residual"}]
-    out = compare_docs({"nodes": a, "external_inputs": ext}, {"nodes": b, "external_inputs": ext})
+    out = compare(doc(a, ("res",)), doc(b, ("res",)))
     changes = {m["a"]: m["changes"] for m in out["matches"]}
     assert changes == {"x": ["shape"], "y": ["inputs"]}
     assert out["counts"] == {"same": 0, "changed": 2, "only_a": 0, "only_b": 0}
     assert out["groups"] == [{"group": "moe", "a_us": 12.0, "b_us": 10.0, "delta_us": -2.0,
                               "delta_pct": -16.7}]
     assert out["layer"]["delta_pct"] == -16.7
-    zero = compare_docs({"nodes": [], "external_inputs": []}, {"nodes": [], "external_inputs": []})
+    zero = compare(doc([]), doc([]))
     assert zero["layer"] == {"a_us": 0.0, "b_us": 0.0, "delta_us": 0.0, "delta_pct": None}
 
 

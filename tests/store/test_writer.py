@@ -30,10 +30,12 @@ def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -
     assert store.outside_count(0) == len(store.nodes(0, -1)) == lg.layer.count(None) > 0
     for index in lg.layers:
         assert store.layer_doc_text(0, index) == dumps(layer_document(lg, index))
-    outside = store.query("SELECT nodes FROM outside WHERE stage=0")[0][0]
-    assert json.loads(outside) == outside_nodes(lg)
-    assert {t for (t,) in store.query("SELECT name FROM sqlite_master WHERE type='table'")} \
+    outside = [{k: v for k, v in n.items() if k != "layer"} for n in store.nodes(0, -1)]
+    assert outside == json.loads(json.dumps(outside_nodes(lg)))
+    conn = sqlite3.connect(store.path)
+    assert {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} \
         == {"meta", "files", "stages", "layers", "outside", "streams", "kernels"}
+    conn.close()
 
 
 def test_failed_write_leaves_no_store(tmp_path: Path) -> None:

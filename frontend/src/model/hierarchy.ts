@@ -199,7 +199,7 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
         from = inputKey(e.from);
         // An edge from an id the response does not describe: shown as an input named by its id.
         if (alias.has(from)) from = alias.get(from)!;
-        else if (!items.has(from)) addInput({ id: e.from, label: e.from, shape: e.shape ?? "?", dtype: "", kind: "unknown" });
+        else if (!items.has(from)) addInput({ id: e.from, label: e.from, shape: e.shape ?? "?", dtype: "", kind: "unknown", layer: null });
       }
       const sig = `${from}\u0000${to}`;
       if (seen.has(sig)) continue;

@@ -16,13 +16,14 @@ export function loadTimeline(run: string): TimelineResponse {
 export function miniLayer(layer: number, spec: [string, string, string | null, string[], number?][], ext: string[] = []): LayerResponse {
   const nodes = spec.map(([id, group, sub, inputs, time]) => ({
     id, op: `aten.${id}.default`, label: id, node_kind: "call" as const, shape: "8x16", dtype: "torch.bfloat16",
-    group, sub_group: sub, inputs, weights: [], kernels: time ? [{ kernel: `k_${id}`, name: `void k_${id}<float>()`, duration_us: time, stream: "dev0/ctx1/s7", start_us: 0 }] : [],
+    group, sub_group: sub, stream: "main" as const, inputs, weights: [], args: "", line: 0,
+    kernels: time ? [{ kernel: `k_${id}`, name: `void k_${id}<float>()`, duration_us: time, replay_duration_us: time, stream: "dev0/ctx1/s7", start_us: 0, stats: null }] : [],
     time_us: time ?? 0,
   }));
   const edges = nodes.flatMap((n) => n.inputs.map((i) => ({ from: i, to: n.id, shape: "8x16" })));
   return {
-    run: "mini", stage: 0, layer, kind: "moe", attention: "mla", nodes, edges,
-    external_inputs: ext.map((id) => ({ id, label: `input ${id}`, shape: "8x16", dtype: "torch.bfloat16", kind: "residual" })),
-    trace_summary: null,
+    run: "mini", stage: 0, layer, kind: "moe", attention: "mla", source_file: "mini.txt", module: "(root)", nodes, edges,
+    external_inputs: ext.map((id) => ({ id, label: `input ${id}`, shape: "8x16", dtype: "torch.bfloat16", kind: "residual", layer: null })),
+    group_counts: {}, trace_summary: null,
   };
 }

@@ -55,11 +55,12 @@ describe("buildHierarchy on the DeepSeek-V3 fixture", () => {
   });
 
   it("folds many external inputs of one kind into one input item with a count", () => {
-    const x = (id: string, label: string) => ({ id, label, shape: "3", dtype: "torch.int32", kind: "" });
+    const x = (id: string, label: string) => ({ id, label, shape: "3", dtype: "torch.int32", kind: "", layer: null });
     const meta = ["batch_info_host", "cu_seqlen_host", "cu_num_pages", "cache_loc", "last_page_len", "seq_len_host", "a", "b", "c", "d"];
     const doc = {
-      run: "r", stage: 0, layer: 0, kind: "dense", attention: "", trace_summary: null,
-      nodes: [{ id: "attn", op: "attention", label: "attention", node_kind: "call" as const, shape: "1", dtype: "", group: "attn", sub_group: null, inputs: [...meta, "pos"], weights: [], kernels: [], time_us: 0 }],
+      run: "r", stage: 0, layer: 0, kind: "attention+mlp", attention: "", trace_summary: null,
+      source_file: "001_export_export_to_gm.txt", module: "(root)", group_counts: { attention: 1 },
+      nodes: [{ id: "attn", op: "attention", label: "attention", node_kind: "call" as const, shape: "1", dtype: "", group: "attn", sub_group: null, stream: "main" as const, args: "", line: 1, inputs: [...meta, "pos"], weights: [], kernels: [], time_us: 0 }],
       edges: [...meta, "pos"].map((m) => ({ from: m, to: "attn", shape: "3" })),
       external_inputs: [...meta.map((m) => x(m, "batch metadata")), x("pos", "position ids")],
     };

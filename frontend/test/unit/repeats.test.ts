@@ -53,10 +53,13 @@ describe("repeated blocks", () => {
     const seq = unrolled(64);
     const nodes: LayerNode[] = seq.map((s, i) => ({
       id: `n${i}`, op: s.op, label: s.op, node_kind: "call", shape: "4x8", dtype: "torch.bfloat16", group: "gdn",
-      sub_group: "gdn_delta_rule", inputs: s.inputs.filter((j) => j >= 0).map((j) => `n${j}`), weights: [], kernels: [], time_us: 0,
+      sub_group: "gdn_delta_rule", stream: "main", args: "", line: i + 1, inputs: s.inputs.filter((j) => j >= 0).map((j) => `n${j}`), weights: [], kernels: [], time_us: 0,
     }));
     const edges = nodes.flatMap((n) => n.inputs.map((f) => ({ from: f, to: n.id, shape: "4x8" })));
-    const doc: LayerResponse = { run: "r", stage: 0, layer: 0, kind: "gdn", attention: "", nodes, edges, external_inputs: [], trace_summary: null };
+    const doc: LayerResponse = {
+      run: "r", stage: 0, layer: 0, kind: "gdn", attention: "", source_file: "001_export_export_to_gm.txt", module: "(root)",
+      nodes, edges, external_inputs: [], group_counts: { gdn: nodes.length }, trace_summary: null,
+    };
     const h = buildHierarchy([doc]);
     const sub = h.items.get("g:L0/gdn/gdn_delta_rule")!;
     assert.equal(sub.children.length, 3 + 1 + 1);

@@ -11,10 +11,10 @@ const STAGES: StagesResponse = {
   run: "r",
   layer: 2,
   stages: [
-    { index: 7, file: "085_compile_compile_model.txt", transform: "compile_model", node_count: 4, added: ["f"], removed: ["c", "d"], changed: ["a"] },
-    { index: 0, file: "001_export_export_to_gm.txt", transform: "export_to_gm", node_count: 4, added: [], removed: [], changed: [] },
-    { index: 3, file: "040_pattern_matcher.txt", transform: "pattern_matcher", node_count: 5, added: ["e"], removed: [], changed: [] },
-    { index: 5, file: "060_sharding.txt", transform: "sharding", node_count: 5, added: [], removed: [], changed: [] },
+    { index: 7, file: "085_compile_compile_model.txt", stage: "compile", transform: "compile_model", node_count: 4, added: ["f"], removed: ["c", "d"], changed: ["a"] },
+    { index: 0, file: "001_export_export_to_gm.txt", stage: "export", transform: "export_to_gm", node_count: 4, added: [], removed: [], changed: [] },
+    { index: 3, file: "040_pattern_matcher.txt", stage: "pattern_matcher", transform: "pattern_matcher", node_count: 5, added: ["e"], removed: [], changed: [] },
+    { index: 5, file: "060_sharding.txt", stage: "sharding", transform: "sharding", node_count: 5, added: [], removed: [], changed: [] },
   ],
 };
 
@@ -69,11 +69,13 @@ describe("stage view model", () => {
 });
 
 const OV: OverviewResponse = {
+  run: "r",
+  stage: 7,
   layers: [
-    { layer: 1, kind: "dense", node_count: 10, gpu_time_us: 100, groups: { mla: 60, mlp: 30, norm: 10 }, group_counts: { mla: 6, mlp: 2, norm: 2 } },
-    { layer: 0, kind: "dense", node_count: 9, gpu_time_us: 90, groups: { mla: 50, mlp: 30, norm: 10 }, group_counts: { mla: 5, mlp: 2, norm: 2 } },
-    { layer: 2, kind: "moe", node_count: 20, gpu_time_us: 210, groups: { moe: 120, mla: 60, norm: 10, [UNMAPPED]: 1 }, group_counts: { moe: 10, mla: 6, norm: 4 } },
-    { layer: 3, kind: "moe", node_count: 20, gpu_time_us: 200, groups: { moe: 100, mla: 60, norm: 10 } },
+    { layer: 1, kind: "dense", attention: "mla", node_count: 10, gpu_time_us: 100, groups: { mla: 60, mlp: 30, norm: 10 }, group_counts: { mla: 6, mlp: 2, norm: 2 } },
+    { layer: 0, kind: "dense", attention: "mla", node_count: 9, gpu_time_us: 90, groups: { mla: 50, mlp: 30, norm: 10 }, group_counts: { mla: 5, mlp: 2, norm: 2 } },
+    { layer: 2, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 210, groups: { moe: 120, mla: 60, norm: 10, [UNMAPPED]: 1 }, group_counts: { moe: 10, mla: 6, norm: 4 } },
+    { layer: 3, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 200, groups: { moe: 100, mla: 60, norm: 10 }, group_counts: {} },
   ],
   none_node_count: 7,
 };
@@ -95,14 +97,14 @@ describe("overview model", () => {
   });
 
   it("stacks node counts by group without a trace", () => {
-    const noTrace: OverviewResponse = { layers: OV.layers.map((l) => ({ ...l, gpu_time_us: null, groups: {} })), none_node_count: 0 };
+    const noTrace: OverviewResponse = { ...OV, layers: OV.layers.map((l) => ({ ...l, gpu_time_us: null, groups: {} })), none_node_count: 0 };
     const m = overviewModel(noTrace);
     assert.equal(m.metric, "nodes");
     assert.deepEqual(m.bars[0].segments.map((s) => [s.group, s.value]), [["norm", 2], ["mla", 5], ["mlp", 2]]);
     assert.equal(m.bars[0].total, 9);
     // No group counts: one "other" segment of the node count.
     assert.deepEqual(m.bars[3].segments, [{ group: "other", value: 20, start: 0 }]);
-    assert.equal(overviewModel({ layers: [], none_node_count: 0 }).bars.length, 0);
+    assert.equal(overviewModel({ run: "r", stage: 0, layers: [], none_node_count: 0 }).bars.length, 0);
     assert.equal(overviewModel(null).metric, "nodes");
   });
 
@@ -138,7 +140,7 @@ describe("overview model", () => {
     const groups: Record<string, number> = {};
     for (const n of L.nodes) groups[n.group] = (groups[n.group] ?? 0) + n.time_us;
     const total = Object.values(groups).reduce((a, b) => a + b, 0);
-    const m = overviewModel({ layers: [{ layer: 1, kind: L.kind, node_count: L.nodes.length, gpu_time_us: total, groups }], none_node_count: 0 });
+    const m = overviewModel({ run: "r", stage: 0, layers: [{ layer: 1, kind: L.kind, attention: L.attention, node_count: L.nodes.length, gpu_time_us: total, groups, group_counts: {} }], none_node_count: 0 });
     assert.ok(Math.abs(m.bars[0].segments.reduce((a, s) => a + s.value, 0) - total) < 1e-6);
   });
 });

@@ -1,0 +1,130 @@
+"""The run store's rows as named records: what the writer takes and the reader returns.
+
+Rows are NamedTuples: SQLite takes and gives tuples, so a record costs nothing on the way in
+or out, and fields are read by name (``row.start_ns``) rather than by position. The reader
+validates every row it returns against these types (:func:`msgspec.convert`), so a store whose
+columns hold the wrong kind of value is reported as damaged instead of serving it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import msgspec
+
+from tb_ad_layer.contract.api import TraceInfo
+
+
+class KernelRow(NamedTuple):
+    """One kernel (or copy, or whole CUDA graph launch) of the stored replay or forward pass,
+    as the converter writes it. Times are ns relative to the start of that replay."""
+
+    name: str               #: full demangled name
+    short: str              #: short name, e.g. nvjet_gemm
+    start_ns: int
+    end_ns: int
+    device: int | None
+    stream: str             #: stream key, e.g. pid1234/dev0/ctx1/s7 (a ``streams`` row)
+    graph_id: int | None
+    graph_node_id: int | None
+    correlation: int | None
+    layer: int | None       #: decoder layer it was mapped to
+    node: str | None        #: node id it was mapped to
+    reason: str | None      #: why it was not mapped to a node
+    replays: int | None     #: replays it was seen in (column ``count``)
+    median_ns: float | None  #: duration statistics over those replays (a median may be x.5)
+    min_ns: int | None
+    max_ns: int | None
+
+
+class StoredKernel(NamedTuple):
+    """A :class:`KernelRow` as read back, with the ``id`` the store gave it (insertion order)."""
+
+    id: int
+    name: str
+    short: str
+    start_ns: int
+    end_ns: int
+    device: int | None
+    stream: str
+    graph_id: int | None
+    graph_node_id: int | None
+    correlation: int | None
+    layer: int | None
+    node: str | None
+    reason: str | None
+    replays: int | None
+    median_ns: float | None
+    min_ns: int | None
+    max_ns: int | None
+
+
+class KernelSpan(NamedTuple):
+    """A stored kernel as a timeline draws it (:meth:`RunStore.kernel_spans`)."""
+
+    stream: str
+    id: int
+    short: str
+    name: str
+    start_ns: int
+    end_ns: int
+    device: int | None
+    layer: int | None
+    node: str | None
+
+
+class StreamRow(NamedTuple):
+    """One CUDA stream of the trace."""
+
+    key: str                #: stream key, e.g. pid1234/dev0/ctx1/s7
+    label: str              #: display name, e.g. "GPU 0 · stream 7"
+    device: int | None
+    pid: int | None
+    context: int | None
+    stream: int | None      #: the CUDA stream id
+
+
+class StageRecord(NamedTuple):
+    """One converted transform stage (``stages`` row)."""
+
+    idx: int                #: stage index: the API's ``stage`` parameter
+    file: str               #: dump file name
+    order: int              #: NNN prefix of the dump file: its place in the pipeline
+    stage: str
+    transform: str
+    module: str             #: GraphModule section converted
+    modules: list[str]      #: every GraphModule section of the dump file
+    node_count: int
+    call_count: int
+    layer_count: int
+
+
+class LayerRecord(NamedTuple):
+    """One layer of a stage, without its document (``layers`` row)."""
+
+    layer: int
+    kind: str
+    attention: str | None
+    node_count: int
+    gpu_time_us: float | None   #: null without a trace
+    group_counts: dict[str, int]
+
+
+class FileRecord(NamedTuple):
+    """An input file of the conversion."""
+
+    path: str
+    sha256: str
+    size: int
+    role: str               #: dump | trace
+
+
+class StoreMeta(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The ``meta`` table, one key per field (values are JSON)."""
+
+    schema_version: int
+    run: str
+    model: str
+    source_dir: str
+    converter_version: str
+    created: str
+    trace: TraceInfo | None
