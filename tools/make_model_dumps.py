@@ -39,9 +39,6 @@ Per model (tools/model_dumps/):
    all derived from the module structure.
 5. ``dump_check``: every written dump is read back and checked line by line (standard library
    only; tests/dump/test_model_fixtures.py uses the same checker).
-"""Write graph-dump fixtures from tiny Hugging Face models, exported the way AutoDeploy exports.
-
-(Docstring completed below.)
 """
 
 from __future__ import annotations
@@ -86,6 +83,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     print(f"torch {torch.__version__} (fixtures made with {TORCH_VERSION_USED}), transformers "
           f"{transformers.__version__} (fixtures made with {TRANSFORMERS_VERSION_USED})")
+    if args.real_writer.is_dir():
+        differ = check_writer(args.real_writer)
+        if differ:
+            print(f"the writer does not reproduce {differ}")
+            return 1
+        print(f"writer: same text as AutoDeploy's writer on {len(CASES)} dumps of {args.real_writer}")
+    if args.bench:
+        for name in BENCH:
+            start = time.monotonic()
+            for file, text_bytes, gz_bytes, nodes in make_bench(name, args.bench_out):
+                print(f"{file:<58} {text_bytes:>9} B ({gz_bytes} B gzip)  nodes={nodes}")
+            print(f"  ({time.monotonic() - start:.1f} s)")
+        return 0
     failed = []
     for name in args.models:
         start = time.monotonic()
