@@ -117,6 +117,14 @@ def test_benchmark_dumps_are_well_formed(path: Path) -> None:
     assert sum(len(s.nodes) for s in sections) > 7000
 
 
+def test_checker_accepts_every_file_of_the_real_writer() -> None:
+    """The checker is right about the format: AutoDeploy's own writer's files all pass."""
+    files = sorted((REPO.parent / "shared" / "dumps" / "real_writer").glob("*/*.txt"))
+    assert len(files) >= 10
+    for path in files:
+        assert check_dump(path.name, path.read_text(encoding="utf-8")), path
+
+
 def test_checker_rejects_what_the_writer_never_prints() -> None:
     good = ("# Transform: export_to_gm\n# Stage: export\n# GraphModules found: 1\n\n\n" + "=" * 80
             + "\n# GraphModule: (root)\n" + "=" * 80 + "\n\n%x : s70 + 3x64 : torch.bfloat16\n"
