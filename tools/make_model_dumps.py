@@ -30,7 +30,8 @@ Per model (tools/model_dumps/):
    loop over time steps, which export can only unroll for one length.
 3. ``writer``: ``001_export_export_to_gm.txt`` in the exact text of AutoDeploy's graph writer
    (``str(SymInt)`` dims such as ``s44xs70 + (Mod(4 - (Mod(s70, 4)), 4))x8x16``), then
-   AutoDeploy's ``cleanup_noop_slice`` and ``002_post_export_cleanup_noop_slice.txt``.
+   AutoDeploy's ``cleanup_noop_slice`` and ``002_post_export_cleanup_noop_slice.txt``, then its
+   ``cleanup_noop_add`` and ``003_post_export_cleanup_noop_add.txt`` where that changes the graph.
    ``writer_check`` rebuilds four graphs of shared/dumps/real_writer/ and compares the text
    with the real writer's files on every run.
 4. ``truth``: ``<stem>.truth.json`` beside each dump: per printed node its decoder layer from
