@@ -131,7 +131,9 @@ def test_checker_rejects_what_the_writer_never_prints() -> None:
             "%y = aten.neg.default(%x : s70 + 3x64 : torch.bfloat16) : s70 + 3x64 : torch.bfloat16\n"
             "output %y\n")
     assert check_dump("001_export_export_to_gm.txt", good)[0].nodes == ["x", "y"]
-    for bad in (good.replace("%y = aten", "%y aten"), good.replace("(%x :", "(%z :").replace(
-            "output %y", "%z : 4 : torch.float32\noutput %y"), good.replace(" : torch.bfloat16\noutput", "\noutput")):
+    used_before_defined = good.replace("(%x :", "(%z :").replace(
+        "output %y", "%z : 4 : torch.float32\noutput %y")
+    no_dtype = good.replace(" : torch.bfloat16\noutput", "\noutput")
+    for bad in (good.replace("%y = aten", "%y aten"), used_before_defined, no_dtype):
         with pytest.raises(DumpError):
             check_dump("001_export_export_to_gm.txt", bad)

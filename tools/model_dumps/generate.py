@@ -69,8 +69,8 @@ def make_fixture(spec: Spec, out_root: Path) -> List[Dict[str, Any]]:
     arch = type(model).__name__
     n_layers = int(model.config.num_hidden_layers)  # type: ignore[union-attr]
     maker = TruthMaker(model, decoder_layers_path(model, n_layers))
-    inputs = ad_export.example_inputs(spec.batch, spec.seq, int(model.config.vocab_size),  # type: ignore[union-attr]
-                                      seed=0)
+    vocab = int(model.config.vocab_size)  # type: ignore[union-attr]
+    inputs = ad_export.example_inputs(spec.batch, spec.seq, vocab, seed=0)
     gm = ad_export.export_to_gm(model, inputs, dynamic_seq=spec.dynamic_seq)
     rows = [write_stage(out_dir, 1, gm, *EXPORT_STAGE, maker, spec.name, arch,
                         spec.expected_kinds)]
