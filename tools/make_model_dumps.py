@@ -8,7 +8,7 @@ with torch 2.13.0 (CPU wheel) and transformers 5.23.0:
     pip install torch==2.13.0 transformers==5.23.0
     python tools/make_model_dumps.py                      # all fixtures
     python tools/make_model_dumps.py --models zamba2      # some
-    python tools/make_model_dumps.py --bench              # bench/data/*.txt.gz (about 25 min)
+    python tools/make_model_dumps.py --bench              # bench/data/*.txt.gz (about 15 CPU minutes)
 
 Output is byte-identical from one run to the next: seed 0 everywhere, memory addresses in
 targets pinned, gzip without timestamps, and the script re-runs itself under PYTHONHASHSEED=0.
