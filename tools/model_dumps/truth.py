@@ -51,6 +51,7 @@ def classify(module: torch.nn.Module) -> Optional[str]:
     - ``moe``: a module with an ``experts`` or ``router`` child, or a child whose class is named
       ``*Experts``;
     - ``mlp``: a module with feed-forward projections (``gate_proj``/``up_proj``/``down_proj``,
+      ``input_linear``/``output_linear``,
       ``fc1``/``fc2``, ...);
     - ``norm``: a class named ``*Norm*``.
     """
