@@ -16,7 +16,7 @@ from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel_map import load_kernel_map
-from tb_ad_layer.trace.mapping import LayerNodes
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
                       "per-kernel data")
@@ -33,16 +33,34 @@ class _Node:
     stream: str
 
 
+def _node(lg: LayeredGraph, j: int) -> _Node:
+    n = lg.graph.nodes[j]
+    return _Node(n.name, n.target, lg.group[j], lg.sub_group[j], lg.stream[j])
+
+
 def layer_nodes(lg: LayeredGraph) -> list[LayerNodes]:
     """The graph's layers in model order, with their call nodes in topological order."""
     out = []
     for index in sorted(lg.layers):
         info = lg.layers[index]
-        nodes = [_Node(n.name, n.target, lg.group[n.index], lg.sub_group[n.index],
-                       lg.stream[n.index])
-                 for n in (lg.graph.nodes[j] for j in info.members) if n.kind == "call"]
+        nodes = [_node(lg, j) for j in info.members if lg.graph.nodes[j].kind == "call"]
         out.append(LayerNodes(index=index, kind=info.kind, nodes=nodes))
     return out
+
+
+def model_nodes(lg: LayeredGraph) -> ModelNodes:
+    """The layers plus the call nodes outside every layer that come before the first layer's
+    nodes (embedding, metadata) and after the last layer's (final norm, lm head, gathers), in
+    graph order. Model-level nodes placed between layers are left out: they run inside some
+    layer's stretch of the replay."""
+    layers = layer_nodes(lg)
+    inside = [j for j, layer in enumerate(lg.layer) if layer is not None]
+    if not inside:
+        return ModelNodes(layers)
+    first, last = min(inside), max(inside)
+    calls = [j for j, layer in enumerate(lg.layer) if layer is None and lg.graph.nodes[j].kind == "call"]
+    return ModelNodes(layers, before=[_node(lg, j) for j in calls if j < first],
+                      after=[_node(lg, j) for j in calls if j > last])
 
 
 def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> str:
@@ -115,8 +133,9 @@ def trace_attacher(args: argparse.Namespace, progress: Progress
     def attach(lg: LayeredGraph, docs: list[dict[str, Any]],
                writer: StoreWriter | None) -> dict[str, Any]:
         progress(f"reading trace {args.trace}")
-        result = ingest_trace(args.trace, layer_nodes(lg), phase=args.phase, device=args.device,
-                              graph_id=args.graph_id, kernel_map=kmap, progress=progress)
+        result = ingest_trace(args.trace, model_nodes(lg), phase=args.phase, device=args.device,
+                              graph_id=args.graph_id, step=getattr(args, "step", None), kernel_map=kmap,
+                              progress=progress)
         return attach_trace(result, docs, writer, progress)
 
     return attach
