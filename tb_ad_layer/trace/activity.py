@@ -51,23 +51,33 @@ class GraphInfo:
 
 
 def stream_counts(db: TraceDB) -> list[StreamCount]:
-    """Kernels, copies and fills per stream, sorted by device then stream."""
+    """Kernels, copies and fills per stream, sorted by device then stream. The same scan counts
+    the kernel rows left out for bad values (``db.skipped``, with a warning)."""
     got = db.memo.get("stream_counts")
     if got is None:
         by_key: dict[tuple[int, int, int, int], StreamCount] = {}
-        queries = [("SELECT pid, dev, ctx, st, NULL, count(*) FROM k GROUP BY pid, dev, ctx, st", KIND_KERNEL),
-                   ("SELECT pid, dev, ctx, st, kind, count(*) FROM cp GROUP BY pid, dev, ctx, st, kind", "")]
-        for sql, fixed in queries:
-            for pid, dev, ctx, st, kind, n in db.rows(sql):
-                info = db.stream(pid, dev, ctx, st)
-                sc = by_key.setdefault((info.pid, info.device, info.context, info.stream), StreamCount(info))
-                what = fixed or kind
-                if what == KIND_KERNEL:
-                    sc.kernels += n
-                elif what == KIND_MEMCPY:
-                    sc.memcpy += n
-                elif what == KIND_MEMSET:
-                    sc.memset += n
+        bad = 0
+        kernel_rows = db.memo.get("kernels_per_stream") or db.rows(
+            "SELECT ok, pid, dev, ctx, st, count(*) FROM k_all GROUP BY ok, pid, dev, ctx, st")
+        rows = [(ok, pid, dev, ctx, st, KIND_KERNEL, n) for ok, pid, dev, ctx, st, n in kernel_rows]
+        rows += [(1, pid, dev, ctx, st, kind, n) for pid, dev, ctx, st, kind, n in db.rows(
+            "SELECT pid, dev, ctx, st, kind, count(*) FROM cp GROUP BY pid, dev, ctx, st, kind")]
+        for ok, pid, dev, ctx, st, kind, n in rows:
+            if not ok:
+                bad += n
+                continue
+            info = db.stream(pid, dev, ctx, st)
+            sc = by_key.setdefault((info.pid, info.device, info.context, info.stream), StreamCount(info))
+            if kind == KIND_KERNEL:
+                sc.kernels += n
+            elif kind == KIND_MEMCPY:
+                sc.memcpy += n
+            elif kind == KIND_MEMSET:
+                sc.memset += n
+        if bad:
+            db.skipped["kernels"] = bad
+            db.warnings.append(f"{db.source.name}: skipped {bad:,} kernel row(s) whose start/end or device/stream "
+                               f"ids are missing, not integers or out of range")
         got = db.memo["stream_counts"] = sorted(by_key.values(),
                                                  key=lambda c: (c.stream.device, c.stream.stream, c.stream.pid,
                                                                 c.stream.context))
@@ -93,25 +103,35 @@ def graphs(db: TraceDB, device: int | None = None) -> list[GraphInfo]:
 
 
 def _graphs_by_id(db: TraceDB) -> list[GraphInfo]:
-    nodes = {(dev, g): n for dev, g, n in db.rows(
-        "SELECT dev, g, count(DISTINCT n) FROM k WHERE g IS NOT NULL GROUP BY dev, g")}
+    """Graphs with ids and their launches, in one scan. A graph's node count is that of its
+    largest launch (a complete replay runs every node once); ``distinct_nodes`` counts exactly."""
     launches: dict[tuple[int, int], list[Launch]] = {}
     untimed: dict[tuple[int, int], int] = {}
-    for dev, g, c, n, distinct, busy, start in db.rows(
-            "SELECT dev, g, c, count(*), count(DISTINCT n), sum(max(e - s, 0)), min(s) FROM k "
-            "WHERE g IS NOT NULL GROUP BY dev, g, c"):
+    for dev, g, c, n, busy, start in db.rows(
+            "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL GROUP BY dev, g, c"):
         if c is None:
             untimed[(dev, g)] = n
             continue
-        launches.setdefault((dev, g), []).append(Launch(c, n, distinct, busy, start))
+        launches.setdefault((dev, g), []).append(Launch(c, n, n, busy, start))
     out = []
-    for key in sorted(nodes):
+    for key in sorted(set(launches) | set(untimed)):
         dev, g = key
         ls = sorted(launches.get(key, []), key=lambda launch: launch.start_ns)
+        nodes = max((x.kernels for x in ls), default=0)
         if key in untimed:  # no correlation ids: launches are unknown until cut by time
-            ls.append(Launch(-1, untimed[key], nodes[key], 0, 0))
-        out.append(GraphInfo(dev, g, nodes[key] or None, ls))
+            ls.append(Launch(-1, untimed[key], 0, 0, 0))
+            nodes = 0
+        out.append(GraphInfo(dev, g, nodes or None, ls))
     return out
+
+
+def distinct_nodes(db: TraceDB) -> dict[tuple[int, int], int]:
+    """(device, graph id) -> distinct kernel graph node ids (one more scan; for the inventory)."""
+    got = db.memo.get("distinct_nodes")
+    if got is None:
+        got = db.memo["distinct_nodes"] = {(dev, g): n for dev, g, n in db.rows(
+            "SELECT dev, g, count(DISTINCT n) FROM k WHERE g IS NOT NULL GROUP BY dev, g")}
+    return dict(got)
 
 
 def _graphs_by_launch(db: TraceDB) -> list[GraphInfo]:

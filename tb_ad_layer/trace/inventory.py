@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.trace.activity import graphs, nvtx_summary, stream_counts
+from tb_ad_layer.trace.activity import distinct_nodes, graphs, nvtx_summary, stream_counts
 from tb_ad_layer.trace.replay import select
 from tb_ad_layer.trace.steps import profiler_steps
 from tb_ad_layer.trace.tracedb import TraceDB
@@ -31,12 +31,14 @@ def inventory(db: TraceDB) -> dict[str, Any]:
             "stream": s.stream, "process": s.pid if nsys else None, "context": s.context,
             "kernels": sc.kernels, "memcpy": sc.memcpy, "memset": sc.memset})
     out_graphs: list[dict[str, Any]] = []
+    exact = distinct_nodes(db)
     for g in graphs(db):
         by_size: dict[int, int] = {}
         for launch in g.launches:
             by_size[launch.kernels] = by_size.get(launch.kernels, 0) + 1
         for size in sorted(by_size, reverse=True):
-            out_graphs.append({"graph_id": g.graph_id, "nodes": g.nodes if g.nodes is not None else size,
+            nodes = exact.get((g.device, g.graph_id), g.nodes) if g.graph_id is not None else None
+            out_graphs.append({"graph_id": g.graph_id, "nodes": nodes if nodes is not None else size,
                                "launches": by_size[size], "kernels_per_launch": size})
     blocks: dict[int | None, int] = {}
     for b in db.graph_launches:

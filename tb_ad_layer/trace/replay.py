@@ -100,26 +100,33 @@ def _launch_times(db: TraceDB, correlations: Sequence[int]) -> dict[int, int]:
 
 
 def _decode_by_node_ids(db: TraceDB, graph: GraphInfo, sel: Selection) -> Selection:
-    size = graph.nodes or 0
+    if any(launch.correlation == -1 for launch in graph.launches):
+        sel.graph_id = graph.graph_id
+        sel.graph_node_count = graph.nodes
+        return _decode_by_time(db, graph, sel)
+    # One scan gives the graph's distinct nodes and, per node, every launch's duration.
+    per_node = db.rows("SELECT n, json_group_array(c), json_group_array(max(e - s, 0)) FROM k "
+                       "WHERE dev = ? AND g = ? GROUP BY n", (sel.device, graph.graph_id))
+    size = sum(1 for n, _, _ in per_node if n is not None)
     sel.graph_id = graph.graph_id
     sel.graph_node_count = size
-    if any(launch.correlation == -1 for launch in graph.launches):
-        return _decode_by_time(db, graph, sel)
-    complete = [x for x in graph.launches if x.kernels == size and x.nodes == size]
+    complete = [x for x in graph.launches if x.kernels == size]
     if not complete:
-        biggest = max(graph.launches, key=lambda x: (x.nodes, x.kernels))
+        biggest = max(graph.launches, key=lambda x: x.kernels)
         sel.warnings.append(f"graph {graph.graph_id}: no replay runs all {size} graph nodes; showing the largest "
-                            f"({biggest.nodes} nodes)")
+                            f"({biggest.kernels} kernels)")
         complete = [biggest]
-    db.conn.execute("CREATE TEMP TABLE IF NOT EXISTS chosen_replays (c INTEGER PRIMARY KEY)")
-    db.conn.execute("DELETE FROM temp.chosen_replays")
-    db.conn.executemany("INSERT OR IGNORE INTO temp.chosen_replays VALUES (?)", ((x.correlation,) for x in complete))
+    keep = {x.correlation for x in complete}
+    every = len(keep) == len(graph.launches)
     stats: dict[int, ReplayStats] = {}
-    for node, text in db.rows("SELECT n, json_group_array(max(e - s, 0)) FROM k WHERE dev = ? AND g = ? "
-                              "AND c IN (SELECT c FROM temp.chosen_replays) GROUP BY n", (sel.device, graph.graph_id)):
-        values = sorted(json.loads(text))
-        if values:
-            stats[node] = _stats(values)
+    for node, corr_text, dur_text in per_node:
+        durations = json.loads(dur_text)
+        if not every:
+            durations = [d for c, d in zip(json.loads(corr_text), durations) if c in keep]
+        if node is not None and durations:
+            durations.sort()
+            stats[node] = _stats(durations)
+    del per_node
     db.graph_launch_table()
     chosen = _representative(complete, sel.step, _launch_times(db, [x.correlation for x in complete]))
     kernels = db.kernels("a.dev = ? AND a.c = ?", (sel.device, chosen.correlation))

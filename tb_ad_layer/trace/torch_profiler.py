@@ -43,6 +43,7 @@ CREATE TABLE cp (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st
 CREATE TABLE rt (s INTEGER, e INTEGER, pid INTEGER, tid INTEGER, c INTEGER, nm TEXT);
 CREATE TABLE rg (s INTEGER, e INTEGER, text TEXT, tid INTEGER, src TEXT);
 CREATE TABLE gne (s INTEGER, tid INTEGER, node INTEGER, orig INTEGER);
+CREATE VIEW k_all AS SELECT 1 AS ok, * FROM k;
 """
 
 Progress = Callable[[str], None]

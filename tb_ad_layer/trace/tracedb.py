@@ -6,7 +6,8 @@ in-memory database filled from a profiler trace):
 
 ``k``   kernels: ``s, e`` (start, end, ns), ``pid, dev, ctx, st`` (the stream), ``nm, ns`` (name
         keys), ``c`` (launch correlation id), ``g, n`` (CUDA graph id and graph node id), ``i``
-        (row order); only rows whose times and stream ids are valid
+        (row order); only rows whose times and stream ids are valid (``k_all``: every row, with
+        ``ok`` saying whether it is valid)
 ``cp``  memory copies and fills: the same columns plus ``kind`` (``memcpy`` or ``memset``)
 ``rt``  CUDA API calls with a correlation id: ``s, e, pid, tid, c, nm``
 ``rg``  CPU ranges: ``s, e, tid, text, src`` (``nvtx``, ``annotation`` for profiler user

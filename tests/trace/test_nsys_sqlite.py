@@ -115,8 +115,9 @@ def test_rows_with_bad_times_or_ids_are_skipped_and_counted(tmp_path: Path) -> N
     path = _export(tmp_path / "bad.sqlite", _LOOSE, good + bad)
     db = read_nsys_sqlite(path)
     assert [k.correlation for k in db.kernels("1")] == [0, 1, 2, 3, 4]
-    assert db.skipped == {"CUPTI_ACTIVITY_KIND_KERNEL": 6}
-    assert any("skipped 6 CUPTI_ACTIVITY_KIND_KERNEL row(s)" in w for w in db.warnings)
+    assert sum(sc.kernels for sc in stream_counts(db)) == 5
+    assert db.skipped == {"kernels": 6}
+    assert any("skipped 6 kernel row(s)" in w for w in db.warnings)
 
 
 def test_bad_ids_become_missing(tmp_path: Path) -> None:
