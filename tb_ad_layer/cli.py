@@ -197,6 +197,8 @@ def _cmd_inspect(args: argparse.Namespace, progress: Progress) -> int:
         inv = inventory(db)
         if args.phase or args.device is not None or args.graph_id is not None or args.step is not None:
             inv["pick"] = pick(db, args.phase, args.device, args.graph_id, args.step)
+        for w in db.warnings:
+            progress.warn(w)
         if args.json:
             sys.stdout.write(json.dumps(inv, indent=2, ensure_ascii=False) + "\n")
         else:

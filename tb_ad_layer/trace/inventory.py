@@ -109,6 +109,4 @@ def inventory_text(db: TraceDB, inv: dict[str, Any]) -> str:
         what = f"replay {p['replay']} of graph {p['graph_id']}" if p["phase"] == "decode" else f"pass ({p['pass']})"
         lines.append(f"convert would pick: {p['phase']} {what} on device {p['device']}, {p['kernels']:,} kernels; "
                      f"{p['reason']}")
-    for w in db.warnings:
-        lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"

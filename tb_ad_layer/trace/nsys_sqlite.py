@@ -101,7 +101,8 @@ def _pid_expr(cols: dict[str, str], col: str = "globalPid") -> str:
 _TIMES_AND_STREAM = ("start", "end", "deviceId", "streamId")
 
 
-def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path) -> list[tuple[int, ...]] | None:
+def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
+                 warnings: list[str]) -> list[tuple[int, ...]] | None:
     """Create ``k_all``/``k``; returns the kernel counts per stream when the scan made them."""
     cols = _columns(conn, KERNEL_TABLE)
     missing = [c for c in _TIMES_AND_STREAM if c not in cols]
@@ -120,10 +121,15 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path) -> list
     # and finds out whether any value breaks the schema's promises.
     pid_col = '"globalPid"' if "globalPid" in cols else "0"
     ctx_col = '"contextId"' if "contextId" in cols else "0"
+    id_checks = " AND ".join(checks[1:]) or "1"
     per_stream = conn.execute(
-        f"SELECT ({' AND '.join(checks)}), {pid_col}, deviceId, {ctx_col}, streamId, count(*) FROM {KERNEL_TABLE} "
-        f"GROUP BY 1, 2, 3, 4, 5").fetchall()
-    clean = all(row[0] for row in per_stream)
+        f"SELECT ({checks[0]}), ({id_checks}), {pid_col}, deviceId, {ctx_col}, streamId, count(*) "
+        f"FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4, 5, 6").fetchall()
+    clean = all(row[0] and row[1] for row in per_stream)
+    bad_ids = sum(row[6] for row in per_stream if row[0] and not row[1])
+    if bad_ids:
+        warnings.append(f"{path.name}: {bad_ids:,} kernel row(s) with correlation, graph or context ids that are "
+                        f"not integers in range: those ids ignored")
     if clean:
         # Every value is what the schema promises (the usual case): plain columns, which SQLite
         # reads about twice as fast as the checked expressions below.
@@ -143,7 +149,7 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path) -> list
         f'{_rowid(conn, KERNEL_TABLE)} AS i FROM {KERNEL_TABLE}')
     conn.execute("CREATE TEMP VIEW k AS SELECT s, e, pid, dev, ctx, st, nm, ns, c, g, n, i FROM k_all WHERE ok")
     if clean:
-        return [(1, pid_of(gpid), dev, ctx or 0, st, n) for _, gpid, dev, ctx, st, n in per_stream]
+        return [(1, pid_of(gpid), dev, ctx or 0, st, n) for _, _, gpid, dev, ctx, st, n in per_stream]
     return None
 
 
@@ -293,7 +299,8 @@ def _open(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
                  else "; profile with `nsys profile -t cuda ...` so that CUDA kernels are recorded")
         raise InputError(f"{what} without kernel tables ({KERNEL_TABLE} is missing){extra}",
                          path=path, field=KERNEL_TABLE)
-    per_stream = _kernel_view(conn, tables, path)
+    warnings: list[str] = []
+    per_stream = _kernel_view(conn, tables, path, warnings)
     copies = _copy_view(conn, tables)
     _runtime_view(conn, tables)
     _range_view(conn, tables)
@@ -305,6 +312,7 @@ def _open(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
     db.runtime_names = _runtime_names(conn, tables)
     db.graph_launches = _read_graph_launches(conn, tables)
     db.has_node_events = has_events
+    db.warnings.extend(warnings)
     if per_stream is not None:
         db.memo["kernels_per_stream"] = per_stream
     _count_skipped(conn, db, copies)  # kernel rows are counted by the scan per stream
