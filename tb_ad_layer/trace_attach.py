@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from tb_ad_layer.layers.document import outside_nodes
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.writer import StoreWriter
@@ -69,8 +70,9 @@ def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> st
 
 
 def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
-                 writer: StoreWriter | None, progress: Progress) -> dict[str, Any]:
-    """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given.
+                 writer: StoreWriter | None, progress: Progress, lg: LayeredGraph | None = None) -> dict[str, Any]:
+    """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given, and
+    (with ``lg``) the kernels of the nodes outside every layer.
 
     Returns the trace metadata recorded in the run store (``meta.trace``).
     """
@@ -90,6 +92,11 @@ def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
     if per_layer:
         shares = " ".join(f"{layer}:{m / t:.0%}" for layer, (m, t) in sorted(per_layer.items()))
         progress(f"mapped share per layer: {shares}")
+    m = result.meta
+    if m.get("outside_kernel_count"):
+        share = m.get("outside_mapped_share")
+        progress(f"outside layers: {m['outside_kernel_count']:,} kernels, {m['outside_time_us']:,.1f} us"
+                 + (f", {share:.0%} on the nodes outside the layers" if share is not None else ""))
     for w in result.warnings:
         progress.warn(w)
     if writer is not None:
@@ -116,12 +123,28 @@ def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
              None, None, None, None)
             for b in result.graph_launches)
         writer.add_file(result.meta["source"], "trace")
+        if lg is not None:
+            writer.set_outside_nodes(writer.last_stage, _outside_records(lg, result))
     meta = dict(result.meta)
     meta["warnings"] = list(result.warnings)
     meta["unmapped"] = dict(Counter(k.unmapped_reason for k in result.kernels
                                     if k.unmapped_reason).most_common(10))
     meta["graph_launch_blocks"] = len(result.graph_launches)
+    if result.outside_summary is not None:
+        summary = dict(result.outside_summary)
+        summary["unmapped"] = summary["unmapped"][:20]
+        meta["outside_summary"] = summary
     return meta
+
+
+def _outside_records(lg: LayeredGraph, result: TraceResult) -> list[dict[str, Any]]:
+    """The stage's nodes outside every layer, as stored, with their kernels and time."""
+    nodes = outside_nodes(lg)
+    for node in nodes:
+        ks = result.node_kernels.get(node["id"], [])
+        node["kernels"] = ks
+        node["time_us"] = round(sum(k["duration_us"] for k in ks), 3)
+    return nodes
 
 
 def trace_attacher(args: argparse.Namespace, progress: Progress
@@ -136,6 +159,6 @@ def trace_attacher(args: argparse.Namespace, progress: Progress
         result = ingest_trace(args.trace, model_nodes(lg), phase=args.phase, device=args.device,
                               graph_id=args.graph_id, step=getattr(args, "step", None), kernel_map=kmap,
                               progress=progress)
-        return attach_trace(result, docs, writer, progress)
+        return attach_trace(result, docs, writer, progress, lg)
 
     return attach

@@ -241,7 +241,14 @@ class PluginData:
                            "node_count": r["node_count"], "gpu_time_us": r["gpu_time_us"],
                            "groups": groups, "group_counts": r["group_counts"]})
         none_count = store.outside_count(s)
-        return {"run": handle.name, "stage": s, "layers": layers, "none_node_count": none_count}
+        # The trace maps onto the last stage; its kernels outside every layer (embedding, final
+        # norm, lm head, sampling) show there as time outside the layers.
+        trace = store.meta.get("trace") or {}
+        stages = self._stages(handle)
+        traced = bool(stages) and s == stages[-1]["index"]
+        outside = trace.get("outside_time_us") if traced else None
+        return {"run": handle.name, "stage": s, "layers": layers, "none_node_count": none_count,
+                "outside_gpu_time_us": outside}
 
     def overview(self, run: object, stage: object = None) -> dict[str, Any]:
         """``api/overview``: per-layer kind, node count, GPU time and per-group time."""

@@ -134,6 +134,16 @@ class StoreWriter:
                                len(doc["nodes"]), gpu, dumps(doc.get("group_counts", {})),
                                dumps(doc)))
 
+    def set_outside_nodes(self, stage: int, nodes: list[dict[str, Any]]) -> None:
+        """Replace the stored nodes outside every layer of ``stage`` (with their kernels once a
+        trace has been mapped onto them)."""
+        self.conn.execute("UPDATE outside SET nodes=? WHERE stage=?", (dumps(nodes), stage))
+
+    @property
+    def last_stage(self) -> int:
+        """Index of the stage stored last."""
+        return self._stage_count - 1
+
     def add_streams(self, rows: Iterable[tuple[str, str, int | None, int | None, int | None,
                                                int | None]]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?)", rows)
