@@ -52,16 +52,24 @@ def layer_nodes(lg: LayeredGraph) -> list[LayerNodes]:
 def model_nodes(lg: LayeredGraph) -> ModelNodes:
     """The layers plus the call nodes outside every layer that come before the first layer's
     nodes (embedding, metadata) and after the last layer's (final norm, lm head, gathers), in
-    graph order. Model-level nodes placed between layers are left out: they run inside some
-    layer's stretch of the replay."""
+    graph order, and those the graph places amid a layer's nodes (keyed by the layer's position)."""
     layers = layer_nodes(lg)
-    inside = [j for j, layer in enumerate(lg.layer) if layer is not None]
-    if not inside:
+    if not lg.layers:
         return ModelNodes(layers)
-    first, last = min(inside), max(inside)
+    # The first layer's first node and the last layer's last node bound the layers (a stray node
+    # of layer 0 placed at the end of the graph does not make the final norm "between layers").
+    first = min(lg.layers[min(lg.layers)].members)
+    last = max(lg.layers[max(lg.layers)].members)
     calls = [j for j, layer in enumerate(lg.layer) if layer is None and lg.graph.nodes[j].kind == "call"]
+    starts = sorted((min(info.members), index) for index, info in lg.layers.items())
+    between: dict[int, list[_Node]] = {}
+    for j in calls:
+        if first < j < last:
+            # Amid the layer whose nodes started last before it.
+            owner = max((i for i, (pos, _) in enumerate(starts) if pos < j), default=0)
+            between.setdefault(owner, []).append(_node(lg, j))
     return ModelNodes(layers, before=[_node(lg, j) for j in calls if j < first],
-                      after=[_node(lg, j) for j in calls if j > last])
+                      after=[_node(lg, j) for j in calls if j > last], between=between)
 
 
 def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> str:

@@ -159,18 +159,46 @@ def layer_ranges(ranges: Sequence[CpuRange], points: Sequence[tuple[int, int] | 
         return []
     best = max(sorted(candidates), key=lambda key: (sum(n for _, n in candidates[key]), -len(candidates[key])))
     chosen = [(r, best) for r, _ in candidates[best]]
-    lo = min(r.start_ns for r, _ in chosen)
-    hi = max(r.end_ns for r, _ in chosen)
-    for key in sorted(candidates):
-        if key == best:
-            continue
-        inst = [r for r, _ in candidates[key]]
-        inside_span = all(lo <= r.start_ns and r.end_ns <= hi for r in inst)
-        clash = any(_overlaps(r, c) for r in inst for c, _ in chosen)
-        if inside_span and not clash and _disjoint(inst):
-            chosen += [(r, key) for r in inst]
+    chosen += _sibling_layers(ranges, classes, chosen, by_tid)
     chosen.sort(key=lambda item: item[0].start_ns)
     return chosen
+
+
+_LAYER_NAME = re.compile(r"(layer|block)s?$", re.IGNORECASE)
+
+
+def _sibling_layers(ranges: Sequence[CpuRange], classes: dict[str, list[tuple[CpuRange, int]]],
+                    chosen: list[tuple[CpuRange, str]], by_tid: dict[int, list[int]]) -> list[tuple[CpuRange, str]]:
+    """Layers of other classes beside the chosen ones (hybrid models whose attention, Mamba and
+    MoE layers are different modules): ranges under the same parent that overlap no chosen
+    layer, hold several kernels, and are of a class never found inside a layer (so not a norm or
+    a linear); between the first and last chosen layer any such range counts, beyond them only
+    one named like a layer or block."""
+    inst = [r for r, _ in chosen]
+    tid = inst[0].tid
+    lo, hi = min(r.start_ns for r in inst), max(r.end_ns for r in inst)
+    parents = [r for r in ranges if r.tid == tid and r.start_ns <= lo and r.end_ns >= hi
+               and not is_hook_range(r.text) and not _STEP.match(r.text)]
+    parent = min(parents, key=lambda r: r.end_ns - r.start_ns) if parents else None
+    inner = {key for key, members in classes.items()
+             if any(c.tid == r.tid and c.start_ns <= r.start_ns and r.end_ns <= c.end_ns for r, _ in members
+                    for c in inst)}
+    found: list[tuple[CpuRange, str]] = []
+    for key, members in classes.items():
+        if key in inner or key == chosen[0][1]:
+            continue
+        for r, n in members:
+            if r.tid != tid or n < MIN_LAYER_KERNELS or any(_overlaps(r, c) for c in inst):
+                continue
+            if parent is not None and not (parent.start_ns <= r.start_ns and r.end_ns <= parent.end_ns):
+                continue
+            between = lo <= r.start_ns and r.end_ns <= hi
+            named = _LAYER_NAME.search(_kind_of(key)) is not None
+            if between or named:
+                found.append((r, key))
+    # Only the outermost: a layer's own sub-modules are not layers.
+    return [(r, key) for r, key in found
+            if not any(o is not r and o.start_ns <= r.start_ns and r.end_ns <= o.end_ns for o, _ in found)]
 
 
 def annotated_layers(db: TraceDB, kernels: Sequence[Kernel]) -> AnnotatedLayers | None:

@@ -40,11 +40,13 @@ class LayerNodes:
 @dataclass
 class ModelNodes:
     """The expected structure of a replay or pass: layers in model order, and the nodes outside
-    every layer that run before the first layer and after the last."""
+    every layer that run before the first layer, after the last, and amid layer ``j``'s nodes
+    in graph order (``between[j]``: model-level work the graph places among a layer's nodes)."""
 
     layers: Sequence[LayerNodes]
     before: Sequence[MappableNode] = field(default_factory=list)
     after: Sequence[MappableNode] = field(default_factory=list)
+    between: dict[int, Sequence[MappableNode]] = field(default_factory=dict)
 
     @property
     def kinds(self) -> list[str]:

@@ -202,13 +202,26 @@ def map_kernels(expected: ModelNodes, seg: Segmentation, matcher: KernelMatcher)
     """Map every segmented layer (``seg.layers[j]`` <-> ``expected.layers[j]``, both in model
     order) and the kernels outside the layers onto the nodes outside them.
 
-    Kernels outside the layers that no outside node launches keep ``unmapped_reason = "outside
-    any layer"``.
+    A layer's kernels that its own nodes do not launch may come from the outside nodes amid it
+    (``expected.between``); those get ``layer = None``. Kernels outside the layers that no outside
+    node launches keep ``unmapped_reason = "outside any layer"``.
     """
     result = MappingResult()
-    for layer, kernels in zip(expected.layers, seg.layers):
-        result.layers.append(map_layer(layer, kernels, matcher))
-    for part, nodes in ((seg.before, expected.before), (seg.after, expected.after)):
+    last = len(expected.layers) - 1
+    for j, (layer, kernels) in enumerate(zip(expected.layers, seg.layers)):
+        mapping = map_layer(layer, kernels, matcher)
+        amid = expected.between.get(j, ())
+        if amid:
+            left = [k for k in kernels if k.node is None]
+            rest = set(map(id, map_nodes(amid, left, matcher)))
+            for k in left:
+                if id(k) not in rest:
+                    k.layer, k.unmapped_reason = None, None
+            counted = [k for k in kernels if k.kind == KIND_KERNEL and k.layer is not None]
+            mapping = LayerMapping(layer.index, len(counted), sum(1 for k in counted if k.node is not None))
+        result.layers.append(mapping)
+    tail = list(expected.between.get(last, ())) + list(expected.after)
+    for part, nodes in ((seg.before, list(expected.before)), (seg.after, tail)):
         for k in part:
             k.layer, k.node, k.unmapped_reason = None, None, None
         left = set(map(id, map_nodes(nodes, part, matcher))) if nodes else set(map(id, part))

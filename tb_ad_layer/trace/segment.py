@@ -26,7 +26,7 @@ from typing import Sequence
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.align import LATE, lcs_pairs
 from tb_ad_layer.trace.annotations import AnnotatedLayers
-from tb_ad_layer.trace.graph_nodes import KernelMatcher, ModelNodes, SlotTable
+from tb_ad_layer.trace.graph_nodes import KernelMatcher, MappableNode, ModelNodes, SlotTable
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
 from tb_ad_layer.trace.periodicity import infer_layers
 
@@ -35,7 +35,7 @@ REPETITION = "repetition"
 #: An alignment places the graph's layers when it explains this share of the span's kernels...
 _MIN_ALIGNED = 0.5
 #: ...and every layer is explained at least this share as densely as the best one.
-_EVEN_DENSITY = 0.5
+_EVEN_DENSITY = 0.75
 _NORMISH = re.compile(r"norm|rms", re.IGNORECASE)
 
 
@@ -129,7 +129,16 @@ def segment_by_graph(kernels: Sequence[Kernel], expected: ModelNodes, matcher: K
     ks = replay_order(kernels)
     n_layers = len(expected.layers)
     kinds = expected.kinds
-    regions = [expected.before] + [layer.nodes for layer in expected.layers] + [expected.after]
+    # Regions in graph order: before, layer 0, the outside nodes amid layer 0, layer 1, ..., after.
+    # ``layer_of_region`` is the layer index of a layer region, -1 for the others.
+    regions: list[Sequence[MappableNode]] = [expected.before]
+    layer_of_region = [-1]
+    for j, layer in enumerate(expected.layers):
+        regions += [layer.nodes, expected.between.get(j, ())]
+        layer_of_region += [j, -1]
+    regions.append(expected.after)
+    layer_of_region.append(-1)
+    after_region = len(regions) - 1
     table = SlotTable(regions, matcher)
     seg = Segmentation(kinds=list(kinds), method=GRAPH_ALIGNMENT)
     if n_layers == 0:
@@ -140,34 +149,50 @@ def segment_by_graph(kernels: Sequence[Kernel], expected: ModelNodes, matcher: K
     region_of = [-1] * len(ks)
     for i, j in pairs:
         region_of[i] = table.region[j]
+    layer_of = [layer_of_region[r] if r >= 0 else -1 for r in region_of]
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    for i, r in enumerate(region_of):
-        if r >= 0:
-            first.setdefault(r, i)
-            last[r] = i
-    missing = [j for j in range(n_layers) if j + 1 not in first]
+    for i, j in enumerate(layer_of):
+        if j >= 0:
+            first.setdefault(j, i)
+            last[j] = i
+    missing = [j for j in range(n_layers) if j not in first]
     if missing:
         raise _mismatch(ks, kinds, f"no kernel of the trace matches layer {missing[0]}'s ops")
-    cuts = [first[j + 1] for j in range(n_layers)]
+    cuts = [first[j] for j in range(n_layers)]
     for j in range(1, n_layers):
         cuts[j] = max(cuts[j], cuts[j - 1])
-    end = first.get(n_layers + 1)
-    if end is None or end < last[n_layers]:
-        end = last[n_layers] + 1
+    end = next((i for i, r in enumerate(region_of) if r == after_region), None)
+    if end is None or end < last[n_layers - 1]:
+        end = last[n_layers - 1] + 1
     cuts.append(end)
     _trim_edges(cuts, kinds, bool(expected.before), bool(expected.after))
     _from_cuts(ks, cuts, seg)
-    counted = [sum(1 for k in layer if k.kind == KIND_KERNEL) for layer in seg.layers]
-    aligned = [sum(1 for i in range(cuts[j], cuts[j + 1]) if region_of[i] == j + 1) for j in range(n_layers)]
+    # Kernels of the outside nodes amid a layer count as explained, not as the layer's.
+    counted = [sum(1 for i in range(cuts[j], cuts[j + 1]) if ks[i].kind == KIND_KERNEL
+                   and not (region_of[i] >= 0 and layer_of[i] < 0)) for j in range(n_layers)]
+    aligned = [sum(1 for i in range(cuts[j], cuts[j + 1]) if layer_of[i] == j) for j in range(n_layers)]
     density = [a / c if c else 0.0 for a, c in zip(aligned, counted)]
     total = sum(counted)
     share = sum(aligned) / total if total else 0.0
-    seg.confidence = round(share * (min(density) / max(density) if max(density) else 0.0), 4)
+    # How sure: of the kernels the alignment placed in a layer, the share the cuts keep there.
+    placed = [(i, j) for i, j in enumerate(layer_of) if j >= 0]
+    kept = sum(1 for i, j in placed if cuts[j] <= i < cuts[j + 1])
+    seg.confidence = round(kept / len(placed), 4) if placed else 0.0
     seg.detail = (f"{sum(aligned):,} of {total:,} layer kernels aligned to the graph's {n_layers} layers "
                   f"(least dense layer {min(density):.0%})")
     if share < _MIN_ALIGNED or min(density) < _EVEN_DENSITY * max(density):
         raise _mismatch(ks, kinds, f"only {share:.0%} of the trace's kernels line up with the graph's layers")
+    # Kernels outside the layers that no outside node took but the layers' ops launch: a layer's
+    # worth of them is a layer the graph does not have.
+    layer_slots = 0
+    for r, j in enumerate(layer_of_region):
+        if j >= 0:
+            layer_slots |= table.region_mask(r)
+    outside = [i for i in list(range(cuts[0])) + list(range(cuts[-1], len(ks)))
+               if ks[i].kind == KIND_KERNEL and region_of[i] < 0 and masks[i] & layer_slots]
+    if len(outside) >= 0.5 * min(counted):
+        raise _mismatch(ks, kinds, f"{len(outside)} kernels of the layers' kinds run outside the graph's layers")
     return seg
 
 
@@ -260,10 +285,6 @@ def segment_layers(kernels: Sequence[Kernel], expected: ModelNodes | None = None
     if expected is not None:
         if matcher is None:
             raise ValueError("segment_layers needs a KernelMatcher with the graph")
-        if len(expected.layers) == 1:
-            ks = replay_order(kernels)
-            seg = segment_by_graph(ks, expected, matcher)
-            return seg
         return segment_by_graph(kernels, expected, matcher)
     found = segment_by_repetition(kernels)
     if found is None:
