@@ -21,10 +21,15 @@ from typing import Sequence
 SIMILAR = 0.85
 #: Patterns of one cut sharing less than this are two halves of a layer, not two layer kinds.
 KIND_SIMILARITY = 0.5
+#: Patterns a cut cycles through are layer kinds (not parts of one layer) above this similarity.
+ALTERNATING_SIMILARITY = 0.8
 #: A layer structure explains at least this share of its segments with its patterns.
 MIN_COVERAGE = 0.8
 _MAX_PATTERNS = 3
 _MIN_LAYER_KERNELS = 3
+#: Kernels of the layer pattern left before the first or after the last layer, as a share of a
+#: layer, that show a rotation cut through a layer.
+_STRAY_SHARE = 0.25
 #: Repetition is evidence only when the pattern is seen at least this often.
 _MIN_LAYERS = 3
 
@@ -91,6 +96,22 @@ class _Candidate:
         return (round(self.coverage, 2), 0 if self.halves else 1, len(self.anchors))
 
 
+def _cycling_parts(kinds: list[int], patterns: list[Counter[str]]) -> bool:
+    """Whether the segments cycle through patterns (ABAB..., ABCABC...) that differ more than
+    layer kinds do: parts of one layer cut by a family occurring several times per layer.
+    Alternating layer kinds (sliding and full attention) differ in a kernel or two; kinds in
+    blocks (dense, then MoE) do not cycle."""
+    for period in (2, 3):
+        for a in range(len(kinds) - 2 * period + 1):
+            run = kinds[a:a + 2 * period]
+            if run[:period] == run[period:] and len(set(run[:period])) == period:
+                parts = [patterns[k] for k in run[:period]]
+                if any(multiset_similarity(x, y) < ALTERNATING_SIMILARITY
+                       for i, x in enumerate(parts) for y in parts[i + 1:]):
+                    return True
+    return False
+
+
 def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
     segs = [Counter(seq[a:b]) for a, b in zip(anchors, anchors[1:])]
     if not segs or sum(sum(s.values()) for s in segs) / len(segs) < _MIN_LAYER_KERNELS:
@@ -112,7 +133,8 @@ def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
     if any(len(p) < 2 for p in patterns):
         return None  # a layer runs several kinds of kernel (norm, GEMMs, attention...)
     halves = any(multiset_similarity(patterns[i], patterns[j]) < KIND_SIMILARITY
-                 for i in range(len(patterns)) for j in range(i + 1, len(patterns)))
+                 for i in range(len(patterns)) for j in range(i + 1, len(patterns))) or \
+        _cycling_parts(kinds, patterns)
     # The last layer (after the last anchor) resembles the pattern its prefix matches best.
     last_kind = kinds[-1]
     kinds.append(last_kind)
@@ -122,42 +144,109 @@ def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
 def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> tuple[list[int], list[int], float]:
     """Cut positions (layer starts, then the end of the last layer) after rotating the anchors
     back to the layers' first kernels, each layer's pattern, and the mean similarity of every
-    layer to its pattern."""
+    layer to its pattern.
+
+    The anchor sits at the same place in every layer of one kind but not across kinds (a dense
+    layer's activation comes earlier than a MoE layer's), so each kind gets its own rotation.
+    """
     anchors = cand.anchors
-    gaps = [b - a for a, b in zip(anchors, anchors[1:])]
-    limit = max(0, min([anchors[0]] + [g - 1 for g in gaps]))
     lengths = [sum(p.values()) for p in cand.patterns]
     families = set().union(*cand.patterns)
-    best: tuple[tuple[float, int, float, int], list[int], list[int], float] | None = None
-    for t in range(limit + 1):
-        starts = [a - t for a in anchors]
+    kinds = list(cand.kinds)
+    bounds: list[int] = []
+    # Twice: the kinds of the anchor segments label the layers roughly (a segment mixes the end of
+    # one layer with the start of the next); after one rotation each layer's own kind is known.
+    for _ in range(2):
+        rotation = _rotations(seq, is_start, anchors, kinds, cand.patterns, lengths, families)
+        starts = _starts(anchors, kinds, rotation)
+        _settle_transitions(seq, is_start, anchors, kinds, rotation, starts, cand.patterns)
+        _settle_first(seq, is_start, anchors, starts, cand.patterns)
         # The last layer takes the pattern its own kernels resemble most.
         last = max(range(len(cand.patterns)), key=lambda i: (multiset_similarity(
             Counter(seq[starts[-1]:starts[-1] + lengths[i]]), cand.patterns[i]), -i))
-        end = min(len(seq), starts[-1] + lengths[last])
-        bounds = starts + [end]
-        # Each layer's kind again, now that the cut sits at layer starts (a segment between two
-        # anchors mixes the end of one layer with the start of the next).
-        kinds: list[int] = []
-        sims: list[float] = []
-        for j in range(len(starts)):
-            layer = Counter(seq[bounds[j]:bounds[j + 1]])
-            options = [(multiset_similarity(layer, pat), -i) for i, pat in enumerate(cand.patterns)]
-            sim, neg = max(options)
-            kinds.append(-neg)
-            sims.append(sim)
-        score = sum(sims) / len(sims)
-        starts_norm = sum(1 for s in starts if is_start[s]) / len(starts)
-        # Kernels of the layer pattern left before the first or after the last layer: a rotation
-        # that leaves half a layer in the prologue is not where layers start.
-        left_over = sum(1 for f in seq[:starts[0]] if f in families) + sum(1 for f in seq[end:] if f in families)
-        # A layer begins with its own input norm; then the fewest layer kernels left outside; then
-        # the best-fitting edges; then the earliest start.
-        key = (round(starts_norm, 2), -left_over, round(score, 3), t)
-        if best is None or key > best[0]:
-            best = (key, bounds, kinds, score)
-    assert best is not None
-    return best[1], best[2], best[3]
+        bounds = starts + [min(len(seq), starts[-1] + lengths[last])]
+        kinds = [max(range(len(cand.patterns)), key=lambda i: (multiset_similarity(
+            Counter(seq[bounds[j]:bounds[j + 1]]), cand.patterns[i]), -i)) for j in range(len(starts))]
+    sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), cand.patterns[kinds[j]])
+            for j in range(len(kinds))]
+    return bounds, kinds, sum(sims) / len(sims)
+
+
+def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
+               patterns: list[Counter[str]], lengths: list[int], families: set[str]) -> dict[int, int]:
+    """Per kind, how many kernels before its anchor a layer starts."""
+    by_kind: dict[int, list[int]] = {}
+    for j, kind in enumerate(kinds):
+        by_kind.setdefault(kind, []).append(j)
+    rotation: dict[int, int] = {}
+    for kind, every in by_kind.items():
+        # Judge a kind by the layers inside its blocks: at a change of kind, which layer the
+        # anchor segment stands for is uncertain.
+        inner = [j for j in every if (j == 0 or kinds[j - 1] == kind) and (j + 1 == len(kinds) or kinds[j + 1] == kind)]
+        js = inner or every
+        # A layer starts after the previous layer's anchor (and not before the sequence).
+        limit = max(0, min(anchors[j] - (anchors[j - 1] + 1 if j else 0) for j in every))
+        best: tuple[tuple[float, int, float, int], int] | None = None
+        for t in range(limit + 1):
+            starts = _starts(anchors, kinds, {**{k: 0 for k in by_kind}, **rotation, kind: t})
+            bounds = starts + [min(len(seq), starts[-1] + lengths[kinds[-1]])]
+            norm = sum(1 for j in js if is_start[starts[j]]) / len(js)
+            sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), patterns[kind]) for j in js]
+            left_over = sum(1 for f in seq[:bounds[0]] if f in families) + \
+                sum(1 for f in seq[bounds[-1]:] if f in families)
+            # A layer begins with its own input norm; then no big piece of a layer left outside
+            # (a final norm and lm head are fine, half a layer is not); then the best-fitting
+            # layers; then the earliest start.
+            stray = int(left_over >= _STRAY_SHARE * min(lengths))
+            key = (round(norm, 2), -stray, round(sum(sims) / len(sims), 3), t)
+            if best is None or key > best[0]:
+                best = (key, t)
+        assert best is not None
+        rotation[kind] = best[1]
+    return rotation
+
+
+def _settle_transitions(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
+                        rotation: dict[int, int], starts: list[int], patterns: list[Counter[str]]) -> None:
+    """Where the kind changes, the layer may be of either kind: its start takes the rotation of
+    the kind that opens it with a norm and makes the two layers around it fit their patterns best."""
+    for j in range(1, len(starts)):
+        if kinds[j] == kinds[j - 1]:
+            continue
+        end = starts[j + 1] if j + 1 < len(starts) else len(seq)
+        options = []
+        for kind in (kinds[j - 1], kinds[j]):
+            start = anchors[j] - rotation[kind]
+            if not starts[j - 1] < start < end:
+                continue
+            fit = max(multiset_similarity(Counter(seq[starts[j - 1]:start]), p) for p in patterns) + \
+                max(multiset_similarity(Counter(seq[start:end]), p) for p in patterns)
+            options.append((is_start[start], round(fit, 3), start))
+        if options:
+            starts[j] = max(options)[2]
+
+
+def _settle_first(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], starts: list[int],
+                  patterns: list[Counter[str]]) -> None:
+    """A first layer unlike every pattern (a lone dense layer before MoE ones, which no rotation
+    of the others fits) starts at the first norm before its anchor, when one exists."""
+    end = starts[1] if len(starts) > 1 else len(seq)
+    layer = Counter(seq[starts[0]:end])
+    if is_start[starts[0]] and max(multiset_similarity(layer, p) for p in patterns) >= SIMILAR:
+        return
+    first = next((i for i in range(anchors[0] + 1) if is_start[i]), None)
+    if first is not None and first < end:
+        starts[0] = first
+
+
+def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> list[int]:
+    """Layer starts: each anchor moved back by its kind's rotation, never before the previous
+    layer's start."""
+    out: list[int] = []
+    for a, kind in zip(anchors, kinds):
+        start = a - rotation.get(kind, 0)
+        out.append(max(start, out[-1] + 1) if out else max(start, 0))
+    return out
 
 
 def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> tuple[list[int], list[str], float] | None:

@@ -36,7 +36,8 @@ REPETITION = "repetition"
 _MIN_ALIGNED = 0.5
 #: ...and every layer is explained at least this share as densely as the best one.
 _EVEN_DENSITY = 0.75
-_NORMISH = re.compile(r"norm|rms", re.IGNORECASE)
+#: Kernels that open a layer: norms, and all-reduces fused with the residual add and the next norm.
+_NORMISH = re.compile(r"norm|rms|allreduce_fusion|ar_fusion", re.IGNORECASE)
 
 
 @dataclass
@@ -233,7 +234,8 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     main = [k for k in ks if k.kind == KIND_KERNEL]
     if len(main) < 6:
         return None
-    found = infer_layers([k.short for k in main], [_NORMISH.search(k.short) is not None for k in main])
+    starts = norm_starts([k.short for k in main])
+    found = infer_layers([k.short for k in main], starts)
     if found is None:
         return None
     cuts_main, kinds, score = found
@@ -244,13 +246,33 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     seg = Segmentation(kinds=kinds, method=REPETITION, inferred=True)
     _from_cuts(ks, cuts, seg)
     agree = _stream_agreement(seg)
-    seg.confidence = round(score * (agree if agree is not None else 1.0), 4)
+    # Where no layer opens with a norm kernel (eager norms run as pow/mean/rsqrt), repetition
+    # alone leaves the exact start of a layer open by a kernel or two.
+    normed = sum(1 for c in cuts_main[:-1] if c < len(main) and starts[c]) / (len(cuts_main) - 1)
+    seg.confidence = round(score * (agree if agree is not None else 1.0) * (0.8 + 0.2 * normed), 4)
     patterns = len(set(kinds))
     seg.detail = (f"{len(seg.layers)} layers from the repeating kernel pattern ({patterns} layer "
-                  f"pattern{'s' if patterns > 1 else ''}, mean similarity {score:.0%})")
+                  f"pattern{'s' if patterns > 1 else ''}, mean similarity {score:.0%}, {normed:.0%} of layers "
+                  f"open with a norm kernel)")
     if agree is not None:
         seg.detail += f"; {agree:.0%} of the streams lie within one layer or one layer boundary"
     return seg
+
+
+_POW = re.compile(r"pow", re.IGNORECASE)
+_MEAN = re.compile(r"mean|reduce", re.IGNORECASE)
+_COPY = re.compile(r"copy|to_copy|convert", re.IGNORECASE)
+
+
+def norm_starts(families: Sequence[str]) -> list[bool]:
+    """Per kernel, whether it can open a layer's input norm: a norm kernel, or the first kernel of
+    a norm computed op by op (``x.pow(2).mean(...)``: the pow, or the cast just before it)."""
+    out = [_NORMISH.search(f) is not None for f in families]
+    for i in range(len(families) - 1):
+        if _POW.search(families[i]) and _MEAN.search(families[i + 1]):
+            j = i - 1 if i > 0 and _COPY.search(families[i - 1]) else i
+            out[j] = True
+    return out
 
 
 def _stream_agreement(seg: Segmentation) -> float | None:
