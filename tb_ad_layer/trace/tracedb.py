@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock, Kernel, stream_key
+from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMSET, GraphLaunchBlock, Kernel, stream_key
 from tb_ad_layer.trace.names import shorten
 
 #: CUDA API calls that replay a whole graph.
@@ -236,4 +236,3 @@ def kernel_name_resolver(lookup: Callable[[int], str | None]) -> NameResolver:
     return resolve
 
 
-KINDS = (KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET)

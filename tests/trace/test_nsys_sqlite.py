@@ -5,9 +5,6 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
-from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.activity import graphs, stream_counts
 from tb_ad_layer.trace.kernel import KIND_MEMCPY, KIND_MEMSET
 from tb_ad_layer.trace.nsys_sqlite import read_nsys_sqlite
