@@ -139,6 +139,10 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
         kmap = kernel_map or load_kernel_map()
         matcher = KernelMatcher(kmap)
         warnings = list(db.warnings) + sel.warnings
+        if db.unknown_names:
+            ids = ", ".join(str(n) for n in sorted(db.unknown_names, key=str)[:5])
+            warnings.append(f"{db.source.name}: {len(db.unknown_names)} kernel name id(s) point nowhere in "
+                            f"StringIds ({ids}); those kernels are shown as <unknown kernel name #id>")
         kernels = sel.kernels
         origin = min((k.start_ns for k in kernels), default=0)
         seg: Segmentation | None = None

@@ -32,6 +32,8 @@ from tb_ad_layer.trace.names import shorten
 
 #: CUDA API calls that replay a whole graph.
 GRAPH_LAUNCH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
+#: How a kernel whose name id points nowhere is shown (followed by the id and ``>``).
+UNKNOWN_NAME = "<unknown kernel name #"
 #: Largest time or id accepted (ns); beyond it a value is damage, not a measurement.
 MAX_VALUE = (1 << 62) - 1
 
@@ -82,7 +84,8 @@ class TraceDB:
     ``format`` is ``nsys-sqlite`` or ``torch-profiler``; ``graph_trace_mode`` the nsys
     ``CUDA_GRAPH_TRACE_OPTIONS:MODE`` (``Graph``/``Node``) when recorded. ``skipped`` counts rows
     left out for bad values, per relation; ``warnings`` say so in words. ``graph_launches`` are
-    the whole-graph blocks of graph-mode captures.
+    the whole-graph blocks of graph-mode captures. ``unknown_names`` collects the name ids of
+    materialised kernels that point nowhere in ``StringIds``.
     """
 
     source: Path
@@ -97,6 +100,7 @@ class TraceDB:
     skipped: dict[str, int] = field(default_factory=dict)
     has_node_events: bool = False
     memo: dict[str, Any] = field(default_factory=dict)
+    unknown_names: set[Any] = field(default_factory=set)
     _streams: dict[tuple[int, int, int, int], StreamInfo] = field(default_factory=dict)
     _names: dict[tuple[Any, Any, str], NameInfo] = field(default_factory=dict)
     _graph_launch_table: bool = False
@@ -135,6 +139,8 @@ class TraceDB:
         if info is None:
             if kind == KIND_KERNEL:
                 info = self.name_resolver(nm, ns)
+                if info.full.startswith(UNKNOWN_NAME):
+                    self.unknown_names.add(nm)
             else:
                 label = copy_label(kind, nm, self.format)
                 info = NameInfo(label, label, kind)
@@ -231,7 +237,7 @@ def kernel_name_resolver(lookup: Callable[[int], str | None]) -> NameResolver:
         full = nm if isinstance(nm, str) else (lookup(nm) if isinstance(nm, int) else None)
         short_hint = ns if isinstance(ns, str) else (lookup(ns) if isinstance(ns, int) else None)
         if full is None:
-            full = f"<unknown kernel name #{nm}>" if nm is not None else "<unnamed kernel>"
+            full = f"{UNKNOWN_NAME}{nm}>" if nm is not None else "<unnamed kernel>"
         return NameInfo(full, shorten(full, short_hint or None), KIND_KERNEL)
     return resolve
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tb_ad_layer.cli import main
+from tb_ad_layer.trace.ingest import ingest_trace
 from tb_ad_layer.trace.torch_profiler import read_torch_profiler
 from tests.trace.helpers import FIXTURES
 
@@ -125,6 +126,9 @@ def test_nsys_string_ids_pointing_nowhere(tmp_path: Path, capsys: pytest.Capture
     assert code == 0 and json.loads(out)["devices"][0]["streams"][0]["kernels"] == 8
     code, out, err = _run(["kernels", str(path), "-q"], capsys)
     assert code == 2 and "no layer structure" in err  # read fine; it just holds no layers
+    result = ingest_trace(path, None)
+    assert {k.name for k in result.kernels} == {"void gemm<float>(float*)", "<unknown kernel name #31337>"}
+    assert any("1 kernel name id(s) point nowhere in StringIds (31337)" in w for w in result.warnings)
 
 
 def test_nsys_out_of_range_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
