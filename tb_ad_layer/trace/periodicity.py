@@ -182,7 +182,10 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
     for kind, every in by_kind.items():
         # Judge a kind by the layers inside its blocks: at a change of kind, which layer the
         # anchor segment stands for is uncertain.
-        inner = [j for j in every if (j == 0 or kinds[j - 1] == kind) and (j + 1 == len(kinds) or kinds[j + 1] == kind)]
+        # The first and last layers may legitimately differ (a plain norm before the first
+        # layer's attention, the final norm after the last), so they only count when nothing
+        # else does.
+        inner = [j for j in every if 0 < j < len(kinds) - 1 and kinds[j - 1] == kind and kinds[j + 1] == kind]
         js = inner or every
         # A layer starts after the previous layer's anchor (and not before the sequence).
         limit = max(0, min(anchors[j] - (anchors[j - 1] + 1 if j else 0) for j in every))
@@ -190,7 +193,7 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
         for t in range(limit + 1):
             starts = _starts(anchors, kinds, {**{k: 0 for k in by_kind}, **rotation, kind: t})
             bounds = starts + [min(len(seq), starts[-1] + lengths[kinds[-1]])]
-            norm = sum(1 for j in js if is_start[starts[j]]) / len(js)
+            norm = sum(1 for j in every if is_start[starts[j]]) / len(every)
             sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), patterns[kind]) for j in js]
             left_over = sum(1 for f in seq[:bounds[0]] if f in families) + \
                 sum(1 for f in seq[bounds[-1]:] if f in families)
