@@ -191,7 +191,8 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
         limit = max(0, min(anchors[j] - (anchors[j - 1] + 1 if j else 0) for j in every))
         best: tuple[tuple[float, int, float, int], int] | None = None
         for t in range(limit + 1):
-            starts = _starts(anchors, kinds, {**{k: 0 for k in by_kind}, **rotation, kind: t})
+            # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
+            starts = _starts(anchors, kinds, {**{k: t for k in by_kind}, **rotation, kind: t})
             bounds = starts + [min(len(seq), starts[-1] + lengths[kinds[-1]])]
             norm = sum(1 for j in every if is_start[starts[j]]) / len(every)
             sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), patterns[kind]) for j in js]
