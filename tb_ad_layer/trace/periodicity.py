@@ -187,8 +187,10 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
         # else does.
         inner = [j for j in every if 0 < j < len(kinds) - 1 and kinds[j - 1] == kind and kinds[j + 1] == kind]
         js = inner or every
-        # A layer starts after the previous layer's anchor (and not before the sequence).
-        limit = max(0, min(anchors[j] - (anchors[j - 1] + 1 if j else 0) for j in every))
+        # A layer starts after the previous layer's anchor; the first layer is clamped to the
+        # sequence start by ``_starts`` instead of bounding every layer of its kind.
+        gaps = [anchors[j] - anchors[j - 1] - 1 for j in every if j]
+        limit = max(0, min(gaps) if gaps else anchors[0])
         best: tuple[tuple[float, int, float, int], int] | None = None
         for t in range(limit + 1):
             # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
