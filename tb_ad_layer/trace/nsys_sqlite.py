@@ -114,21 +114,32 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
         raise InputError(f"{KERNEL_TABLE} has no kernel name column (demangledName/shortName)", path=path,
                          field=KERNEL_TABLE)
     short = "shortName" if "shortName" in cols and full != "shortName" else None
-    ids = ("correlationId", "graphId", "graphNodeId", "contextId")
-    checks = [_valid(cols, _TIMES_AND_STREAM)] + [
-        f'("{c}" IS NULL OR (typeof("{c}") = \'integer\' AND "{c}" BETWEEN 0 AND {MAX_VALUE}))' for c in ids if c in cols]
     # One scan counts the kernels per stream (which the inventory and the device choice need)
-    # and finds out whether any value breaks the schema's promises.
-    pid_col = '"globalPid"' if "globalPid" in cols else "0"
-    ctx_col = '"contextId"' if "contextId" in cols else "0"
-    id_checks = " AND ".join(checks[1:]) or "1"
-    per_stream = conn.execute(
-        f"SELECT ({checks[0]}), ({id_checks}), {pid_col}, deviceId, {ctx_col}, streamId, count(*) "
-        f"FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4, 5, 6").fetchall()
-    clean = all(row[0] and row[1] for row in per_stream)
-    bad_ids = sum(row[6] for row in per_stream if row[0] and not row[1])
+    # and finds out whether any value breaks the schema's promises: the stream columns are
+    # checked in Python on the few groups, times and ids by sums in SQL.
+    pid_col = '"globalPid"' if "globalPid" in cols else "NULL"
+    ctx_col = '"contextId"' if "contextId" in cols else "NULL"
+    times_bad = " OR ".join(f"typeof(\"{t}\") != 'integer' OR \"{t}\" < 0 OR \"{t}\" > {MAX_VALUE}"
+                            for t in ("start", "end"))
+    ids_bad = " OR ".join(f"(\"{c}\" IS NOT NULL AND (typeof(\"{c}\") != 'integer' OR \"{c}\" < 0 OR "
+                          f"\"{c}\" > {MAX_VALUE}))" for c in ("correlationId", "graphId", "graphNodeId")
+                          if c in cols) or "0"
+    groups = conn.execute(
+        f"SELECT {pid_col}, deviceId, {ctx_col}, streamId, count(*), sum({times_bad}), "
+        f"sum(NOT ({times_bad}) AND ({ids_bad})) FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4").fetchall()
+    clean = True
+    bad_ids = 0
+    per_stream: list[tuple[int, ...]] = []
+    for gpid, dev, ctx, st, n, bad_times, bad_id in groups:
+        # globalPid packs the process id in its upper bits: any non-negative 64-bit value.
+        keys_ok = _id_ok(dev) and _id_ok(st) and (gpid is None or (isinstance(gpid, int) and gpid >= 0)) and \
+            (ctx is None or _id_ok(ctx))
+        if not keys_ok or bad_times or bad_id:
+            clean = False
+        bad_ids += bad_id if keys_ok else 0
+        per_stream.append((1, pid_of(gpid), dev, ctx or 0, st, n))
     if bad_ids:
-        warnings.append(f"{path.name}: {bad_ids:,} kernel row(s) with correlation, graph or context ids that are "
+        warnings.append(f"{path.name}: {bad_ids:,} kernel row(s) with correlation or graph ids that are "
                         f"not integers in range: those ids ignored")
     if clean:
         # Every value is what the schema promises (the usual case): plain columns, which SQLite
@@ -148,9 +159,12 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
         f'{f"{chr(34)}{short}{chr(34)}" if short else "NULL"} AS ns, {c} AS c, {g} AS g, {n} AS n, '
         f'{_rowid(conn, KERNEL_TABLE)} AS i FROM {KERNEL_TABLE}')
     conn.execute("CREATE TEMP VIEW k AS SELECT s, e, pid, dev, ctx, st, nm, ns, c, g, n, i FROM k_all WHERE ok")
-    if clean:
-        return [(1, pid_of(gpid), dev, ctx or 0, st, n) for _, _, gpid, dev, ctx, st, n in per_stream]
-    return None
+    return per_stream if clean else None
+
+
+def _id_ok(value: object) -> bool:
+    """Whether a stream column's value is an integer id in range."""
+    return isinstance(value, int) and 0 <= value <= MAX_VALUE
 
 
 def _plain(col: str, cols: dict[str, str], positive: bool = False) -> str:

@@ -139,4 +139,4 @@ def test_nsys_out_of_range_values(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, out, err = _run(["inspect", str(path), "--json"], capsys)
     assert code == 0
     assert json.loads(out)["devices"][0]["streams"][0]["kernels"] == 6
-    assert "skipped 2 kernel row(s)" in err and "1 kernel row(s) with correlation, graph or context ids" in err
+    assert "skipped 2 kernel row(s)" in err and "1 kernel row(s) with correlation or graph ids" in err
