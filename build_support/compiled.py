@@ -94,7 +94,7 @@ def compiled_extensions(commands: Sequence[str]) -> list[Extension]:
         return []
     why = missing_compiler()
     if why is not None:
-        _say(f"{why}; the converter runs from its Python sources (2-3x slower)")
+        _say(f"{why}; the converter runs from its Python sources (slower)")
         return []
     from mypyc.build import mypycify
 
@@ -116,7 +116,7 @@ class BuildCompiled(build_ext):
             super().run()
         except (CCompilerError, ExecError, PlatformError) as e:
             _say(f"compiling failed ({e}); the converter runs from its Python sources "
-                 f"(2-3x slower)")
+                 f"(slower)")
             return
         import mypy.version
 

@@ -4,23 +4,28 @@ environment on a PATH without Node.js. Built once per test session (about a minu
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
 from tests.conftest import REPO
 
 NODE_TOOLS = frozenset({"node", "nodejs", "npm", "npx", "corepack"})
+C_COMPILERS = re.compile(r"(?:.*-)?(?:cc|gcc|clang|c89|c99|tcc)(?:-[\d.]+)?")
 
 
-def path_without_node(bin_dir: Path) -> str:
-    """A PATH with every program of this one except Node.js's: links in ``bin_dir``."""
+def path_without(bin_dir: Path, excluded: Callable[[str], bool]) -> str:
+    """A PATH with every program of this one except the ``excluded`` names: links in
+    ``bin_dir``."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     for d in os.environ.get("PATH", "").split(os.pathsep):
         if not os.path.isdir(d):
@@ -28,19 +33,32 @@ def path_without_node(bin_dir: Path) -> str:
         for name in os.listdir(d):
             exe = os.path.join(d, name)
             link = bin_dir / name
-            if name in NODE_TOOLS or link.exists() or link.is_symlink() \
+            if excluded(name) or link.exists() or link.is_symlink() \
                     or not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
                 continue
             link.symlink_to(exe)
-    path = str(bin_dir)
+    return str(bin_dir)
+
+
+def path_without_node(bin_dir: Path) -> str:
+    path = path_without(bin_dir, NODE_TOOLS.__contains__)
     assert shutil.which("node", path=path) is None and shutil.which("npm", path=path) is None
     return path
 
 
+def path_without_node_or_compiler(bin_dir: Path) -> str:
+    path = path_without(bin_dir, lambda name: name in NODE_TOOLS
+                        or C_COMPILERS.fullmatch(name) is not None)
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    assert shutil.which(cc, path=path) is None and shutil.which("node", path=path) is None
+    return path
+
+
 def clean_env(path: str) -> dict[str, str]:
-    """This environment without the project's switches, virtual environment and Python path."""
+    """This environment without the project's switches, virtual environment, Python path and
+    compiler choice."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TB_AD_LAYER_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+           if not k.startswith("TB_AD_LAYER_") and k not in ("PYTHONPATH", "VIRTUAL_ENV", "CC")}
     env["PATH"] = path
     return env
 

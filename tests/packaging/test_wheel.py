@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 from build_support.compiled import GROUP, MODULES
 from tests.conftest import DUMPS, REPO
-from tests.packaging.conftest import Release, run
+from tests.packaging.conftest import Release, clean_env, path_without_node_or_compiler, run
 from tests.tensorboard_process import running_tensorboard
 
 BASE = "/data/plugin/ad_layer"
@@ -109,3 +110,33 @@ def test_compiled_and_source_modules_write_the_same_store(release: Release, tmp_
     for src, docs in compiled["runs"].items():
         assert docs, src
         assert docs == pure_python["runs"][src], src
+
+
+def test_without_a_c_compiler_the_wheel_holds_the_sources_and_converts(
+        release: Release, tmp_path: Path) -> None:
+    env = clean_env(path_without_node_or_compiler(tmp_path / "bin"))
+    log = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"),
+               str(release.sdist)], env, tmp_path)
+    assert "no C compiler" in log
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    assert not [n for n in names if n.endswith(".so") or n.endswith("_compiled_stamp.json")]
+    assert set(PANEL) | set(MODULES) <= set(names)
+    # Installed on its own path, in front of the compiled release (which brings the dependencies).
+    target = tmp_path / "site"
+    run([str(release.venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         "--no-deps", "--target", str(target), str(wheel)], release.env, tmp_path)
+    out = run([str(release.venv_python), "-c",
+               "import sys\n"
+               "from tb_ad_layer.convert import convert\n"
+               "from tb_ad_layer._compiled import describe\n"
+               "import tb_ad_layer.dump.reader as reader\n"
+               "res = convert(sys.argv[1], sys.argv[2], run='dsv3')\n"
+               "print(reader.__file__, len(res.stages[0].layers), describe())",
+               str(DUMPS / "ad_dsv3"), str(tmp_path / "logs")],
+              dict(release.env, PYTHONPATH=str(target)), tmp_path)
+    file, layers, impl = out.split(" ", 2)
+    assert file == str(target / "tb_ad_layer" / "dump" / "reader.py")
+    assert int(layers) > 0 and impl.startswith("Python sources (no build stamp")
