@@ -12,31 +12,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Final, Sequence
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
 
-BANNER = "=" * 80
-PREFERRED_MODULE = "monolithic.model"
+BANNER: Final = "=" * 80
+PREFERRED_MODULE: Final = "monolithic.model"
 
 # `%name` optionally followed by its printed metadata ` : <shape> : <dtype>`. Shapes and dtypes
 # of tuple outputs are parenthesised lists; neither ever contains " : ".
-_REF = re.compile(
+_REF: Final = re.compile(
     r"%([A-Za-z_]\w*)(?: : (\([^()]*\)|[^\s,()\[\]:]+) : (\([^()]*\)|[\w./]+))?"
 )
 # Innermost list: node references inside list args are printed bare (``[getitem_3, view_2]``).
-_GROUP = re.compile(r"\[([^\[\]]*)\]")
+_GROUP: Final = re.compile(r"\[([^\[\]]*)\]")
 # A bare identifier that is not part of a dotted name (torch.bfloat16) or a call.
-_BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(])")
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis"})
-_SYMBOL = re.compile(r"[su]\d+$")
-_TRAILING_INDEX = re.compile(r"_\d+$")
-_ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
-_HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
+_BARE: Final = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(])")
+_QUOTED: Final = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NOT_REFS: Final = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis"})
+_SYMBOL: Final = re.compile(r"[su]\d+$")
+_TRAILING_INDEX: Final = re.compile(r"_\d+$")
+_ARGS_KEPT: Final = 1000  # characters of raw argument text kept per node, for display
+_HEADER: Final = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
-_PREVIEW = 60
+_PREVIEW: Final = 60
 
 
 @dataclass(slots=True)

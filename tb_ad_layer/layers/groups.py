@@ -13,24 +13,25 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Mapping
+from typing import Final, Mapping
 
-from tb_ad_layer.dump.graph import CALL, Graph, friendly_op_name
+from tb_ad_layer.dump.graph import CALL, Graph, Node, friendly_op_name
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import weight_table
 
 NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER = (
     "norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other")
 GROUPS = (NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER)
-AUX_STREAM = "aux_stream"
+AUX_STREAM: Final = "aux_stream"
 
 
 
-_MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
-_MLA_OPS = re.compile(r"mla", re.IGNORECASE)
+_MLA_WEIGHTS: Final = re.compile(
+    r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
+_MLA_OPS: Final = re.compile(r"mla", re.IGNORECASE)
 
 # (pattern on the weight role, group, sub_group); first match wins, so specific before general.
-_WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
+_WEIGHT_RULES: Final[list[tuple[re.Pattern[str], str, str | None]]] = [
     # Mixers first: their own gated norms (mixer.norm, linear_attn.norm) are part of the mixer.
     (re.compile(r"linear_attn|gated_delta", re.I), GDN, None),
     (re.compile(r"mixer_(?:a_log|d|dt_bias|conv1d|in_proj|out_proj|norm)(?:_|$)|mamba|ssm", re.I),
@@ -48,7 +49,7 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"mlp|ffn|feed_forward|gate_up|up_proj|down_proj|gate_proj|w1|w2|w3"), MLP, None),
 ]
 
-_OP_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
+_OP_RULES: Final[list[tuple[re.Pattern[str], str, str | None]]] = [
     (re.compile(r"rope|rotary", re.I), ATTENTION, "rope"),
     (re.compile(r"noaux|topk|router|routing", re.I), MOE, "moe_router"),
     (re.compile(r"moe|expert", re.I), MOE, "moe_experts"),
@@ -60,7 +61,8 @@ _OP_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
 ]
 
 
-_ATTENTION_KERNEL = re.compile(r"mla_with_cache|torch_mla|attention|sdpa|flash_attn|fmha", re.I)
+_ATTENTION_KERNEL: Final = re.compile(
+    r"mla_with_cache|torch_mla|attention|sdpa|flash_attn|fmha", re.I)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -199,7 +201,7 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     return out_groups, sub, streams, attention
 
 
-_GENERIC = re.compile(r"^(?:aten|<built-in|operator)|^[a-z_]+$")
+_GENERIC: Final = re.compile(r"^(?:aten|<built-in|operator)|^[a-z_]+$")
 
 
 def _is_generic(target: str, weights: tuple[str, ...]) -> bool:
@@ -213,7 +215,7 @@ def _aux_flags(target: str) -> tuple[bool, bool, bool, bool]:
             "wait_aux_stream" in target)
 
 
-def _mark_aux_regions(nodes, inputs_idx: list[list[int]], consumers: list[list[int]],
+def _mark_aux_regions(nodes: list[Node], inputs_idx: list[list[int]], consumers: list[list[int]],
                       layers: list[int], sub: list[str | None]) -> list[str]:
     """Streams per node: ``aux`` from a ``begin_aux_stream`` op to its ``end_aux_stream`` op."""
     n = len(nodes)

@@ -29,17 +29,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Mapping
+from typing import Final, Mapping
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
 
-NO_LAYER = -1
-_UNSET = -2
+NO_LAYER: Final = -1
+_UNSET: Final = -2
 
 # Elementwise steps of an RMSNorm/LayerNorm written out in aten ops (HF's final norm).
-_NORM_STEPS = re.compile(r"(?:_to_copy|to|pow|mean|var|var_mean|add|sub|mul|div|rsqrt|sqrt|"
-                         r"reciprocal|type_as|float|square|getitem)_?")
+_NORM_STEPS: Final = re.compile(
+    r"(?:_to_copy|to|pow|mean|var|var_mean|add|sub|mul|div|rsqrt|sqrt|"
+    r"reciprocal|type_as|float|square|getitem)_?")
 
 
 def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = None

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Final, Iterable
 
-_LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
-_FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
-_BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)",
-                          re.IGNORECASE)
+_LAYER: Final = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
+_FUSED: Final = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
+_BUFFER_HINT: Final = re.compile(
+    r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1 << 18)
