@@ -2,9 +2,15 @@
 
 The compiled modules are the same typed Python sources, built into one shared library
 (``tb_ad_layer/_native__mypyc.*.so``) plus one small extension module per source. Without a C
-compiler, or with ``TB_AD_LAYER_COMPILE=0``, the package installs without them and runs its
-sources, 2-3x slower. A type error that mypyc reports fails the build: it is a bug in the
-sources, not a missing tool.
+compiler or Python headers, when the compiler fails, or with ``TB_AD_LAYER_COMPILE=0``, the
+package installs without them and runs its sources, slower (``bench/bench_convert.py --pure``
+prints both). A type error that mypyc reports fails the build: it is a bug in the sources, not
+a missing tool.
+
+mypyc compiles its generated C with ``-Werror`` (it switches off only the warnings its generated
+code is known to give); the C and mypyc's runtime library are the compiler's, versioned with
+the pinned mypy in ``pyproject.toml``, and the wheel is tagged for the one CPython it was built
+for. Nothing here is hand-written C.
 
 Each build writes ``tb_ad_layer/_compiled_stamp.json`` last, with the SHA-256 of every source it
 compiled; ``tb_ad_layer._compiled`` refuses compiled modules whose sources have changed since.
@@ -24,7 +30,6 @@ from typing import Sequence
 from setuptools import Extension
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, ExecError, PlatformError
-
 
 ROOT = Path(__file__).resolve().parents[1]
 SWITCH = "TB_AD_LAYER_COMPILE"
@@ -51,7 +56,6 @@ def _stamp_module() -> ModuleType:
                                                   ROOT / "tb_ad_layer" / "_compiled.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses looks the module up while building classes
     spec.loader.exec_module(module)
     return module
 
@@ -82,6 +86,9 @@ def _say(text: str) -> None:
 # Commands that build extension modules; others (egg_info, dist_info, sdist) never run mypyc.
 BUILD_COMMANDS = frozenset({"build", "build_ext", "bdist_wheel", "editable_wheel", "install",
                             "develop"})
+# The stamp of each source as mypyc read it: taken before generating C, so that a source edited
+# while the build runs does not get the stamp of code it was not compiled from.
+_GENERATED_FROM: dict[str, str] = {}
 
 
 def compiled_extensions(commands: Sequence[str]) -> list[Extension]:
@@ -98,6 +105,9 @@ def compiled_extensions(commands: Sequence[str]) -> list[Extension]:
         return []
     from mypyc.build import mypycify
 
+    stamp = _stamp_module()
+    _GENERATED_FROM.update({path[:-3].replace("/", "."): stamp.source_sha256(str(ROOT / path))
+                            for path in MODULES})
     return list(mypycify(list(MODULES), opt_level="3", group_name=GROUP))
 
 
@@ -120,8 +130,7 @@ class BuildCompiled(build_ext):
             return
         import mypy.version
 
-        sources = {path[:-3].replace("/", "."): stamp.source_sha256(str(ROOT / path))
-                   for path in MODULES}
+        sources = dict(_GENERATED_FROM)
         record = {"compiler": f"mypyc {mypy.version.__version__}",
                   "library": f"{GROUP}__mypyc", "sources": sources}
         package_dir.mkdir(parents=True, exist_ok=True)
