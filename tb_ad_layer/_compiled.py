@@ -91,7 +91,7 @@ def check(package_dir: str = PACKAGE_DIR) -> Verdict:
             raise TypeError("'sources' is not an object")
     except FileNotFoundError:
         return Verdict(False, (), "", "", "" if pure else
-                       f"no build stamp ({stamp_path} is missing)")
+                       f"no build stamp at {stamp_path}")
     except (OSError, ValueError, KeyError, TypeError) as e:
         return Verdict(False, (), "", "", "" if pure else
                        f"unreadable build stamp {stamp_path} ({e})")
@@ -178,4 +178,6 @@ def describe() -> str:
         return f"compiled with {verdict.compiler}: {len(verdict.modules)} modules"
     if not verdict.reason:
         return f"Python sources ({PURE_ENV} is set)"
+    if not verdict.modules:
+        return f"Python sources (not compiled: {verdict.reason})"
     return f"Python sources ({verdict.reason})"

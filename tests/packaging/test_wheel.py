@@ -139,4 +139,4 @@ def test_without_a_c_compiler_the_wheel_holds_the_sources_and_converts(
               dict(release.env, PYTHONPATH=str(target)), tmp_path)
     file, layers, impl = out.split(" ", 2)
     assert file == str(target / "tb_ad_layer" / "dump" / "reader.py")
-    assert int(layers) > 0 and impl.startswith("Python sources (no build stamp")
+    assert int(layers) > 0 and impl.startswith("Python sources (not compiled: no build stamp")
