@@ -69,24 +69,28 @@ def main() -> None:
         lg = layer_graph(parse_dump(src).select())
         docs = [layer_document(lg, i) for i in sorted(lg.layers)]
         reference = [dumps(d) for d in docs]
-        largest = max(reference, key=len)
         mb = sum(map(len, reference)) / 1e6
         for name, codec in codecs().items():
             if isinstance(codec, str):
                 print(f"{'dsv3_61/' + dequant:>14} {name:>13} {codec}")
                 continue
-            encode, decode = codec
-            texts = [encode(d) for d in docs]
-            enc = best_s(lambda: [encode(d) for d in docs], args.repeat)
-            as_str = [t.decode() if isinstance(t, bytes) else t for t in texts]
-            to_str = best_s(lambda: [t.decode() for t in texts], args.repeat) \
-                if isinstance(texts[0], bytes) else 0.0
-            dec = best_s(lambda: [decode(t) for t in reference], args.repeat)
-            one = best_s(lambda: decode(largest), args.repeat)
-            print(f"{'dsv3_61/' + dequant:>14} {name:>13} {enc * 1e3:10.1f} {mb / enc:7.0f} "
-                  f"{to_str * 1e3:11.1f} {str(as_str == reference):>9} {dec * 1e3:10.1f} "
-                  f"{one * 1e3:22.2f}", flush=True)
+            print(f"{'dsv3_61/' + dequant:>14} {name:>13} "
+                  + measure(codec, docs, reference, mb, args.repeat), flush=True)
 
+
+def measure(codec: Codec, docs: list[Any], reference: list[str], mb: float, repeat: int) -> str:
+    """One row of figures for one library on one dump's documents."""
+    encode, decode = codec
+    texts = [encode(d) for d in docs]
+    enc = best_s(lambda: [encode(d) for d in docs], repeat)
+    as_str = [t.decode() if isinstance(t, bytes) else t for t in texts]
+    to_str = best_s(lambda: [t.decode() for t in texts], repeat) \
+        if isinstance(texts[0], bytes) else 0.0
+    dec = best_s(lambda: [decode(t) for t in reference], repeat)
+    largest = max(reference, key=len)
+    one = best_s(lambda: decode(largest), repeat)
+    return (f"{enc * 1e3:10.1f} {mb / enc:7.0f} {to_str * 1e3:11.1f} {as_str == reference!s:>9} "
+            f"{dec * 1e3:10.1f} {one * 1e3:22.2f}")
 
 if __name__ == "__main__":
     main()

@@ -122,20 +122,20 @@ def test_without_a_c_compiler_the_wheel_holds_the_sources_and_converts(
     assert wheel.name.endswith("-py3-none-any.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
-    assert not [n for n in names if n.endswith(".so") or n.endswith("_compiled_stamp.json")]
+    assert not [n for n in names if n.endswith((".so", "_compiled_stamp.json"))]
     assert set(PANEL) | set(MODULES) <= set(names)
     # Installed on its own path, in front of the compiled release (which brings the dependencies).
     target = tmp_path / "site"
     run([str(release.venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
          "--no-deps", "--target", str(target), str(wheel)], release.env, tmp_path)
-    out = run([str(release.venv_python), "-c",
-               "import sys\n"
-               "from tb_ad_layer.convert import convert\n"
-               "from tb_ad_layer._compiled import describe\n"
-               "import tb_ad_layer.dump.reader as reader\n"
-               "res = convert(sys.argv[1], sys.argv[2], run='dsv3')\n"
-               "print(reader.__file__, len(res.stages[0].layers), describe())",
-               str(DUMPS / "ad_dsv3"), str(tmp_path / "logs")],
+    script = ("import sys\n"
+              "from tb_ad_layer.convert import convert\n"
+              "from tb_ad_layer._compiled import describe\n"
+              "import tb_ad_layer.dump.reader as reader\n"
+              "res = convert(sys.argv[1], sys.argv[2], run='dsv3')\n"
+              "print(reader.__file__, len(res.stages[0].layers), describe())")
+    out = run([str(release.venv_python), "-c", script, str(DUMPS / "ad_dsv3"),
+               str(tmp_path / "logs")],
               dict(release.env, PYTHONPATH=str(target)), tmp_path)
     file, layers, impl = out.split(" ", 2)
     assert file == str(target / "tb_ad_layer" / "dump" / "reader.py")
