@@ -103,8 +103,12 @@ def compiled_extensions(commands: Sequence[str]) -> list[Extension]:
     if why is not None:
         _say(f"{why}; the converter runs from its Python sources (slower)")
         return []
-    from mypyc.build import mypycify
-
+    try:
+        from mypyc.build import mypycify
+    except ImportError:  # a build without isolation, in an environment without mypy
+        _say("mypyc is not installed (pip install mypy); the converter runs from its Python "
+             "sources (slower)")
+        return []
     stamp = _stamp_module()
     _GENERATED_FROM.update({path[:-3].replace("/", "."): stamp.source_sha256(str(ROOT / path))
                             for path in MODULES})
