@@ -1,9 +1,23 @@
-"""Packaging for tb-ad-layer: converter CLI plus TensorBoard plugin."""
+"""Packaging for tb-ad-layer: converter CLI plus TensorBoard plugin.
+
+Beyond the plain package, a build
+- builds the panel from ``frontend/`` with npm (``build_support/panel.py``): wheels and sdists
+  always carry it, so installing them needs no Node.js;
+- compiles the converter's hot modules with mypyc when a C compiler is there
+  (``build_support/compiled.py``; ``TB_AD_LAYER_COMPILE=0`` switches it off).
+"""
+import sys
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))  # build_support/ (PEP 517 backends do not put the tree on the path)
+
+from build_support.compiled import BuildCompiled, compiled_extensions  # noqa: E402
+from build_support.panel import ensure_panel  # noqa: E402
 
 
 def _version() -> str:
@@ -11,6 +25,19 @@ def _version() -> str:
         if line.startswith("__version__"):
             return line.split("=", 1)[1].strip().strip('"')
     raise RuntimeError("tb_ad_layer/version.py has no __version__")
+
+
+class BuildPyWithPanel(build_py):
+    def run(self) -> None:
+        # An editable install serves the panel from the checkout, built by scripts/setup.sh.
+        ensure_panel(required=not getattr(self, "editable_mode", False))
+        super().run()
+
+
+class SdistWithPanel(sdist):
+    def run(self) -> None:
+        ensure_panel(required=True)
+        super().run()
 
 
 setup(
@@ -30,10 +57,12 @@ setup(
     include_package_data=True,
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2", "msgspec>=0.18"],
     extras_require={
-        "test": ["pytest>=8", "playwright>=1.45"],
+        "test": ["pytest>=8", "playwright>=1.45", "build>=1.2"],
     },
     entry_points={
         "console_scripts": ["tb-ad-layer = tb_ad_layer.cli:main"],
         "tensorboard_plugins": ["ad_layer = tb_ad_layer.plugin.plugin:AdLayerPlugin"],
     },
+    ext_modules=compiled_extensions(sys.argv[1:]),
+    cmdclass={"build_ext": BuildCompiled, "build_py": BuildPyWithPanel, "sdist": SdistWithPanel},
 )

@@ -3,7 +3,13 @@
 Data flows one way through the subpackages: ``dump`` (read graph dumps) -> ``layers`` (assign
 nodes to decoder layers) -> ``trace`` (read GPU traces, map kernels to nodes) -> ``store`` (the
 run store on disk) -> ``plugin`` (TensorBoard backend serving the store to the panel).
+
+Importing the package installs the guard that refuses compiled modules built from other
+sources than the ones beside them (:mod:`tb_ad_layer._compiled`).
 """
+from tb_ad_layer import _compiled
 from tb_ad_layer.version import __version__
+
+_compiled.install()
 
 __all__ = ["__version__"]

@@ -10,6 +10,27 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DUMPS = REPO / "tests" / "fixtures" / "dumps"
 SHARED_TRACES = REPO.parent / "shared" / "traces"
+_STALE_NOTE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Test the sources as they are: when a source changed since the compiled modules were
+    built, run the sources everywhere (this process and the CLI and TensorBoard processes the
+    tests start) instead of one refusal warning per process breaking the tests that read
+    stderr. A fresh build (scripts/setup.sh, CI) tests the compiled modules."""
+    from tb_ad_layer import _compiled
+
+    verdict = _compiled.check()
+    if verdict.modules and verdict.reason:
+        os.environ[_compiled.PURE_ENV] = "1"
+        _STALE_NOTE.append(f"compiled modules are stale ({verdict.reason}): testing the "
+                           f"sources; bash scripts/setup.sh compiles them again")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from tb_ad_layer._compiled import describe
+
+    return [f"tb-ad-layer converter: {describe()}", *_STALE_NOTE]
 
 
 @pytest.fixture

@@ -46,18 +46,22 @@ class TensorBoardProcess:
 @contextmanager
 def running_tensorboard(logdir: Path, workdir: Path, *flags: str, prefix: str = "",
                         ready: Callable[[TensorBoardProcess], bool] | None = None,
-                        deadline_s: float = 90.0) -> Iterator[TensorBoardProcess]:
+                        deadline_s: float = 90.0, python: str = sys.executable,
+                        env: dict[str, str] | None = None) -> Iterator[TensorBoardProcess]:
     """Run ``tensorboard --logdir logdir`` (plus ``flags``; ``--path_prefix`` from ``prefix``)
     until the block ends. Waits for ``data/plugins_listing`` to answer and ``ready`` to hold;
-    fails with the tail of TensorBoard's log when it exits or misses the deadline."""
+    fails with the tail of TensorBoard's log when it exits or misses the deadline.
+
+    ``python`` and ``env``: the interpreter (another virtual environment's) and environment to
+    run it with; by default this test process's."""
     port = free_port()
     log = workdir / f"tensorboard_{port}.log"
     host = [] if "--bind_all" in flags else ["--host", "127.0.0.1"]
-    args = [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--port",
+    args = [python, "-m", "tensorboard.main", "--logdir", str(logdir), "--port",
             str(port), *host, *flags] + (["--path_prefix", prefix] if prefix else [])
     tb = TensorBoardProcess(port, prefix, log)
     with open(log, "wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=env)
         try:
             deadline = time.monotonic() + deadline_s
             while True:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
-from typing import Iterator
+from typing import Final, Iterator
 
-PLACEHOLDER = "placeholder"
-CALL = "call"
-OUTPUT = "output"
+PLACEHOLDER: Final = "placeholder"
+CALL: Final = "call"
+OUTPUT: Final = "output"
 
 
 @dataclass(slots=True)

@@ -9,12 +9,12 @@ fills them when a trace is given.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from tb_ad_layer.dump.graph import friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
 
-ARGS_SHOWN = 2000  # characters of a node's argument text in a document
+ARGS_SHOWN: Final = 2000  # characters of a node's argument text in a document
 
 
 def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:

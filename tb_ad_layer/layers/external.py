@@ -11,30 +11,30 @@ import re
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq, is_
-from typing import Mapping
+from typing import Final, Mapping
 
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
 
-_KV = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
+_KV: Final = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
                  r"ssm_state|conv_state", re.I)
-_KV_WEAK = re.compile(r"cache", re.I)
-_META = re.compile(r"batch|seq|cu_|slot|page|cache_loc|input_pos|len|info|meta|offset|"
+_KV_WEAK: Final = re.compile(r"cache", re.I)
+_META: Final = re.compile(r"batch|seq|cu_|slot|page|cache_loc|input_pos|len|info|meta|offset|"
                    r"num_|host|block_table|indptr|indices|last_page", re.I)
-_POS = re.compile(r"position|pos_id", re.I)
-_IDS = re.compile(r"input_ids|tokens?$", re.I)
-_ROPE = re.compile(r"rotary|rope|cos|sin|inv_freq|freqs", re.I)
-_MASK = re.compile(r"mask|causal", re.I)
-_EMBED = re.compile(r"embed", re.I)
+_POS: Final = re.compile(r"position|pos_id", re.I)
+_IDS: Final = re.compile(r"input_ids|tokens?$", re.I)
+_ROPE: Final = re.compile(r"rotary|rope|cos|sin|inv_freq|freqs", re.I)
+_MASK: Final = re.compile(r"mask|causal", re.I)
+_EMBED: Final = re.compile(r"embed", re.I)
 
 RESIDUAL, LAYER_OUTPUT, KV_CACHE, METADATA, ROPE, MASK, SHAPE, MODEL = (
     "residual", "layer_output", "kv_cache", "batch_metadata", "rope", "mask", "shape", "model")
-_LABELS = {KV_CACHE: "KV cache", METADATA: "batch metadata", ROPE: "RoPE cache",
+_LABELS: Final = {KV_CACHE: "KV cache", METADATA: "batch metadata", ROPE: "RoPE cache",
            MASK: "attention mask", SHAPE: "shape value", "position": "position ids", "input_ids": "input ids",
            "embedding": "token embedding", MODEL: "model-level value", "buffer": "model buffer"}
 # When a model-level value is made from several kinds of inputs, the most specific one names it.
-_PRIORITY = {ROPE: 6, MASK: 5, "position": 4, METADATA: 3, "embedding": 2, "input_ids": 1,
+_PRIORITY: Final = {ROPE: 6, MASK: 5, "position": 4, METADATA: 3, "embedding": 2, "input_ids": 1,
              SHAPE: 0, MODEL: 0}
 
 

@@ -7,15 +7,15 @@ grows it sixteen times.
 """
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
+from tb_ad_layer._compiled import PURE_ENV
 from tb_ad_layer.dump.reader import parse_dump
-from tb_ad_layer.layers.document import layer_document
 from tb_ad_layer.layers.layered import layer_graph
-from tests.conftest import write_dump
+from tests.conftest import REPO, write_dump
 
 PACKAGE = str(Path(__file__).resolve().parents[2] / "tb_ad_layer")
 
@@ -44,29 +44,38 @@ def _fan_out(path: Path, readers: int) -> Path:
     return write_dump(path, "\n".join(lines))
 
 
-def _lines_executed(path: Path) -> int:
-    count = 0
-
-    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
-        nonlocal count
-        if not frame.f_code.co_filename.startswith(PACKAGE):
-            return None
-
-        def local(frame: FrameType, event: str, arg: Any) -> Any:
-            nonlocal count
-            if event == "line":
-                count += 1
-            return local
+# Run in a child with the Python sources (TB_AD_LAYER_PURE_PYTHON=1): compiled modules execute
+# no Python lines to count.
+_COUNT = r"""
+import sys
+from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.layers.document import layer_document
+from tb_ad_layer.layers.layered import layer_graph
+package, path = sys.argv[1], sys.argv[2]
+count = 0
+def tracer(frame, event, arg):
+    if not frame.f_code.co_filename.startswith(package):
+        return None
+    def local(frame, event, arg):
+        global count
+        if event == "line":
+            count += 1
         return local
+    return local
+sys.settrace(tracer)
+lg = layer_graph(parse_dump(path).select())
+for index in lg.layers:
+    layer_document(lg, index)
+sys.settrace(None)
+print(count)
+"""
 
-    sys.settrace(tracer)
-    try:
-        lg = layer_graph(parse_dump(path).select())
-        for index in lg.layers:
-            layer_document(lg, index)
-    finally:
-        sys.settrace(None)
-    return count
+
+def _lines_executed(path: Path) -> int:
+    env = {**os.environ, PURE_ENV: "1"}
+    out = subprocess.run([sys.executable, "-c", _COUNT, PACKAGE, str(path)], env=env, check=True,
+                         capture_output=True, text=True, cwd=REPO)
+    return int(out.stdout.split()[-1])
 
 
 def test_many_readers_of_one_value_convert_in_linear_work(tmp_path: Path) -> None:

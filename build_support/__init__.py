@@ -1,0 +1,1 @@
+"""Build steps of setup.py: the panel (npm) and the compiled converter modules (mypyc)."""
