@@ -17,10 +17,12 @@ import torch
 import transformers
 
 from model_dumps.generate import make_fixture
-from model_dumps.models import BUILDERS
+from model_dumps.models import BUILDERS as FIRST_BUILDERS
+from model_dumps.more_models import MORE_BUILDERS
 
 TORCH_VERSION_USED = "2.13.0"
 TRANSFORMERS_VERSION_USED = "5.23.0"
+BUILDERS = {**FIRST_BUILDERS, **MORE_BUILDERS}
 
 
 def _pin_hash_seed() -> None:
