@@ -25,7 +25,7 @@ from typing import Callable, Dict
 import torch
 import transformers
 
-from .models import MAMBA2, Spec, _build, _tiny
+from .models import Spec, _build, _tiny
 
 
 def gpt_neox() -> Spec:
