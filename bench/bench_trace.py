@@ -1,39 +1,34 @@
 #!/usr/bin/env python3
-"""Benchmark trace ingestion on large synthetic decode traces (61 layers, ~1,000 replays).
+"""Benchmark trace ingestion on a large synthetic decode trace (61 layers, per-layer stream sets).
 
-Generates nsys-schema SQLite exports into ``bench/out/`` (kept between runs; ``--regen`` rebuilds),
-then, in a fresh process per size so that peak memory is per size, times: read (all kernel rows),
-pick replay + aggregate per-node stats over every replay, segment into layers, map to nodes,
-summaries. Prints seconds, rows/s and peak RSS. Target: 2M rows under 10 s and under 1 GB.
+Generates an nsys-schema SQLite export into ``bench/out/trace/`` (kept between runs; ``--regen``
+rebuilds) with ``tools/make_traces.py``: DeepSeek-V3-like layers (3 dense, then MoE with shared
+experts), every layer on its own set of streams, about 2,000,000 kernel rows over ~470 replays.
+Then, in a fresh process (so that peak memory is ingestion's own), it runs the converter's whole
+trace path: open, count activities per stream, pick the busiest graph, aggregate every replay per
+graph node, take one replay, cut it into layers and map its kernels to the graph's nodes, and
+summarise. In the same process it times, as the floor, the single SQL query with which seed 000's
+script reads only the first execution of every graph node. Prints seconds per step, peak RSS, and
+the agreement with the generator's truth (layer and node) beside seed 000's stream grouping.
+Targets: under 10 s and 150 MB.
 
-    python bench/bench_trace.py                       # 250k, 500k, 1M, 2M rows
-    python bench/bench_trace.py --sizes 2000000 --regen
+    python bench/bench_trace.py                 # 2,000,000 rows
+    python bench/bench_trace.py --rows 500000 --regen
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 LAYERS, DENSE = 61, 3
-
-
-def _make_traces():
-    spec = importlib.util.spec_from_file_location("make_traces", ROOT / "tools" / "make_traces.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["make_traces"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def generate(out: Path, rows: int, regen: bool) -> Path:
@@ -48,73 +43,77 @@ def generate(out: Path, rows: int, regen: bool) -> Path:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, str(ROOT / "tools" / "make_traces.py"), "--out", str(out),
                     "--name", f"decode_{rows}", "--layers", str(LAYERS), "--dense", str(DENSE),
-                    "--target-rows", str(rows), "--seed", "1"], check=True, capture_output=True)
+                    "--target-rows", str(rows), "--seed", "1", "--layout", "per-layer"], check=True,
+                   capture_output=True)
     print(f"generated {path.name} in {time.perf_counter() - t0:.1f} s", flush=True)
     return path
 
 
 def measure(path: Path) -> dict:
-    """Run the pipeline stages on ``path`` in this process; returns timings and peak RSS."""
-    from tb_ad_layer.trace.kernel_map import load_kernel_map
-    from tb_ad_layer.trace.mapping import LayerNodes, map_kernels
-    from tb_ad_layer.trace.reader import read_trace
-    from tb_ad_layer.trace.replay import select
-    from tb_ad_layer.trace.segment import segment_layers
-    from tb_ad_layer.trace.summary import layer_summary, node_trace_kernels
+    """Run the trace path on ``path`` in this process; returns timings, peak RSS and agreement."""
+    from tb_ad_layer.trace.ingest import ingest_trace
+    from tests.trace.accuracy import agreement, baseline_agreement, seed_baseline
+    from tests.trace.helpers import load_truth, model_from_truth
 
-    mt = _make_traces()
-    plan = mt.dsv3_plan(LAYERS, DENSE)
-    layers = [LayerNodes(l.index, l.kind, [SimpleNamespace(name=n.id, op=n.op, group=n.group, sub_group=n.sub_group,
-                                                           stream=n.stream) for n in l.nodes]) for l in plan.layers]
-    times = {}
-    t = time.perf_counter()
-    td = read_trace(path)
-    times["read"] = time.perf_counter() - t
-    t2 = time.perf_counter()
-    sel = select(td, "decode")
-    times["replay+stats"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    seg = segment_layers(sel.kernels, [l.kind for l in layers])
-    times["segment"] = time.perf_counter() - t3
-    t4 = time.perf_counter()
-    mapping = map_kernels(layers, seg, load_kernel_map())
-    groups = {n.name: n.group for l in layers for n in l.nodes}
-    origin = min(k.start_ns for k in sel.kernels)
-    for l, ks in zip(layers, seg.layers):
-        layer_summary(ks, groups, origin)
-    node_trace_kernels(sel.kernels, origin)
-    times["map+summary"] = time.perf_counter() - t4
-    times["total"] = time.perf_counter() - t
-    return {"rows": len(td), "replays": sel.replays, "replay_kernels": len(sel.kernels), "layers": len(seg.layers),
-            "mapped_share": round(mapping.mapped_share, 4), "times": times,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    truth = load_truth(path.with_name(path.stem + ".truth.json"))
+    expected = model_from_truth(truth)
+    steps: list[tuple[str, float]] = []
+    t0 = time.perf_counter()
+
+    def progress(message: str) -> None:
+        # ingest_trace reports each step as "<what> in <seconds> s".
+        what, _, rest = message.rpartition(" in ")
+        if what and rest.endswith(" s"):
+            try:
+                steps.append((what, float(rest[:-2])))
+            except ValueError:
+                pass
+
+    result = ingest_trace(path, expected, progress=progress)
+    total = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    got = agreement(truth, result.kernels)
+    layers_found, seed = baseline_agreement(truth, result.kernels, expected)
+    t1 = time.perf_counter()
+    floor_rows = seed_baseline().first_replay_query(path, truth["graph_id"])
+    floor = time.perf_counter() - t1
+    return {"rows": sum(t["kernels"] for t in result.meta["stream_totals"]), "replays": result.meta["replays"],
+            "replay_kernels": result.meta["kernel_count"], "layers": result.meta["layers_found"],
+            "streams": len(result.meta["stream_totals"]), "total_s": total, "steps": steps,
+            "peak_rss_mb": peak, "floor_s": floor, "floor_rows": floor_rows,
+            "layer_share": got.layer_share, "node_share": got.node_share, "outside_share": got.outside_share,
+            "seed_layers": layers_found, "seed_layer_share": seed.layer_share, "seed_node_share": seed.node_share,
+            "segmentation": result.meta["segmentation"]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="250000,500000,1000000,2000000", help="kernel rows, comma separated")
+    ap.add_argument("--rows", type=int, default=2_000_000, help="kernel rows of the generated trace")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "trace")
-    ap.add_argument("--regen", action="store_true", help="regenerate the traces")
+    ap.add_argument("--regen", action="store_true", help="regenerate the trace")
     ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure)))
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"{'rows':>10} {'replays':>8} {'read s':>7} {'replay s':>8} {'seg s':>6} {'map s':>6} {'total s':>8} "
-          f"{'rows/s':>10} {'peak MB':>8} {'mapped':>7}")
-    for size in (int(s) for s in args.sizes.split(",")):
-        path = generate(args.out, size, args.regen)
-        proc = subprocess.run([sys.executable, __file__, "--measure", str(path)], capture_output=True, text=True,
-                              check=False)
-        if proc.returncode != 0:
-            print(proc.stderr, file=sys.stderr)
-            return proc.returncode
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
-        t = r["times"]
-        print(f"{r['rows']:>10,} {r['replays']:>8} {t['read']:>7.2f} {t['replay+stats']:>8.2f} {t['segment']:>6.2f} "
-              f"{t['map+summary']:>6.2f} {t['total']:>8.2f} {r['rows'] / t['total']:>10,.0f} {r['peak_rss_mb']:>8.0f} "
-              f"{r['mapped_share']:>7.1%}", flush=True)
+    path = generate(args.out, args.rows, args.regen)
+    proc = subprocess.run([sys.executable, __file__, "--measure", str(path)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        print(proc.stderr, file=sys.stderr)
+        return proc.returncode
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"{path.name}: {r['rows']:,} kernel rows on {r['streams']} streams, {r['replays']} replays of "
+          f"{r['replay_kernels']:,} kernels, {r['layers']} layers ({r['segmentation']})")
+    for what, seconds in r["steps"]:
+        print(f"  {seconds:6.2f} s  {what}")
+    print(f"  total {r['total_s']:.2f} s (target < 10 s), peak RSS {r['peak_rss_mb']:.0f} MB (target < 150 MB)")
+    print(f"  floor: seed 000's single first-replay query, {r['floor_rows']:,} rows in {r['floor_s']:.2f} s")
+    print(f"  agreement with the truth: layer {r['layer_share']:.2%}, node {r['node_share']:.2%}, "
+          f"outside nodes {r['outside_share']:.2%}")
+    print(f"  seed 000 stream grouping on the same replay: {r['seed_layers']} layers, layer "
+          f"{r['seed_layer_share']:.2%}, node {r['seed_node_share']:.2%}")
     return 0
 
 

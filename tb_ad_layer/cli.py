@@ -31,6 +31,8 @@ examples:
       --trace decode.nsys-rep --phase decode
   # one layer as seed-schema JSON, DOT and PNG
   tb-ad-layer extract /data/ad_dumps/dsv3 --layer 5 --dot l5.dot --png l5.png
+  # what a trace holds (devices, streams, graphs, steps) and what would be picked
+  tb-ad-layer inspect decode.sqlite
   # per-layer kernel sequences of a trace
   tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json --dump /data/ad_dumps/dsv3
   # a converted run's kernels as Chrome trace JSON for Perfetto
@@ -48,6 +50,8 @@ def _add_trace_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
     g.add_argument("--graph-id", type=int, metavar="ID",
                    help="CUDA graph to use (default: the one with the most kernels)")
+    g.add_argument("--step", type=int, metavar="N",
+                   help="profiler step to use (ProfilerStep#N; default: the last complete step)")
     g.add_argument("--kernel-map", metavar="FILE",
                    help="extra op -> kernel-name rules (JSON), taking precedence over the built-in table")
 
@@ -96,11 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--phase", choices=["decode", "prefill"])
     k.add_argument("--device", type=int, metavar="N")
     k.add_argument("--graph-id", type=int, metavar="ID")
+    k.add_argument("--step", type=int, metavar="N", help="profiler step to use (default: the last complete one)")
     k.add_argument("--dump", metavar="DUMP_DIR",
-                   help="segment with this dump's layers (count and kinds) instead of inferring "
-                        "them from the repeating kernel pattern")
+                   help="cut the trace by this dump's layers and map kernels to its nodes; without it, layers "
+                        "come from the trace's own layer ranges or from repetition, with a stated confidence")
     k.add_argument("--module", help="GraphModule section of --dump to use")
     k.add_argument("-q", "--quiet", action="store_true")
+
+    i = sub.add_parser("inspect", help="list what a trace holds and what convert would pick from it")
+    i.add_argument("trace", metavar="TRACE")
+    i.add_argument("--json", action="store_true", help="write the inventory as JSON on stdout")
+    i.add_argument("--phase", choices=["decode", "prefill"])
+    i.add_argument("--device", type=int, metavar="N")
+    i.add_argument("--graph-id", type=int, metavar="ID")
+    i.add_argument("--step", type=int, metavar="N")
 
     x = sub.add_parser("export-trace", help="write a run's stored kernels as Chrome trace JSON")
     x.add_argument("run", metavar="RUN", help="run directory (or its run.sqlite)")
@@ -164,16 +177,41 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
     layers = None
     if args.dump:
         from tb_ad_layer.convert import load_stage, resolve_inputs
-        from tb_ad_layer.trace_attach import layer_nodes
-        layers = layer_nodes(load_stage(resolve_inputs(args.dump)[-1], args.module).lg)
+        from tb_ad_layer.trace_attach import model_nodes
+        layers = model_nodes(load_stage(resolve_inputs(args.dump)[-1], args.module).lg)
     data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
-                            graph_id=args.graph_id, layers=layers, progress=progress)
+                            graph_id=args.graph_id, step=args.step, layers=layers, progress=progress)
+    seg = data["segmentation"]
+    sure = f", confidence {seg['confidence']:.2f}" if seg["confidence"] is not None else ""
+    progress(f"{data['num_layers']} layers by {seg['method']}{sure}: {seg['detail']}")
+    for w in data["warnings"]:
+        progress.warn(w)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if args.output:
         _write_text(Path(args.output), text)
         progress(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _cmd_inspect(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.trace.inventory import inventory, inventory_text, pick
+    from tb_ad_layer.trace.reader import read_trace
+
+    db = read_trace(args.trace)
+    try:
+        inv = inventory(db)
+        if args.phase or args.device is not None or args.graph_id is not None or args.step is not None:
+            inv["pick"] = pick(db, args.phase, args.device, args.graph_id, args.step)
+        for w in db.warnings:
+            progress.warn(w)
+        if args.json:
+            sys.stdout.write(json.dumps(inv, indent=2, ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write(inventory_text(db, inv))
+    finally:
+        db.close()
     return 0
 
 
@@ -225,7 +263,7 @@ def _ranges(values: list[int]) -> str:
 
 
 COMMANDS = {"convert": _cmd_convert, "extract": _cmd_extract, "kernels": _cmd_kernels,
-            "export-trace": _cmd_export_trace}
+            "inspect": _cmd_inspect, "export-trace": _cmd_export_trace}
 
 #: Signals that stop a command the way Ctrl-C does.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)

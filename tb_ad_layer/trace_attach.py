@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from tb_ad_layer.layers.document import outside_nodes
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel_map import load_kernel_map
-from tb_ad_layer.trace.mapping import LayerNodes
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
                       "per-kernel data")
@@ -34,16 +35,42 @@ class _Node:
     stream: str
 
 
+def _node(lg: LayeredGraph, j: int) -> _Node:
+    n = lg.graph.nodes[j]
+    return _Node(n.name, n.target, lg.group[j], lg.sub_group[j], lg.stream[j])
+
+
 def layer_nodes(lg: LayeredGraph) -> list[LayerNodes]:
     """The graph's layers in model order, with their call nodes in topological order."""
     out = []
     for index in sorted(lg.layers):
         info = lg.layers[index]
-        nodes = [_Node(n.name, n.target, lg.group[n.index], lg.sub_group[n.index],
-                       lg.stream[n.index])
-                 for n in (lg.graph.nodes[j] for j in info.members) if n.kind == "call"]
+        nodes = [_node(lg, j) for j in info.members if lg.graph.nodes[j].kind == "call"]
         out.append(LayerNodes(index=index, kind=info.kind, nodes=nodes))
     return out
+
+
+def model_nodes(lg: LayeredGraph) -> ModelNodes:
+    """The layers plus the call nodes outside every layer that come before the first layer's
+    nodes (embedding, metadata) and after the last layer's (final norm, lm head, gathers), in
+    graph order, and those the graph places amid a layer's nodes (keyed by the layer's position)."""
+    layers = layer_nodes(lg)
+    if not lg.layers:
+        return ModelNodes(layers)
+    # The first layer's first node and the last layer's last node bound the layers (a stray node
+    # of layer 0 placed at the end of the graph does not make the final norm "between layers").
+    first = min(lg.layers[min(lg.layers)].members)
+    last = max(lg.layers[max(lg.layers)].members)
+    calls = [j for j, layer in enumerate(lg.layer) if layer is None and lg.graph.nodes[j].kind == "call"]
+    starts = sorted((min(info.members), index) for index, info in lg.layers.items())
+    between: dict[int, list[_Node]] = {}
+    for j in calls:
+        if first < j < last:
+            # Amid the layer whose nodes started last before it.
+            owner = max((i for i, (pos, _) in enumerate(starts) if pos < j), default=0)
+            between.setdefault(owner, []).append(_node(lg, j))
+    return ModelNodes(layers, before=[_node(lg, j) for j in calls if j < first],
+                      after=[_node(lg, j) for j in calls if j > last], between=between)
 
 
 def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> str:
@@ -52,8 +79,9 @@ def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> st
 
 
 def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
-                 writer: StoreWriter | None, progress: Progress) -> dict[str, Any]:
-    """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given.
+                 writer: StoreWriter | None, progress: Progress, lg: LayeredGraph | None = None) -> dict[str, Any]:
+    """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given, and
+    (with ``lg``) the kernels of the nodes outside every layer.
 
     Returns the trace metadata recorded in the run store (``meta.trace``).
     """
@@ -73,6 +101,11 @@ def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
     if per_layer:
         shares = " ".join(f"{layer}:{m / t:.0%}" for layer, (m, t) in sorted(per_layer.items()))
         progress(f"mapped share per layer: {shares}")
+    m = result.meta
+    if m.get("outside_kernel_count"):
+        share = m.get("outside_mapped_share")
+        progress(f"outside layers: {m['outside_kernel_count']:,} kernels, {m['outside_time_us']:,.1f} us"
+                 + (f", {share:.0%} on the nodes outside the layers" if share is not None else ""))
     for w in result.warnings:
         progress.warn(w)
     if writer is not None:
@@ -100,12 +133,28 @@ def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
                       GRAPH_BLOCK_REASON, None, None, None, None)
             for b in result.graph_launches)
         writer.add_file(result.meta["source"], "trace")
+        if lg is not None:
+            writer.set_outside_nodes(writer.last_stage, _outside_records(lg, result))
     meta = dict(result.meta)
     meta["warnings"] = list(result.warnings)
     meta["unmapped"] = dict(Counter(k.unmapped_reason for k in result.kernels
                                     if k.unmapped_reason).most_common(10))
     meta["graph_launch_blocks"] = len(result.graph_launches)
+    if result.outside_summary is not None:
+        summary = dict(result.outside_summary)
+        summary["unmapped"] = summary["unmapped"][:20]
+        meta["outside_summary"] = summary
     return meta
+
+
+def _outside_records(lg: LayeredGraph, result: TraceResult) -> list[dict[str, Any]]:
+    """The stage's nodes outside every layer, as stored, with their kernels and time."""
+    nodes = outside_nodes(lg)
+    for node in nodes:
+        ks = result.node_kernels.get(node["id"], [])
+        node["kernels"] = ks
+        node["time_us"] = round(sum(k["duration_us"] for k in ks), 3)
+    return nodes
 
 
 def trace_attacher(args: argparse.Namespace, progress: Progress
@@ -117,8 +166,9 @@ def trace_attacher(args: argparse.Namespace, progress: Progress
     def attach(lg: LayeredGraph, docs: list[dict[str, Any]],
                writer: StoreWriter | None) -> dict[str, Any]:
         progress(f"reading trace {args.trace}")
-        result = ingest_trace(args.trace, layer_nodes(lg), phase=args.phase, device=args.device,
-                              graph_id=args.graph_id, kernel_map=kmap, progress=progress)
-        return attach_trace(result, docs, writer, progress)
+        result = ingest_trace(args.trace, model_nodes(lg), phase=args.phase, device=args.device,
+                              graph_id=args.graph_id, step=getattr(args, "step", None), kernel_map=kmap,
+                              progress=progress)
+        return attach_trace(result, docs, writer, progress, lg)
 
     return attach

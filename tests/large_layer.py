@@ -1,31 +1,36 @@
-"""The dump with 1,000-node layers that the large-layer browser tests and the panel benchmark
-(frontend/bench/bench_panel.py) open: the one place to switch it.
+"""The dumps with 1,000-node layers that the large-layer browser tests and the panel benchmark
+(frontend/bench/bench_panel.py) open: the one place to switch them.
 
-Until a real gated-delta-net export with the real chunk size is in ``tests/fixtures/dumps/``, an
-AutoDeploy-style dump of a DeepSeek-V3 decoder with 80 unfused experts (one dequantisation subgraph
-per expert weight: about 1,000 nodes per MoE layer) stands in, made by ``tools/make_ad_dump.py``.
-Set ``LARGE_LAYER_DUMP`` to the export's directory (a Path) to use it instead.
+Both are real gated-delta-net exports (Qwen3-Next with the real chunk size of 64, whose unrolled
+delta-rule loop gives layers of about 1,030 nodes), printed as AutoDeploy's writer prints them:
+the browser tests use the two-layer fixture, the benchmark the 48-layer export in ``bench/data/``
+(two 1,000-node layers are needed to time a comparison).
 """
 from __future__ import annotations
 
-import subprocess
-import sys
+import gzip
+import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: A dump directory, or the arguments of tools/make_ad_dump.py that write one.
-LARGE_LAYER_DUMP: Path | list[str] = ["--model", "dsv3", "--layers", "3", "--dense-layers", "1",
-                                      "--experts", "80", "--unfused-moe", "--stages", "final"]
+#: A dump directory with one 1,000-node layer (tests/fixtures/dumps/README.md).
+LARGE_LAYER_DUMP = REPO / "tests" / "fixtures" / "dumps" / "qwen3_next"
+#: A compressed dump directory with 36 such layers (bench/data/README.md).
+LARGE_MODEL_DUMP = REPO / "bench" / "data" / "qwen3_next_48l"
 
 
 def large_layer_dump(scratch: Path) -> Path:
-    """The dump directory of LARGE_LAYER_DUMP (generated into ``scratch`` when it is arguments)."""
-    if isinstance(LARGE_LAYER_DUMP, Path):
-        return LARGE_LAYER_DUMP
-    out = scratch / "large_dump"
-    r = subprocess.run([sys.executable, "tools/make_ad_dump.py", *LARGE_LAYER_DUMP, "--out", str(out)],
-                       cwd=REPO, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"tools/make_ad_dump.py failed:\n{r.stdout}\n{r.stderr}")
+    """The dump directory of :data:`LARGE_LAYER_DUMP` (``scratch`` is unused: it is committed)."""
+    del scratch
+    return LARGE_LAYER_DUMP
+
+
+def large_model_dump(scratch: Path) -> Path:
+    """:data:`LARGE_MODEL_DUMP` decompressed into ``scratch``; its final stage only."""
+    out = scratch / LARGE_MODEL_DUMP.name
+    out.mkdir(parents=True, exist_ok=True)
+    final = sorted(LARGE_MODEL_DUMP.glob("*.txt.gz"))[-1]
+    with gzip.open(final, "rb") as src, open(out / final.name[:-len(".gz")], "wb") as dst:
+        shutil.copyfileobj(src, dst)
     return out

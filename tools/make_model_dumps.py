@@ -1,7 +1,45 @@
 #!/usr/bin/env python3
 """Write graph-dump fixtures from tiny Hugging Face models, exported the way AutoDeploy exports.
 
-(Docstring completed below.)
+Dev-only tool: neither torch nor transformers is a runtime dependency of tb_ad_layer. The
+committed fixtures (tests/fixtures/dumps/<model>/) and benchmark dumps (bench/data/) were made
+with torch 2.13.0 (CPU wheel) and transformers 5.23.0:
+
+    pip install torch==2.13.0 transformers==5.23.0
+    python tools/make_model_dumps.py                      # all fixtures
+    python tools/make_model_dumps.py --models zamba2      # some
+    python tools/make_model_dumps.py --bench              # bench/data/*.txt.gz (about 15 CPU minutes)
+
+Output is byte-identical from one run to the next: seed 0 everywhere, memory addresses in
+targets pinned, gzip without timestamps, and the script re-runs itself under PYTHONHASHSEED=0.
+
+Per model (tools/model_dumps/):
+
+1. ``models``: a tiny config (hidden 64, 2-5 layers, bfloat16 except Llama's float32), random
+   init, no download. Only DeepSeek-V3 is patched, as AutoDeploy's own export patch does
+   (routed experts as per-expert weight lists into ``auto_deploy.torch_moe``); every other
+   model runs transformers' code unchanged, pure-torch Mamba / Mamba2 / gated-delta-rule paths
+   included.
+2. ``ad_export``: AutoDeploy's ``export_to_gm``: the model on ``meta`` (tied and shared weights
+   kept shared), ``torch.export.export(model, (), {input_ids, position_ids}, strict=False,
+   dynamic_shapes=Dim.DYNAMIC batch and sequence)`` under ``torch.inference_mode()``,
+   ``ep.module()``, the model's tensors put back, then AutoDeploy's clean-ups: de-duplicated
+   ``get_attr`` nodes, device arguments, unused ``aten._assert_*`` nodes, each followed by its
+   canonicalisation (dead-code elimination keeping impure nodes such as ``_guards_fn``). Mamba1
+   models (Jamba, FalconMamba) are exported with a static sequence: their scan is a Python
+   loop over time steps, which export can only unroll for one length.
+3. ``writer``: ``001_export_export_to_gm.txt`` in the exact text of AutoDeploy's graph writer
+   (``str(SymInt)`` dims such as ``s44xs70 + (Mod(4 - (Mod(s70, 4)), 4))x8x16``), then
+   AutoDeploy's ``cleanup_noop_slice`` and ``002_post_export_cleanup_noop_slice.txt``, then its
+   ``cleanup_noop_add`` and ``003_post_export_cleanup_noop_add.txt`` where that changes the graph.
+   ``writer_check`` rebuilds four graphs of shared/dumps/real_writer/ and compares the text
+   with the real writer's files on every run.
+4. ``truth``: ``<stem>.truth.json`` beside each dump: per printed node its decoder layer from
+   ``node.meta["nn_module_stack"]``, innermost module path and class, and group; per layer its
+   kind (``attention+mlp``, ``mla+moe``, ``attention+mamba+mlp``, ``gdn+moe``, ``mamba``, ...),
+   all derived from the module structure.
+5. ``dump_check``: every written dump is read back and checked line by line (standard library
+   only; tests/dump/test_model_fixtures.py uses the same checker).
 """
 
 from __future__ import annotations
@@ -16,12 +54,15 @@ from typing import List, Optional
 import torch
 import transformers
 
+from model_dumps.bench import BENCH, make_bench
 from model_dumps.generate import make_fixture
 from model_dumps.models import BUILDERS as FIRST_BUILDERS
 from model_dumps.more_models import MORE_BUILDERS
+from model_dumps.writer_check import CASES, check_writer
 
 TORCH_VERSION_USED = "2.13.0"
 TRANSFORMERS_VERSION_USED = "5.23.0"
+REAL_WRITER = Path(__file__).resolve().parents[2] / "shared" / "dumps" / "real_writer"
 BUILDERS = {**FIRST_BUILDERS, **MORE_BUILDERS}
 
 
@@ -37,9 +78,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("tests/fixtures/dumps"))
     ap.add_argument("--models", nargs="*", default=list(BUILDERS), choices=list(BUILDERS))
+    ap.add_argument("--bench", action="store_true",
+                    help="write the full-size benchmark dumps (bench/data/) instead")
+    ap.add_argument("--bench-out", type=Path, default=Path("bench/data"))
+    ap.add_argument("--real-writer", type=Path, default=REAL_WRITER,
+                    help="dumps of AutoDeploy's own writer to check the writer against")
     args = ap.parse_args(argv)
     print(f"torch {torch.__version__} (fixtures made with {TORCH_VERSION_USED}), transformers "
           f"{transformers.__version__} (fixtures made with {TRANSFORMERS_VERSION_USED})")
+    if args.real_writer.is_dir():
+        differ = check_writer(args.real_writer)
+        if differ:
+            print(f"the writer does not reproduce {differ}")
+            return 1
+        print(f"writer: same text as AutoDeploy's writer on {len(CASES)} dumps of {args.real_writer}")
+    if args.bench:
+        for name in BENCH:
+            start = time.monotonic()
+            for file, text_bytes, gz_bytes, nodes in make_bench(name, args.bench_out):
+                print(f"{file:<58} {text_bytes:>9} B ({gz_bytes} B gzip)  nodes={nodes}")
+            print(f"  ({time.monotonic() - start:.1f} s)")
+        return 0
     failed = []
     for name in args.models:
         start = time.monotonic()

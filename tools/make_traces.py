@@ -327,8 +327,27 @@ FAMILIES: list[tuple[str, list[Spec]]] = [
                                "::(anonymous namespace)::OpaqueType<2u>, unsigned int, 128, 1>, at::native::(anonymous "
                                "namespace)::TensorSizeStride<unsigned int, 4u>, int, unsigned int)",
                                "CatArrayBatchedCopy", 1.5)]),
-    (r"aten\.(fill|zeros|zero|full|ones|new_zeros|new_ones|new_full|zeros_like|ones_like|full_like)[._]",
+    (r"aten\.(fill|zeros|zero|full|ones|new_zeros|new_ones|new_full|zeros_like|ones_like|full_like|eye)[._]",
      [_elementwise("FillFunctor", 4, 1)]),
+    (r"aten\.(conv1d|convolution)\.", [("void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<0, "
+                                       "c10::BFloat16, int>(at::GenericPackedTensorAccessor<c10::BFloat16 const, 4ul, "
+                                       "at::DefaultPtrTraits, int>, int, int, int, int, int, int, int, int, int, int)",
+                                       "conv_depthwise2d_forward_kernel", 2.5)]),
+    (r"aten\.cumsum\.", [("void at_cuda_detail::cub::DeviceScanKernel<at_cuda_detail::cub::DeviceScanPolicy<float>"
+                          "::Policy900, float const*, float*, at_cuda_detail::cub::ScanTileState<float, true>, "
+                          "std::plus<float>, at_cuda_detail::cub::NullType, int>(float const*, float*, int)",
+                          "DeviceScanKernel", 2.0)]),
+    (r"aten\.einsum\.", [_NVJET, _SPLITK]),
+    (r"aten\.arange\.", [("void (anonymous namespace)::elementwise_kernel_with_index<int, at::native::arange_cuda_out"
+                          "(c10::Scalar const&, c10::Scalar const&, c10::Scalar const&, at::Tensor&)::{lambda()#1}::"
+                          "operator()() const::{lambda()#2}::operator()() const::{lambda(long)#1}>(int, int, long)",
+                          "elementwise_kernel_with_index", 1.0)]),
+    (r"aten\.(tril|triu)\.", [("void at::native::triu_tril_kernel<c10::BFloat16, int, false, 4, true>(at::cuda::"
+                               "detail::TensorInfo<c10::BFloat16, int>, at::cuda::detail::TensorInfo<c10::BFloat16 "
+                               "const, int>, long, long)", "triu_tril_kernel", 1.2)]),
+    (r"aten\.(pad|constant_pad_nd|repeat_interleave)\.", [_COPY]),
+    (r"aten\.(relu|softplus|square|__and__|__or__|type_as|diff)\.", [_elementwise("BinaryFunctor")]),
+    (r"auto_deploy\.torch_moe\.", [_ROUTING, _BMM1, _MOE_ACT, _BMM2, _FINALIZE]),
     (r"aten\.(_to_copy|to|copy_?|clone|contiguous)\.", [_COPY]),
     (r"aten\.add_?\.", [_elementwise("CUDAFunctor_add")]),
     (r"aten\.(mul|sub|div|neg|pow|rsqrt|exp|sigmoid|silu|where|eq|ne|lt|gt|le|ge|floordiv|floor_divide|bitwise_and|"
@@ -385,6 +404,16 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
 # Simulation
 # --------------------------------------------------------------------------------------------
 
+#: Stream layouts of a CUDA-graph replay:
+#: ``main-aux``: one main and one aux stream for every layer (a capture replayed as captured);
+#: ``single``: everything on one stream (SGLang/vLLM decode graphs);
+#: ``per-layer``: AutoDeploy decode as nsys shows it: every layer runs on its own set of streams
+#: (attention, MoE/MLP, aux), the MoE stream of layer N also carries the residual add and norm
+#: that open layer N+1 and the start of its attention projection, dense layers keep attention and
+#: MLP on one stream, the launch stream runs the embedding and layer 0, and the stream ids follow
+#: no order.
+LAYOUTS = ("main-aux", "single", "per-layer")
+
 
 @dataclass
 class Options:
@@ -403,6 +432,14 @@ class Options:
     graph_node_events: bool = True
     torch_graph_ids: bool = False
     salt: str = "ad"
+    layout: str = "main-aux"
+    reshuffle_streams: bool = False
+    capture_nvtx: bool = False
+    modules: bool = False
+    layer_nvtx: bool = False
+    hooks: bool = False
+    steps: bool = False
+    class_per_kind: bool = False
 
 
 @dataclass
@@ -417,18 +454,25 @@ class Template:
     node: str | None
     join: bool
     kind: str = "kernel"
+    group: str = "other"
+    seq: int = 0
+    node_index: int = -1
 
 
 def build_templates(plan: Plan, opts: Options) -> list[Template]:
     """All activities of one forward pass in launch order (graph node order)."""
     out: list[Template] = []
-    for layer, node in plan.all_nodes():
+    for index, (layer, node) in enumerate(plan.all_nodes()):
         specs = kernels_for(node.op, opts.salt)
         if opts.memcpy_noise and opts.phase == "decode" and "moe_fused" in node.op and node.layer is not None:
             # MoE workspace zeroing: a memset node inside the graph, owned by no FX node.
-            out.append(Template("[CUDA memset]", "[CUDA memset]", 0.9, node.stream, layer, None, False, "memset"))
+            out.append(Template("[CUDA memset]", "[CUDA memset]", 0.9, node.stream, layer, None, False, "memset",
+                                node.group, node_index=index))
         for j, (full, short, us) in enumerate(specs):
-            out.append(Template(full, short, us, node.stream, layer, node.id, node.join and j == 0))
+            out.append(Template(full, short, us, node.stream, layer, node.id, node.join and j == 0, "kernel",
+                                node.group, node_index=index))
+    for seq, tpl in enumerate(out):
+        tpl.seq = seq
     return out
 
 
@@ -449,7 +493,7 @@ class Row:
     layer: int | None = None
     node: str | None = None
     replay: int | None = None
-    seq: int = 0
+    seq: int = -1
 
 
 @dataclass
@@ -457,12 +501,18 @@ class Trace:
     rows: list[Row] = field(default_factory=list)
     runtime: list[tuple[int, int, int, int, str]] = field(default_factory=list)  # start, end, tid, corr, name
     nvtx: list[tuple[int, int, str, int]] = field(default_factory=list)  # start, end, text, tid
+    modules: list[tuple[int, int, str, int]] = field(default_factory=list)  # nn.Module ranges (profiler only)
     # start, end, device, stream, correlation, graph id
     graph_launches: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
+    # CUDA_GRAPH_NODE_EVENTS: start, tid, graph node id, original graph node id (None at capture)
+    node_events: list[tuple[int, int, int, int | None]] = field(default_factory=list)
 
 
 _MAIN_STREAM, _AUX_STREAM, _HOST_STREAM = 7, 23, 13
 _NODE_BASE = 0x10000
+_CAPTURE_BASE = 0x40000
+_CPU_TID = 4242
+_STEP_BASE = 100
 
 
 def _stream_ids(device: int) -> dict[str, int]:
@@ -470,16 +520,74 @@ def _stream_ids(device: int) -> dict[str, int]:
     return {"main": _MAIN_STREAM + off, "aux": _AUX_STREAM + off, "host": _HOST_STREAM + off}
 
 
+def _norm_like(tpl: Template, op: str) -> bool:
+    return tpl.group == "norm" or re.search(r"norm|rms", op) is not None
+
+
+def layer_lanes(plan: Plan, templates: list[Template], opts: Options, rng: random.Random, device: int) -> list[int]:
+    """The stream id of every template under ``opts.layout`` (see ``LAYOUTS``)."""
+    base = _stream_ids(device)
+    if opts.layout == "single":
+        return [base["main"]] * len(templates)
+    if opts.layout == "main-aux":
+        return [base["main"] if t.stream == "main" else base["aux"] for t in templates]
+    if opts.layout != "per-layer":
+        raise ValueError(f"unknown layout {opts.layout!r}; use one of {', '.join(LAYOUTS)}")
+    ops = [n.op for _, n in plan.all_nodes()]
+    pool = rng.sample(range(20 + 4000 * device, 4000 * (device + 1)), 3 * len(plan.layers) + 4)
+    lanes = [base["main"]] * len(templates)
+    by_layer: dict[int, list[Template]] = {}
+    for t in templates:
+        if t.layer is not None:
+            by_layer.setdefault(t.layer, []).append(t)
+    prev_ffn = base["main"]
+    for li, layer in enumerate(plan.layers):
+        ts = by_layer.get(layer.index, [])
+        attn, ffn, aux = pool[3 * li], pool[3 * li + 1], pool[3 * li + 2]
+        if li == 0:
+            attn = base["main"]  # the launch stream runs the embedding and layer 0's attention
+        if "moe" not in layer.kind:
+            ffn = attn
+        main = [t for t in ts if t.stream == "main"]
+        head_nodes: list[int] = []
+        for t in main:
+            if t.kind == "kernel" and t.node_index not in head_nodes:
+                if len(head_nodes) == 2:
+                    break
+                head_nodes.append(t.node_index)
+        norms = [t for t in main if t.kind == "kernel" and t.node_index not in head_nodes
+                 and _norm_like(t, ops[t.node_index])]
+        split = norms[0].seq if norms else (main[len(main) // 2].seq if main else 0)
+        for t in ts:
+            if t.stream != "main":
+                lanes[t.seq] = aux
+            elif t.node_index in head_nodes and li > 0:
+                lanes[t.seq] = prev_ffn
+            elif t.seq < split:
+                lanes[t.seq] = attn
+            else:
+                lanes[t.seq] = ffn
+        prev_ffn = ffn
+    epilogue = [t for t in templates if t.layer is None and t.seq > max((t.seq for t in templates
+                                                                        if t.layer is not None), default=-1)]
+    if epilogue:
+        first = epilogue[0].node_index
+        for t in epilogue:
+            lanes[t.seq] = prev_ffn if t.node_index == first else base["main"]
+    return lanes
+
+
 def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
     """Timestamps for every activity of every replay (decode) or pass (prefill) on one device."""
     rng = random.Random(opts.seed * 1000 + device)
     templates = build_templates(plan, opts)
     streams = _stream_ids(device)
+    lanes = layer_lanes(plan, templates, opts, rng, device)
     trace = Trace()
     t = 1_000_000_000 + device * 3_000
     corr = 1000
     scale = 1.0 if opts.phase == "decode" else 6.0
-    cpu_tid = 4242 + device
+    cpu_tid = _CPU_TID + device
 
     def run_pass(t0: int, replay: int, eager: bool) -> int:
         nonlocal corr
@@ -487,9 +595,10 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
         fork = None
         prev = "main"
         launch_corr = corr
-        for seq, tpl in enumerate(templates):
+        for tpl in templates:
             dur = max(300, int(tpl.base_us * scale * 1000 * rng.gauss(1.0, opts.jitter)))
-            stream = tpl.stream if tpl.stream in cursor else "aux"
+            # One stream runs its kernels one after another: the single layout has no aux chain.
+            stream = "main" if opts.layout == "single" else (tpl.stream if tpl.stream in cursor else "aux")
             if stream == "aux" and (fork is None or prev != "aux"):
                 fork = cursor["main"]  # each aux run forks from the main stream where it stands
             prev = stream
@@ -503,16 +612,22 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
             if eager:
                 corr += 1
                 c = corr
-                trace.runtime.append((start - 20_000, start - 15_000, cpu_tid, c, "cudaLaunchKernel_v7000"))
+                name = "cudaMemsetAsync_v3020" if tpl.kind == "memset" else "cudaLaunchKernel_v7000"
+                trace.runtime.append((start - 20_000, start - 15_000, cpu_tid, c, name))
             else:
                 c = launch_corr
-            trace.rows.append(Row(start, end, device, streams[stream], c, tpl.full, tpl.short,
-                                  None if eager else opts.graph_id, None if eager else _NODE_BASE + seq,
-                                  tpl.kind, tpl.layer, tpl.node, replay, seq))
+            trace.rows.append(Row(start, end, device, lanes[tpl.seq], c, tpl.full, tpl.short,
+                                  None if eager else opts.graph_id, None if eager else _NODE_BASE + tpl.seq,
+                                  tpl.kind, tpl.layer, tpl.node, replay, tpl.seq))
         return max(cursor.values())
 
     if opts.phase == "decode":
+        if opts.graph_node_events:
+            _capture(plan, templates, opts, trace, t - 80_000_000, cpu_tid)
         for r in range(opts.replays):
+            if opts.reshuffle_streams and r:
+                lanes = layer_lanes(plan, templates, opts, rng, device)
+            step_start = t - 60_000
             # Eager step preparation: input ids upload and a buffer fill.
             if opts.memcpy_noise:
                 corr += 1
@@ -543,15 +658,109 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
                 trace.runtime.append((t - 5_000, t - 1_000, cpu_tid, corr, "cudaMemcpyAsync_v3020"))
                 trace.rows.append(Row(t, t + 1_500, device, streams["main"], corr, "[CUDA memcpy DtoH]",
                                       "[CUDA memcpy DtoH]", None, None, "memcpy"))
+            if opts.steps:
+                trace.nvtx.append((step_start, t, f"ProfilerStep#{_STEP_BASE + r}", cpu_tid))
             t += 60_000 + int(rng.uniform(0, 20_000))
     else:
         for p in range(opts.passes):
             start = t
+            first_row = len(trace.rows)
             t = run_pass(t, p, eager=True)
-            trace.nvtx.append((start - 40_000, t - 10_000, f"forward step {p}", cpu_tid))
-            trace.nvtx.append((start - 38_000, start - 30_000, "prepare_inputs", cpu_tid))
+            if opts.nvtx:
+                trace.nvtx.append((start - 40_000, t - 10_000, f"forward step {p}", cpu_tid))
+                trace.nvtx.append((start - 38_000, start - 30_000, "prepare_inputs", cpu_tid))
+            if opts.hooks:
+                # A distributed wrapper's range around the whole forward: a hook, not a pass.
+                trace.nvtx.append((start - 39_000, t - 11_000, "DistributedDataParallel.forward", cpu_tid))
+            if opts.steps:
+                trace.nvtx.append((start - 45_000, t - 5_000, f"ProfilerStep#{_STEP_BASE + p}", cpu_tid))
+            _eager_annotations(plan, templates, trace.rows[first_row:], opts, trace, cpu_tid)
             t += 3_000_000 + int(rng.uniform(0, 500_000))
     return trace
+
+
+def _capture(plan: Plan, templates: list[Template], opts: Options, trace: Trace, t0: int, tid: int) -> None:
+    """Stream capture of the graph before the replays: one node creation event per kernel node at
+    capture time, one per instantiated node pointing back to it, and (``capture_nvtx``) the NVTX
+    ranges open during capture: the model's forward, one per decoder layer, one per FX node."""
+    step = 3_000
+    node_time = {}
+    for tpl in templates:
+        cap = t0 + tpl.seq * step
+        node_time[tpl.seq] = cap
+        trace.node_events.append((cap, tid, _CAPTURE_BASE + tpl.seq, None))
+    inst = t0 + len(templates) * step + 5_000_000
+    for tpl in templates:
+        trace.node_events.append((inst + tpl.seq, tid, _NODE_BASE + tpl.seq, _CAPTURE_BASE + tpl.seq))
+    if not opts.capture_nvtx:
+        return
+    end = t0 + len(templates) * step
+    trace.nvtx.append((t0 - 10_000, end + 10_000, "CUDA graph capture: forward", tid))
+    by_layer: dict[int, list[int]] = {}
+    by_node: dict[int, list[int]] = {}
+    for tpl in templates:
+        if tpl.layer is not None:
+            by_layer.setdefault(tpl.layer, []).append(node_time[tpl.seq])
+        by_node.setdefault(tpl.node_index, []).append(node_time[tpl.seq])
+    for layer, times in sorted(by_layer.items()):
+        trace.nvtx.append((min(times) - 1_000, max(times) + 1_000, f"model.layers.{layer}", tid))
+    nodes = list(plan.all_nodes())
+    for index, times in sorted(by_node.items()):
+        op = nodes[index][1].op.split(".")[-2] if "." in nodes[index][1].op else nodes[index][1].op
+        trace.nvtx.append((min(times) - 500, max(times) + 500, op, tid))
+
+
+_MODULE_CLASSES = {"norm": "RMSNorm", "attention": "Attention", "mla": "MLAttention", "moe": "MoE", "mlp": "MLP",
+                   "mamba": "Mamba2Mixer", "gdn": "GatedDeltaNet"}
+
+
+def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], opts: Options, trace: Trace,
+                       tid: int) -> None:
+    """Module ranges (``nn.Module: <Class>_N``, profiler ``with_modules``), per-layer NVTX ranges and
+    distributed-wrapper hook ranges around the CPU launches of one eager pass."""
+    if not (opts.modules or opts.layer_nvtx or opts.hooks):
+        return
+    launch: dict[int, int] = {}
+    for s, _, _, c, _ in trace.runtime:
+        launch[c] = s
+    times_by_layer: dict[int, list[int]] = {}
+    groups: list[tuple[int | None, str, int]] = []  # (layer, group, launch time) in order
+    for r in rows:
+        at = launch.get(r.correlation, r.start)
+        if r.layer is not None:
+            times_by_layer.setdefault(r.layer, []).append(at)
+        groups.append((r.layer, templates[r.seq].group, at))
+    counters: dict[str, int] = {}
+
+    def instance(cls: str) -> str:
+        n = counters.get(cls, 0)
+        counters[cls] = n + 1
+        return f"nn.Module: {cls}_{n}"
+
+    kinds = {l.index: l.kind for l in plan.layers}
+    if opts.modules:
+        all_times = [at for _, _, at in groups]
+        trace.modules.append((min(all_times) - 5_000, max(all_times) + 5_000, instance("Model"), tid))
+        # Sub-module runs of one group inside a layer, and the model-level modules outside.
+        run: list[tuple[int | None, str, int]] = []
+        for item in groups + [(-2, "", 0)]:
+            if run and (item[0] != run[0][0] or item[1] != run[0][1]):
+                layer, group, _ = run[0]
+                cls = _MODULE_CLASSES.get(group) if layer is not None else ("RMSNorm" if group == "norm" else "Linear")
+                if cls is not None:
+                    trace.modules.append((run[0][2] - 300, run[-1][2] + 300, instance(cls), tid))
+                run = []
+            run.append(item)
+        for layer, times in sorted(times_by_layer.items()):
+            cls = f"{kinds[layer].replace('+', '_').title().replace('_', '')}DecoderLayer" if opts.class_per_kind \
+                else "DecoderLayer"
+            trace.modules.append((min(times) - 800, max(times) + 800, instance(cls), tid))
+    for layer, times in sorted(times_by_layer.items()):
+        if opts.layer_nvtx:
+            trace.nvtx.append((min(times) - 800, max(times) + 800, f"model.layers.{layer}", tid))
+        if opts.hooks:
+            trace.nvtx.append((min(times) - 2_000, min(times) - 1_200,
+                               f"FSDP::pre_forward (model.layers.{layer}), op_id = {1000 + layer}", tid))
 
 
 # --------------------------------------------------------------------------------------------
@@ -706,15 +915,12 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
             conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
                              [(s, e, d, 1 + d, st, c, _global_pid(d), gid, gid + 1)
                               for tr in traces for s, e, d, st, c, gid in tr.graph_launches])
-        elif opts.graph_node_events and opts.phase == "decode" and traces and traces[0].rows:
+        elif opts.graph_node_events and any(tr.node_events for tr in traces):
             conn.execute(_GRAPH_NODE_DDL)
-            first = traces[0]
-            nodes = sorted({(r.graph_node_id, r.start) for r in first.rows
-                            if r.replay == 0 and r.graph_node_id is not None})
             conn.executemany("INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES (?, ?, 94, ?, ?, ?, ?)",
-                             [(s - 5_000_000, s - 5_000_000, _global_tid(0, 4242), strings("cudaGraphAddKernelNode"),
-                               n, n - _NODE_BASE + 1) for n, s in nodes])
-        if opts.nvtx and any(tr.nvtx for tr in traces):
+                             [(s, s, _global_tid(device, tid), strings("Graph Node Creation"), node, orig)
+                              for device, tr in enumerate(traces) for s, tid, node, orig in tr.node_events])
+        if any(tr.nvtx for tr in traces):
             conn.execute(_NVTX_DDL)
             nvtx = []
             for device, tr in enumerate(traces):
@@ -753,6 +959,9 @@ def write_torch_json(path: Path, traces: list[Trace], opts: Options) -> None:
         for s, e, text, tid in tr.nvtx:
             events.append({"ph": "X", "cat": "user_annotation", "name": text, "pid": pid, "tid": tid,
                            "ts": _us(s - base), "dur": _us(e - s), "args": {}})
+        for s, e, text, tid in tr.modules:
+            events.append({"ph": "X", "cat": "python_function", "name": text, "pid": pid, "tid": tid,
+                           "ts": _us(s - base), "dur": _us(e - s), "args": {"Python module id": 0}})
         for r in tr.rows:
             cat = {"kernel": "kernel", "memcpy": "gpu_memcpy", "memset": "gpu_memset"}[r.kind]
             name = r.full if r.kind == "kernel" else ("Memset (Device)" if r.kind == "memset"
@@ -774,21 +983,36 @@ def write_torch_json(path: Path, traces: list[Trace], opts: Options) -> None:
 
 
 def write_truth(path: Path, plan: Plan, traces: list[Trace], opts: Options) -> None:
-    """Ground truth: the plan's layers and, per kernel of replay 0 (every pass for prefill) on
-    device 0, its layer and node."""
+    """Ground truth on device 0: the plan's layers and outside nodes; per kernel of replay 0
+    (every pass for prefill) its layer and node; and, for traces without graph node ids, the
+    activities of every replay in start order (``replay_order``: correlation id -> template
+    seqs), so that any replay's kernels can be told apart."""
     rows = [r for r in traces[0].rows if r.replay is not None and (opts.phase == "prefill" or r.replay == 0)]
+    order: dict[str, list[int]] = {}
+    if opts.phase == "decode" and opts.replays * len(rows) <= 400_000:
+        per: dict[int, list[Row]] = {}
+        for r in traces[0].rows:
+            if r.replay is not None:
+                per.setdefault(r.correlation, []).append(r)
+        order = {str(c): [r.seq for r in sorted(rs, key=lambda r: r.start)] for c, rs in per.items()}
     doc = {
         "model": plan.model, "phase": opts.phase, "graph_id": opts.graph_id if opts.phase == "decode" else None,
-        "num_layers": len(plan.layers), "layer_kinds": {str(l.index): l.kind for l in plan.layers},
+        "layout": opts.layout, "num_layers": len(plan.layers),
+        "layer_kinds": {str(l.index): l.kind for l in plan.layers},
         "replays": opts.replays if opts.phase == "decode" else opts.passes,
         "layers": [{"index": l.index, "kind": l.kind,
                     "nodes": [{"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group,
                                "stream": n.stream} for n in l.nodes]} for l in plan.layers],
+        "outside": {"before": [{"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group,
+                                "stream": n.stream} for n in plan.prologue],
+                    "after": [{"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group,
+                               "stream": n.stream} for n in plan.epilogue]},
         "kernels": [{"seq": r.seq, "pass": r.replay, "correlation": r.correlation, "graph_node_id": r.graph_node_id,
                      "short": r.short, "kind": r.kind, "stream": r.stream, "layer": r.layer, "node": r.node}
                     for r in rows],
+        "replay_order": order,
     }
-    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    path.write_text(json.dumps(doc, indent=None, separators=(",", ":")), encoding="utf-8")
 
 
 def generate(out_dir: Path, name: str, plan: Plan, opts: Options,
@@ -834,12 +1058,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unknown-kernel", action="store_true", help="one unknown kernel per MoE layer")
     ap.add_argument("--torch-graph-ids", action="store_true", help="write 'graph id'/'graph node id' args")
     ap.add_argument("--format", choices=("sqlite", "torch", "both"), default="sqlite")
+    ap.add_argument("--layout", choices=LAYOUTS, default="main-aux", help="stream layout of a decode replay")
+    ap.add_argument("--reshuffle-streams", action="store_true", help="new stream ids in every replay")
+    ap.add_argument("--capture-nvtx", action="store_true",
+                    help="NVTX ranges per layer during graph capture (CUDA_GRAPH_NODE_EVENTS lead to them)")
+    ap.add_argument("--modules", action="store_true", help="nn.Module ranges in eager passes (profiler traces)")
+    ap.add_argument("--layer-nvtx", action="store_true", help="NVTX ranges per layer in eager passes")
+    ap.add_argument("--hooks", action="store_true", help="FSDP::pre_forward hook ranges before each layer")
+    ap.add_argument("--steps", action="store_true", help="ProfilerStep#N ranges around each replay or pass")
     args = ap.parse_args(argv)
     plan = plan_from_truth(args.plan_from) if args.plan_from else dsv3_plan(args.layers, args.dense,
                                                                            args.unknown_kernel)
     opts = Options(phase=args.phase, replays=args.replays, passes=args.passes, devices=args.devices,
                    seed=args.seed, schema=args.schema, graph_mode=args.graph_mode, nvtx=not args.no_nvtx,
-                   memcpy_noise=not args.no_noise, torch_graph_ids=args.torch_graph_ids)
+                   memcpy_noise=not args.no_noise, torch_graph_ids=args.torch_graph_ids, layout=args.layout,
+                   reshuffle_streams=args.reshuffle_streams, capture_nvtx=args.capture_nvtx, modules=args.modules,
+                   layer_nvtx=args.layer_nvtx, hooks=args.hooks, steps=args.steps)
     if args.target_rows:
         opts.replays = replays_for_rows(plan, opts, args.target_rows)
     formats = ("sqlite", "torch") if args.format == "both" else (args.format,)

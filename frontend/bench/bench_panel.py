@@ -119,12 +119,12 @@ def bench_large(browser, width: int, height: int, repeat: int, errors: list[str]
     """Section 4: 1,000-node layers in a real tensorboard."""
     from pathlib import Path
 
-    from tests.large_layer import large_layer_dump
+    from tests.large_layer import large_model_dump
     from tests.tensorboard_process import running_tensorboard
 
     with tempfile.TemporaryDirectory(prefix="adl-bench-large-") as tmp:
         scratch = Path(tmp)
-        dump = large_layer_dump(scratch)
+        dump = large_model_dump(scratch)
         logdir = scratch / "logs"
         subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump), "--logdir", str(logdir),
                         "--run", "large", "-q"], cwd=REPO, check=True)

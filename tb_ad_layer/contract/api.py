@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from tb_ad_layer.contract.document import LayerDocument
+from tb_ad_layer.contract.document import LayerDocument, TraceSummary
 from tb_ad_layer.contract.record import Record
 
 # -- api/runs ---------------------------------------------------------------------------------
@@ -40,6 +40,17 @@ class LayerRow(Record):
                                                           "without a trace.")]
 
 
+class StreamTotal(Record):
+    """What one stream of the trace holds, before any replay or pass is chosen."""
+
+    device: int
+    stream: int
+    process: int | None
+    kernels: int
+    memcpy: int
+    memset: int
+
+
 class TraceInfo(Record):
     """What the converter recorded about a run's trace."""
 
@@ -52,29 +63,51 @@ class TraceInfo(Record):
                                            "forward pass).")]
     schema_version: Annotated[str | None, Meta(description="Version of the trace's export "
                                                            "schema, when it says.")]
+    graph_trace_mode: Annotated[str | None, Meta(description="How nsys traced CUDA graphs "
+                                                             "(node or graph), when known.")]
     graph_id: Annotated[int | None, Meta(description="CUDA graph whose replay is stored.")]
+    graph_node_count: int | None
     replays: Annotated[int, Meta(description="Replays (or passes) the statistics cover.")]
     devices: list[int]
     device: Annotated[int, Meta(description="The GPU whose kernels are stored.")]
+    step: Annotated[int | None, Meta(description="Profiler step the pass or replays were taken "
+                                                 "from; null when the trace has no steps.")]
+    method: Annotated[str, Meta(description="How the replay or pass was cut.")]
+    pick: Annotated[str, Meta(description="What was picked and why, in words.")]
     num_streams: int
+    kernel_count: Annotated[int, Meta(description="Kernels of the stored replay or pass "
+                                                  "(copies and fills not counted).")]
+    memcpy_count: int
+    memset_count: int
+    stream_totals: Annotated[list[StreamTotal], Meta(description="Per device and stream, the "
+                                                                 "whole trace's counts.")]
+    layers_found: Annotated[int, Meta(description="Layers found in the kernel sequence.")]
+    segmentation: Annotated[str | None, Meta(description="What marked the layers (capture-time "
+                                                         "NVTX, module annotations, alignment to "
+                                                         "the graph, repetition).")]
+    confidence: Annotated[float | None, Meta(description="How well the layer cuts are "
+                                                         "supported (0-1).")]
+    segmentation_detail: str | None
     mapped_share: Annotated[float | None, Meta(description="Share of the layers' kernels "
                                                            "mapped to a node (0-1); null when "
                                                            "nothing could be mapped.")]
-    kernel_count: int
-    method: Annotated[str, Meta(description="How the replay or pass was picked.")]
-    main_stream: str | None
-    graph_trace_mode: Annotated[str | None, Meta(description="How nsys traced CUDA graphs "
-                                                             "(node or graph), when known.")]
-    graph_node_count: int | None
-    layers_found: Annotated[int, Meta(description="Layers found in the kernel sequence.")]
-    anchor: Annotated[str | None, Meta(description="The kernel that starts each layer.")]
-    consistency: Annotated[float | None, Meta(description="How regular the layers' kernel "
-                                                          "sequences are (0-1).")]
+    outside_time_us: Annotated[float | None, Meta(description="GPU time of the activities "
+                                                              "outside every layer (embedding, "
+                                                              "final norm, lm head, "
+                                                              "sampling).")]
+    outside_kernel_count: int | None
+    outside_mapped_share: Annotated[float | None, Meta(description="Share of those kernels "
+                                                                   "mapped to a node outside "
+                                                                   "the layers.")]
     warnings: list[str]
     unmapped: Annotated[dict[str, int], Meta(description="Unmapped kernels per reason (the "
                                                          "ten most common).")]
     graph_launch_blocks: Annotated[int, Meta(description="Whole CUDA graph launches stored "
                                                          "without per-kernel data.")]
+    outside_summary: Annotated[TraceSummary | None, Meta(description="The figures of a layer's "
+                                                                     "trace summary, for the "
+                                                                     "activities outside every "
+                                                                     "layer.")] = None
 
 
 class RunInfo(Record):
@@ -142,6 +175,10 @@ class OverviewResponse(Record):
     layers: list[OverviewLayer]
     none_node_count: Annotated[int, Meta(description="Nodes outside every layer (embedding, "
                                                      "final norm, lm head).")]
+    outside_gpu_time_us: Annotated[float | None, Meta(description="GPU time outside every "
+                                                                  "layer; null except on the "
+                                                                  "stage the trace was mapped "
+                                                                  "onto.")] = None
 
 
 # -- api/stages -------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ class TraceSummary(Record):
     total_duration_us: Annotated[float, Meta(description="Sum of the typical durations of all "
                                                          "the layer's GPU activities, "
                                                          "unmapped ones included.")]
-    kernel_count: int
+    kernel_count: Annotated[int, Meta(description="Kernels (copies and fills not counted).")]
     num_streams: int
     start_us: Annotated[float, Meta(description="First kernel start, relative to the stored "
                                                 "replay.")]
@@ -143,13 +143,17 @@ class TraceSummary(Record):
                                                          "for the rest.")]
     streams: list[StreamFigures]
     unmapped: list[UnmappedKernel]
+    memcpy_count: Annotated[int, Meta(description="Memory copies among the activities.")] = 0
+    memset_count: Annotated[int, Meta(description="Memory fills among the activities.")] = 0
 
 
 class LayerDocument(Record):
     """One decoder layer of one transform stage, as the run store keeps it."""
 
     layer: Annotated[int, Meta(description="Layer index (from the weight names).")]
-    kind: Annotated[str, Meta(description="Layer kind, e.g. dense, moe.")]
+    kind: Annotated[str, Meta(description="Layer kind: its mixers then its feed-forward "
+                                          "block, joined by '+' (attention+mlp, mla+moe, "
+                                          "mamba, gdn+moe, attention+mamba+mlp, mlp).")]
     attention: Annotated[str | None, Meta(description="mla, attention, or null when the layer "
                                                       "has none.")]
     source_file: Annotated[str, Meta(description="Dump file the stage was read from.")]

@@ -264,8 +264,14 @@ class PluginData:
                                     node_count=r.node_count, gpu_time_us=r.gpu_time_us,
                                     groups=times.get(r.layer, {}), group_counts=r.group_counts)
                       for r in self._layer_rows(handle, s)]
-            return json_payload(OverviewResponse(run=handle.name, stage=s, layers=layers,
-                                                 none_node_count=store.outside_count(s)))
+            # The trace maps onto the last stage; its kernels outside every layer (embedding,
+            # final norm, lm head, sampling) show there as time outside the layers.
+            trace = store.meta.trace
+            stages = self._stages(handle)
+            traced = trace is not None and bool(stages) and s == stages[-1].idx
+            return json_payload(OverviewResponse(
+                run=handle.name, stage=s, layers=layers, none_node_count=store.outside_count(s),
+                outside_gpu_time_us=trace.outside_time_us if traced and trace else None))
         return self._cached((q.path, q.values, handle.identity), compute)
 
     # -- api/stages -------------------------------------------------------------------------

@@ -225,6 +225,16 @@ class StoreWriter:
                               (stage, layer, kind, attention, node_count, gpu,
                                _json_text(group_counts), _json_text(doc)))
 
+    def set_outside_nodes(self, stage: int, nodes: list[dict[str, Any]]) -> None:
+        """Replace the stored nodes outside every layer of ``stage`` (with their kernels once a
+        trace has been mapped onto them)."""
+        self.conn.execute("UPDATE outside SET nodes=? WHERE stage=?", (_json_text(nodes), stage))
+
+    @property
+    def last_stage(self) -> int:
+        """Index of the stage stored last."""
+        return self._stage_count - 1
+
     def add_streams(self, rows: Iterable[StreamRow]) -> None:
         """Store the trace's streams (a later row with the same key replaces an earlier one)."""
         self.conn.executemany("INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?)", rows)

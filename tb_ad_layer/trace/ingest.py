@@ -1,8 +1,9 @@
 """Entry points used by the converter and the ``tb-ad-layer kernels`` command.
 
 ``ingest_trace``: read a trace, choose one replay (decode) or forward pass (prefill), split it
-into the graph's layers, map kernels to FX nodes, and summarise. ``kernel_sequences``: the same
-without a graph, giving per-layer kernel sequences (seed 000 phase 5).
+into layers (the graph's when given), map kernels to FX nodes, and summarise.
+``kernel_sequences``: the per-layer kernel sequences of a trace (seed 000 phase 5), with the
+layers inferred and a stated confidence when no graph is given.
 """
 from __future__ import annotations
 
@@ -12,32 +13,38 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel
+from tb_ad_layer.trace.activity import stream_counts
+from tb_ad_layer.trace.annotations import annotated_layers
+from tb_ad_layer.trace.graph_nodes import KernelMatcher, LayerNodes, ModelNodes
+from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, load_kernel_map
-from tb_ad_layer.trace.mapping import (REASON_OUTSIDE, GraphAligner, LayerFitter, LayerNodes, is_aux_node,
-                                       map_kernels)
+from tb_ad_layer.trace.mapping import REASON_OUTSIDE, map_kernels
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import Selection, select
 from tb_ad_layer.trace.segment import Segmentation, segment_layers
 from tb_ad_layer.trace.summary import kernel_record, layer_summary, node_trace_kernels, stream_figures
-from tb_ad_layer.trace.tracedata import TraceData
+from tb_ad_layer.trace.tracedb import TraceDB
 
 Progress = Callable[[str], None]
 # Below this share of mapped layer kernels, the trace does not describe this graph.
 MIN_MAPPED_SHARE = 0.5
+#: Inferred layers below this confidence are reported as no structure.
+MIN_INFERRED_CONFIDENCE = 0.6
+_STREAM_LINES = 12
 
 
 @dataclass
 class TraceResult:
     """Everything the converter stores about a trace.
 
-    ``kernels``: the shown replay/pass, sorted by start, each with ``layer``/``node``/
-    ``unmapped_reason``/``stats``. ``graph_launches``: whole-graph blocks (graph-mode captures).
-    ``layer_summaries``: layer index -> ``trace_summary``. ``node_kernels``: node name ->
-    ``trace_kernels`` records. ``origin_ns``: start of the shown replay/pass, the zero of every
-    ``start_us``. ``meta`` keys: source, read_from, format, phase, schema_version, graph_id,
-    replays, devices, device, num_streams, mapped_share, kernel_count, method, main_stream,
-    graph_trace_mode, graph_node_count, layers_found, anchor, consistency.
+    ``kernels``: the shown replay/pass (kernels, copies and fills, each with its ``kind``) in
+    replay order, each with ``layer``/``node``/``unmapped_reason``/``stats``.
+    ``graph_launches``: whole-graph blocks (graph-mode captures). ``layer_summaries``: layer index
+    -> ``trace_summary``. ``outside_summary``: the same figures for the activities outside every
+    layer (embedding, final norm, lm head, sampling...), None without a segmentation.
+    ``node_kernels``: node name -> ``trace_kernels`` records (nodes outside layers included).
+    ``origin_ns``: start of the shown replay/pass, the zero of every ``start_us``. ``meta``: see
+    ``_meta``.
     """
 
     kernels: list[Kernel]
@@ -48,6 +55,7 @@ class TraceResult:
     meta: dict[str, Any]
     origin_ns: int = 0
     segmentation: Segmentation | None = field(default=None, repr=False)
+    outside_summary: dict[str, Any] | None = None
 
 
 def _timed(progress: Progress | None, what: str, t0: float) -> float:
@@ -57,149 +65,205 @@ def _timed(progress: Progress | None, what: str, t0: float) -> float:
     return now
 
 
-def _start_hint(layers: Sequence[LayerNodes], kmap: KernelMap) -> Callable[[Kernel], bool]:
-    """Flags kernels that the first kernel-launching main-stream node of a layer could launch."""
-    rows = []
-    for layer in layers:
-        for node in layer.nodes:
-            row = kmap.row_for_op(node.op)
-            if row is not None and not is_aux_node(node):
-                rows.append(row)
-                break
-    unique = list({id(r): r for r in rows}.values())
-    return lambda k: any(r.accepts(k.short, k.name) for r in unique)
+def stream_totals(db: TraceDB) -> list[dict[str, Any]]:
+    """Per device and stream: kernels, memcpy and memset counts (``inspect`` counts the same)."""
+    return [{"device": sc.stream.device, "stream": sc.stream.stream, "process": sc.stream.pid,
+             "kernels": sc.kernels, "memcpy": sc.memcpy, "memset": sc.memset} for sc in stream_counts(db)]
 
 
-def _meta(td: TraceData, sel: Selection, seg: Segmentation | None) -> dict[str, Any]:
+def _report_totals(db: TraceDB, progress: Progress | None) -> None:
+    if progress is None:
+        return
+    totals = stream_totals(db)
+    kernels = sum(t["kernels"] for t in totals)
+    copies = sum(t["memcpy"] for t in totals)
+    fills = sum(t["memset"] for t in totals)
+    progress(f"{db.source.name}: {kernels:,} kernels, {copies:,} memcpy, {fills:,} memset on "
+             f"{len({t['device'] for t in totals})} device(s), {len(totals)} stream(s)")
+    ranked = sorted(totals, key=lambda t: (-t["kernels"], t["device"], t["stream"]))
+    for t in ranked[:_STREAM_LINES]:
+        progress(f"  device {t['device']} stream {t['stream']}: {t['kernels']:,} kernels, "
+                 f"{t['memcpy']:,} memcpy, {t['memset']:,} memset")
+    if len(ranked) > _STREAM_LINES:
+        rest = ranked[_STREAM_LINES:]
+        progress(f"  ... {len(rest)} more stream(s) with {sum(t['kernels'] for t in rest):,} kernels")
+
+
+def _meta(db: TraceDB, sel: Selection, seg: Segmentation | None) -> dict[str, Any]:
+    kinds = [k.kind for k in sel.kernels]
     return {
-        "source": str(td.source), "format": td.format, "phase": sel.phase, "schema_version": td.schema_version,
-        "graph_id": sel.graph_id, "replays": sel.replays, "devices": td.devices, "device": sel.device,
-        "num_streams": len({k.stream_key for k in sel.kernels}), "mapped_share": None,
-        "kernel_count": len(sel.kernels), "method": sel.method,
-        "main_stream": seg.main_stream if seg else None, "graph_trace_mode": td.graph_trace_mode,
-        "graph_node_count": sel.graph_node_count,
-        "layers_found": len(seg.layers) if seg else 0, "anchor": seg.anchor if seg else None,
-        "consistency": round(seg.consistency, 4) if seg else None,
+        "source": str(db.source), "read_from": str(db.source), "format": db.format, "phase": sel.phase,
+        "schema_version": db.schema_version, "graph_trace_mode": db.graph_trace_mode,
+        "graph_id": sel.graph_id, "graph_node_count": sel.graph_node_count, "replays": sel.replays,
+        "devices": sorted({t["device"] for t in stream_totals(db)}), "device": sel.device,
+        "step": sel.step.number if sel.step is not None else None, "method": sel.method, "pick": sel.reason,
+        "num_streams": len({k.stream_key for k in sel.kernels}),
+        "kernel_count": kinds.count(KIND_KERNEL), "memcpy_count": kinds.count(KIND_MEMCPY),
+        "memset_count": kinds.count(KIND_MEMSET), "stream_totals": stream_totals(db),
+        "layers_found": len(seg.layers) if seg else 0, "segmentation": seg.method if seg else None,
+        "confidence": seg.confidence if seg else None, "segmentation_detail": seg.detail if seg else None,
+        "mapped_share": None, "outside_time_us": None, "outside_kernel_count": None,
+        "outside_mapped_share": None,
     }
 
 
-def _select(path: Path | str, phase: str | None, device: int | None, graph_id: int | None,
-            progress: Progress | None) -> tuple[TraceData, Selection]:
-    t0 = time.perf_counter()
-    td = read_trace(path, progress)
-    t1 = _timed(progress, f"read {len(td):,} GPU activity rows", t0)
-    sel = select(td, phase, device, graph_id)
-    _timed(progress, f"picked {sel.phase} {'replay' if sel.phase == 'decode' else 'pass'} "
-                     f"({len(sel.kernels):,} kernels, {sel.replays:,} replays, {sel.method})", t1)
-    return td, sel
+def _expected(layers: Sequence[LayerNodes] | ModelNodes | None) -> ModelNodes | None:
+    if layers is None or isinstance(layers, ModelNodes):
+        return layers
+    return ModelNodes(list(layers))
 
 
-def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | None, *, phase: str | None = None,
-                 device: int | None = None, graph_id: int | None = None, kernel_map: KernelMap | None = None,
-                 progress: Progress | None = None) -> TraceResult:
-    """Read ``path`` and annotate ``layers`` (graph layers in model order) with its kernels.
+def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | None, *, phase: str | None = None,
+                 device: int | None = None, graph_id: int | None = None, step: int | None = None,
+                 kernel_map: KernelMap | None = None, progress: Progress | None = None) -> TraceResult:
+    """Read ``path`` and annotate the graph's layers (``layers``: the layers in model order, or a
+    ``ModelNodes`` with the nodes outside them too) with its kernels.
 
-    ``phase``: "decode" (a CUDA-graph replay), "prefill" (an eager pass) or None (auto).
-    ``layers=None`` segments by repetition only and maps nothing. Raises ``InputError`` for bad
-    input, a phase the trace cannot give, or a layer count the trace cannot fit.
+    ``phase``: "decode" (a CUDA-graph replay), "prefill" (an eager pass) or None (auto);
+    ``step``: the profiler step to use (default: the last complete one). ``layers=None`` finds
+    layers from the trace alone and maps nothing. Raises ``InputError`` for bad input, a phase,
+    device, graph or step the trace does not hold, or a graph the trace cannot fit.
     """
-    td, sel = _select(path, phase, device, graph_id, progress)
-    kmap = kernel_map or load_kernel_map()
-    warnings = list(td.warnings) + sel.warnings
-    kernels = sel.kernels
-    origin = min((k.start_ns for k in kernels), default=0)
     t0 = time.perf_counter()
-    seg: Segmentation | None = None
-    node_group: dict[str, str] = {}
-    mapped_share: float | None = None
-    if sel.graph_mode_capture or not kernels:
-        for k in kernels:
-            k.unmapped_reason = REASON_OUTSIDE
-        if layers:
-            warnings.append("no per-kernel data to map onto the graph's layers")
-    else:
-        kinds = [layer.kind for layer in layers] if layers is not None else None
-        seg = segment_layers(kernels, kinds, is_layer_start=_start_hint(layers, kmap) if layers else None,
-                             layer_fit=LayerFitter(layers, kmap) if layers else None,
-                             aligner=GraphAligner(layers, kmap) if layers else None)
-        t0 = _timed(progress, f"split into {len(seg.layers)} layers (anchor {seg.anchor}, "
-                              f"consistency {seg.consistency:.2f})", t0)
-        if layers is not None:
-            for layer in layers:
-                node_group.update({n.name: n.group for n in layer.nodes})
-            mapping = map_kernels(layers, seg, kmap)
-            mapped_share = round(mapping.mapped_share, 4)
-            _timed(progress, f"mapped {mapped_share:.1%} of layer kernels to nodes", t0)
-            if mapped_share < MIN_MAPPED_SHARE:
-                # Forced onto the wrong graph, segmentation still finds *some* anchor; storing
-                # that would show kernels on the wrong nodes. Refuse and say what was seen.
-                kinds_text = ", ".join(f"{n} {k}" for k, n in sorted(
-                    {k: kinds.count(k) for k in set(kinds)}.items())) if kinds else "?"
-                raise InputError(
-                    f"only {mapped_share:.0%} of the trace's layer kernels match the ops of the "
-                    f"graph's {len(layers)} layers ({kinds_text}); the trace looks like another "
-                    f"model, stage or rank (check --device, --graph-id, --phase, or extend the "
-                    f"table with --kernel-map)", path=path)
-        else:
-            for j, ks in enumerate(seg.layers):
-                for k in ks:
-                    k.layer = j
-            for k in seg.outside:
+    db = read_trace(path, progress)
+    try:
+        _report_totals(db, progress)
+        t1 = _timed(progress, "counted activities per stream", t0)
+        sel = select(db, phase, device, graph_id, step)
+        if progress is not None:
+            kernels = sum(1 for k in sel.kernels if k.kind == KIND_KERNEL)
+            what = "replay" if sel.phase == "decode" else "pass"
+            progress(f"picked {sel.phase} {what}: {kernels:,} kernels on device {sel.device}; {sel.reason}")
+        t1 = _timed(progress, "picked and aggregated", t1)
+        expected = _expected(layers)
+        kmap = kernel_map or load_kernel_map()
+        matcher = KernelMatcher(kmap)
+        warnings = list(db.warnings) + sel.warnings
+        if db.unknown_names:
+            ids = ", ".join(str(n) for n in sorted(db.unknown_names, key=str)[:5])
+            warnings.append(f"{db.source.name}: {len(db.unknown_names)} kernel name id(s) point nowhere in "
+                            f"StringIds ({ids}); those kernels are shown as <unknown kernel name #id>")
+        kernels = sel.kernels
+        origin = min((k.start_ns for k in kernels), default=0)
+        seg: Segmentation | None = None
+        node_group: dict[str, str] = {}
+        mapped_share: float | None = None
+        outside_summary: dict[str, Any] | None = None
+        if sel.graph_mode_capture or not kernels:
+            for k in kernels:
                 k.unmapped_reason = REASON_OUTSIDE
-    summaries: dict[int, dict[str, Any]] = {}
-    if seg is not None:
-        indices = [layer.index for layer in layers] if layers is not None else list(range(len(seg.layers)))
-        for idx, ks in zip(indices, seg.layers):
-            summaries[idx] = layer_summary(ks, node_group, origin)
-    meta = _meta(td, sel, seg)
-    meta["source"] = str(path)
-    meta["read_from"] = str(td.source)  # the .sqlite export when ``path`` is an .nsys-rep
-    meta["mapped_share"] = mapped_share
-    return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
-                       node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,
-                       origin_ns=origin, segmentation=seg)
+            if expected is not None and expected.layers:
+                warnings.append("no per-kernel data to map onto the graph's layers")
+        else:
+            found = annotated_layers(db, kernels)
+            seg = segment_layers(kernels, expected, matcher, found, warnings)
+            t1 = _timed(progress, f"split into {len(seg.layers)} layers by {seg.method} ({seg.detail})", t1)
+            if expected is not None:
+                for layer in expected.layers:
+                    node_group.update({n.name: n.group for n in layer.nodes})
+                node_group.update({n.name: n.group for n in list(expected.before) + list(expected.after)})
+                mapping = map_kernels(expected, seg, matcher)
+                mapped_share = round(mapping.mapped_share, 4)
+                _timed(progress, f"mapped {mapped_share:.1%} of layer kernels to nodes", t1)
+                if mapped_share < MIN_MAPPED_SHARE:
+                    # Forced onto the wrong graph, segmentation still finds *some* cut; storing
+                    # that would show kernels on the wrong nodes. Refuse and say what was seen.
+                    kinds = expected.kinds
+                    kinds_text = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
+                    raise InputError(
+                        f"only {mapped_share:.0%} of the trace's layer kernels match the ops of the "
+                        f"graph's {len(expected.layers)} layers ({kinds_text}); the trace looks like another "
+                        f"model, stage or rank (check --device, --graph-id, --phase, or extend the "
+                        f"table with --kernel-map)", path=path)
+            else:
+                for j, ks in enumerate(seg.layers):
+                    for k in ks:
+                        k.layer = j
+                for k in seg.outside:
+                    k.unmapped_reason = REASON_OUTSIDE
+            outside_summary = layer_summary(seg.outside, node_group, origin)
+        summaries: dict[int, dict[str, Any]] = {}
+        if seg is not None:
+            indices = [layer.index for layer in expected.layers] if expected is not None \
+                else list(range(len(seg.layers)))
+            for idx, ks in zip(indices, seg.layers):
+                summaries[idx] = layer_summary(ks, node_group, origin)
+        meta = _meta(db, sel, seg)
+        meta["source"] = str(path)
+        meta["mapped_share"] = mapped_share
+        if outside_summary is not None and seg is not None:
+            meta["outside_time_us"] = outside_summary["total_duration_us"]
+            outside_kernels = [k for k in seg.outside if k.kind == KIND_KERNEL]
+            meta["outside_kernel_count"] = len(outside_kernels)
+            if expected is not None and outside_kernels:
+                meta["outside_mapped_share"] = round(
+                    sum(1 for k in outside_kernels if k.node is not None) / len(outside_kernels), 4)
+        return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
+                           node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,
+                           origin_ns=origin, segmentation=seg, outside_summary=outside_summary)
+    finally:
+        db.close()
 
 
 def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str | None = None,
-                     device: int | None = None, graph_id: int | None = None,
-                     layers: Sequence[LayerNodes] | None = None,
+                     device: int | None = None, graph_id: int | None = None, step: int | None = None,
+                     layers: Sequence[LayerNodes] | ModelNodes | None = None,
                      progress: Progress | None = None) -> dict[str, Any]:
-    """Per-layer kernel sequences of one replay/pass, with layers inferred from repetition, or
-    taken from ``layers`` (a graph's layers) when given: repetition alone cannot tell how many
-    layers a mixed dense/MoE pattern holds.
+    """Per-layer kernel sequences of one replay/pass: the graph's layers when ``layers`` is given,
+    else the trace's own layer ranges, else layers inferred from repetition with their
+    confidence.
 
-    Returns ``{"source", "format", "phase", "graph_id", "replays", "device", "main_stream",
-    "num_layers", "warnings", "layers": [{"layer", "kind", "kernel_count", "total_duration_us",
-    "num_streams", "streams": [{stream, busy_us, ...}], "kernels": [{kernel, name, duration_us,
-    replay_duration_us, stream, start_us, stats}]}], "outside": [...]}``; ``layer`` keeps only
-    that layer (InputError when the trace has no such layer).
+    Returns ``{"source", "format", "phase", "graph_id", "replays", "device", "step", "pick",
+    "num_layers", "segmentation": {"method", "confidence", "detail", "inferred"}, "warnings",
+    "layers": [{"layer", "kind", "kernel_count", "memcpy_count", "memset_count",
+    "total_duration_us", "num_streams", "streams", "kernels": [{kernel, name, kind, duration_us,
+    replay_duration_us, stream, start_us, stats, node}]}], "outside": [...]}``; ``layer`` keeps
+    only that layer. Raises ``InputError`` when the trace has no such layer, or (without a graph)
+    when it shows no layer structure.
     """
-    result = ingest_trace(path, layers, phase=phase, device=device, graph_id=graph_id,
+    result = ingest_trace(path, layers, phase=phase, device=device, graph_id=graph_id, step=step,
                           progress=progress)
     seg = result.segmentation
     origin = result.origin_ns
     found = seg.layers if seg else []
+    if layers is None and seg is not None and seg.inferred and (not found or seg.confidence < MIN_INFERRED_CONFIDENCE):
+        why = seg.detail if found else "no repeating per-layer kernel pattern and no layer ranges"
+        raise InputError(f"no layer structure found in the {result.meta['phase']} "
+                         f"{'replay' if result.meta['phase'] == 'decode' else 'pass'} ({why}); pass --dump "
+                         f"with the model's graph dump to cut it by the graph's layers", path=path, field="layers")
     if layer is not None and not 0 <= layer < len(found):
         raise InputError(f"layer {layer} is not in the trace: {len(found)} layers found "
                          f"(0..{max(len(found) - 1, 0)})", path=path, field="layer")
+    indices = sorted(result.layer_summaries) if layers is not None else list(range(len(found)))
     out_layers = []
     for j, ks in enumerate(found):
         if layer is not None and j != layer:
             continue
-        ordered = sorted(ks, key=lambda k: (k.start_ns, k.index))
-        summary = result.layer_summaries.get(j, {})
+        summary = result.layer_summaries.get(indices[j] if j < len(indices) else j, {})
+        kinds = [k.kind for k in ks]
         out_layers.append({
-            "layer": j, "kind": seg.kinds[j] if seg else None, "kernel_count": len(ordered),
+            "layer": indices[j] if j < len(indices) else j, "kind": seg.kinds[j] if seg and j < len(seg.kinds) else None,
+            "kernel_count": kinds.count(KIND_KERNEL), "memcpy_count": kinds.count(KIND_MEMCPY),
+            "memset_count": kinds.count(KIND_MEMSET),
             "total_duration_us": summary.get("total_duration_us", 0.0), "num_streams": summary.get("num_streams", 0),
-            "streams": stream_figures(ordered) if ordered else [],
-            "kernels": [kernel_record(k, origin) for k in ordered],
+            "streams": stream_figures(ks) if ks else [],
+            "kernels": [_record(k, origin) for k in ks],
         })
     outside = seg.outside if seg else result.kernels
     m = result.meta
     return {
         "source": m["source"], "format": m["format"], "phase": m["phase"], "graph_id": m["graph_id"],
-        "replays": m["replays"], "device": m["device"], "main_stream": m["main_stream"],
-        "num_layers": len(found), "warnings": result.warnings, "layers": out_layers,
-        "outside": [kernel_record(k, origin) for k in sorted(outside, key=lambda k: (k.start_ns, k.index))]
-        if layer is None else [],
+        "replays": m["replays"], "device": m["device"], "step": m["step"], "pick": m["pick"],
+        "num_layers": len(found),
+        "segmentation": {"method": seg.method if seg else None, "confidence": seg.confidence if seg else None,
+                         "detail": seg.detail if seg else None, "inferred": seg.inferred if seg else None},
+        "warnings": result.warnings, "layers": out_layers,
+        "outside": [_record(k, origin) for k in outside] if layer is None else [],
     }
+
+
+def _record(k: Kernel, origin: int) -> dict[str, Any]:
+    rec = kernel_record(k, origin)
+    rec["kind"] = k.kind
+    rec["node"] = k.node
+    return rec

@@ -39,7 +39,9 @@ class Kernel:
     ``correlation`` is the CUDA runtime launch correlation id; every kernel replayed from one CUDA
     graph launch carries that launch's id. ``graph_id``/``graph_node_id`` are None for eager work
     (traces write NULL or 0 there); ``eager`` is True for work launched outside any CUDA graph.
-    ``index`` is the row in the reader's kernel table.
+    ``index`` orders activities that start at the same time (the reader's row order).
+    ``launch_ns``/``launch_tid`` are the CPU time and thread of the CUDA call that launched it
+    (for a graph replay, the ``cudaGraphLaunch``), None when the trace does not record it.
 
     The last four fields are filled by segmentation and mapping: ``layer`` (decoder layer index,
     None outside every layer), ``node`` (FX node name), ``unmapped_reason`` (why ``node`` is None),
@@ -61,6 +63,8 @@ class Kernel:
     kind: str = KIND_KERNEL
     index: int = -1
     eager: bool = False
+    launch_ns: int | None = None
+    launch_tid: int | None = None
     layer: int | None = None
     node: str | None = None
     unmapped_reason: str | None = None

@@ -1,38 +1,32 @@
-"""Read an Nsight Systems SQLite export (``nsys export --type sqlite``) into ``TraceData``.
+"""Open an Nsight Systems SQLite export (``nsys export --type sqlite``) as a ``TraceDB``.
 
 The export schema changes between nsys versions (columns added or renamed, tables created only
 when something was recorded, graph ids NULL in new exports and 0 in old ones, names as
-``StringIds`` references or inline text), so every query is built from what ``sqlite_master`` and
-``PRAGMA table_info`` report. Kernel rows are read in bulk into ``array`` columns
-(``sqlite_bulk``): two million rows take about three seconds and 100 MB.
+``StringIds`` references or inline text), so the relations of ``TraceDB`` are temporary views
+built from what ``sqlite_master`` and ``PRAGMA table_info`` report. Nothing is read up front but
+metadata and small tables; rows whose times or stream ids are not valid integers are left out of
+the views and counted.
 """
 from __future__ import annotations
 
 import sqlite3
-from array import array
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock
-from tb_ad_layer.trace.names import shorten
-from tb_ad_layer.trace.sqlite_bulk import Decoded, read_columns, read_rows
-from tb_ad_layer.trace.tracedata import NONE, LaunchTimes, NameInfo, NvtxRange, StreamInfo, TraceData
+from tb_ad_layer.trace.kernel import KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock
+from tb_ad_layer.trace.tracedb import MAX_VALUE, TraceDB, kernel_name_resolver
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 GRAPH_TRACE_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+NODE_EVENTS_TABLE = "CUDA_GRAPH_NODE_EVENTS"
 NVTX_TABLE = "NVTX_EVENTS"
 NVTX_RANGE_TYPES = (59, 60)  # push/pop and start/end ranges; 34 (marks) have no duration
 RECAPTURE_HINT = ("re-capture with `nsys profile --cuda-graph-trace=node ...` to get the kernels "
                   "inside CUDA graphs")
-_BATCH = 50_000
-_MEMCPY_LABELS = {
-    0: "Unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
-    8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "HtoD (unified)", 12: "DtoH (unified)", 13: "DtoD (unified)",
-}
 
 Progress = Callable[[str], None]
 
@@ -66,322 +60,252 @@ def _meta(conn: sqlite3.Connection, tables: set[str], table: str, suffix: str) -
         return None
     row = conn.execute(f'SELECT value FROM "{table}" WHERE name = ? OR name LIKE ? LIMIT 1',
                        (suffix, "%:" + suffix)).fetchone()
-    return None if row is None else row[0]
+    return None if row is None or row[0] is None else str(row[0])
 
 
-class _NameTable:
-    """Interns (full, short, kind) triples to small integer ids shared by all activity tables."""
-
-    def __init__(self) -> None:
-        self.names: list[NameInfo] = []
-        self._index: dict[tuple[str, str, str], int] = {}
-
-    def add(self, full: str, short_hint: str | None, kind: str = KIND_KERNEL) -> int:
-        key = (full, short_hint or "", kind)
-        idx = self._index.get(key)
-        if idx is None:
-            short = short_hint if kind != KIND_KERNEL else shorten(full, short_hint or None)
-            idx = len(self.names)
-            self.names.append(NameInfo(full=full, short=short or full, kind=kind))
-            self._index[key] = idx
-        return idx
+def _rowid(conn: sqlite3.Connection, table: str) -> str:
+    """``rowid`` when ``table`` has one (``WITHOUT ROWID`` tables do not), else a constant."""
+    try:
+        conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1').fetchall()
+        return "rowid"
+    except sqlite3.OperationalError:
+        return "0"
 
 
-class _StreamTable:
-    """Maps the per-row stream expression to indices into a list of ``StreamInfo``."""
-
-    def __init__(self) -> None:
-        self.streams: list[StreamInfo] = []
-        self._index: dict[tuple[int, int, int, int], int] = {}
-
-    def add(self, global_pid: int | None, device: int | None, context: int | None, stream: int | None) -> int:
-        key = (pid_of(global_pid), device or 0, context or 0, stream or 0)
-        idx = self._index.get(key)
-        if idx is None:
-            idx = len(self.streams)
-            self.streams.append(StreamInfo(*key))
-            self._index[key] = idx
-        return idx
+def _int(col: str, cols: dict[str, str], *, positive: bool = False) -> str:
+    """SQL for an id column: its value when it is an integer in range, else NULL (absent: NULL).
+    ``positive`` also maps 0 to NULL (old exports write 0 where there is no graph)."""
+    if col not in cols:
+        return "NULL"
+    low = ">" if positive else ">="
+    return (f'(CASE WHEN typeof("{col}") = \'integer\' AND "{col}" {low} 0 AND "{col}" <= {MAX_VALUE} '
+            f'THEN "{col}" END)')
 
 
-def _col(cols: dict[str, str], name: str, default: str = "NULL") -> str:
-    return f'"{name}"' if name in cols else default
+def _valid(cols: dict[str, str], needed: tuple[str, ...]) -> str:
+    """SQL condition: the row's times and stream ids are integers in range."""
+    parts = []
+    for col in needed:
+        if col in cols:
+            parts.append(f'typeof("{col}") = \'integer\' AND "{col}" BETWEEN 0 AND {MAX_VALUE}')
+    for col in ("contextId", "globalPid"):
+        if col in cols:
+            parts.append(f'("{col}" IS NULL OR (typeof("{col}") = \'integer\' AND "{col}" >= 0))')
+    return " AND ".join(parts) or "1"
 
 
-def _stream_expr(conn: sqlite3.Connection, tables: Iterable[str], streams: _StreamTable) -> tuple[str, dict[int, int]]:
-    """One integer SQL expression identifying a stream per row, and its value -> stream index map.
-
-    Fetching one packed integer instead of four columns saves about a second per million rows.
-    Each table may lack ``globalPid``/``contextId``; those count as 0.
-    """
-    combos: set[tuple[int | None, int | None, int | None, int | None]] = set()
-    for table in tables:
-        cols = _columns(conn, table)
-        sql = (f'SELECT DISTINCT {_col(cols, "globalPid", "0")}, {_col(cols, "deviceId", "0")}, '
-               f'{_col(cols, "contextId", "0")}, {_col(cols, "streamId", "0")} FROM "{table}"')
-        combos.update(conn.execute(sql).fetchall())
-    gpids = sorted({c[0] or 0 for c in combos})
-    max_dev = max([c[1] or 0 for c in combos] + [0]) + 1
-    max_ctx = max([c[2] or 0 for c in combos] + [0]) + 1
-    max_stream = max([c[3] or 0 for c in combos] + [0]) + 1
-    if min([min(c[1] or 0, c[2] or 0, c[3] or 0) for c in combos] + [0]) < 0 or \
-            len(gpids) * max_dev * max_ctx * max_stream >= 2 ** 62 or len(gpids) > 512:
-        raise OverflowError
-    case = "CASE COALESCE(globalPid, 0) " + " ".join(f"WHEN {g} THEN {i}" for i, g in enumerate(gpids)) + " END" \
-        if len(gpids) > 1 else "0"
-    expr = (f"((({case}) * {max_dev} + COALESCE(deviceId, 0)) * {max_ctx} + COALESCE(contextId, 0))"
-            f" * {max_stream} + COALESCE(streamId, 0)")
-    value_to_index: dict[int, int] = {}
-    for gp, dev, ctx, st in combos:
-        value = ((gpids.index(gp or 0) * max_dev + (dev or 0)) * max_ctx + (ctx or 0)) * max_stream + (st or 0)
-        value_to_index[value] = streams.add(gp, dev, ctx, st)
-    return expr, value_to_index
+def _pid_expr(cols: dict[str, str], col: str = "globalPid") -> str:
+    return f'(COALESCE("{col}", 0) / 16777216 % 16777216)' if col in cols else "0"
 
 
-def _table_stream_expr(cols: dict[str, str], base: str) -> str:
-    """Adapt the packed stream expression to a table lacking globalPid or contextId columns."""
-    expr = base
-    if "globalPid" not in cols:
-        expr = expr.replace("COALESCE(globalPid, 0)", "0")
-    if "contextId" not in cols:
-        expr = expr.replace("COALESCE(contextId, 0)", "0")
-    return expr
+_TIMES_AND_STREAM = ("start", "end", "deviceId", "streamId")
 
 
-class _NameKeys(dict):
-    """Packed (full id << 32 | short id) -> name index, resolving ``StringIds`` on first sight.
-
-    Resolving lazily spares a full-table DISTINCT scan; a trace has only thousands of names.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, names: _NameTable, bits: int) -> None:
-        super().__init__()
-        self._conn = conn
-        self._names = names
-        self._bits = bits
-
-    def _text(self, sid: int) -> str | None:
-        if not sid:
-            return None
-        row = self._conn.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
-        return None if row is None else row[0]
-
-    def __missing__(self, key: int) -> int:
-        full_id, short_id = key >> self._bits, key & ((1 << self._bits) - 1)
-        full = self._text(full_id) or f"<unknown kernel name #{full_id}>"
-        idx = self[key] = self._names.add(full, self._text(short_id))
-        return idx
-
-
-def _kernel_names(conn: sqlite3.Connection, cols: dict[str, str], tables: set[str],
-                  names: _NameTable) -> tuple[str, Callable[[Any], int], int | None]:
-    """SQL expression for the per-row name key, the key -> name index function, and the bits of
-    one string id (None for text keys).
-
-    With ``StringIds`` the key is an integer ``full id << bits | short id``; inline text names
-    give a text key.
-
-    Names are either ``StringIds`` references (all exports since ~2020) or inline text.
-    """
-    full_col = next((c for c in ("demangledName", "name", "mangledName", "shortName") if c in cols), None)
-    if full_col is None:
-        raise InputError(f"{KERNEL_TABLE} has no kernel name column (demangledName/shortName)",
-                         field=KERNEL_TABLE)
-    short_col = "shortName" if "shortName" in cols and full_col != "shortName" else None
-    sample = conn.execute(f'SELECT typeof("{full_col}") FROM {KERNEL_TABLE} LIMIT 1').fetchone()
-    inline = "TEXT" in cols[full_col] or (sample is not None and sample[0] == "text") or "StringIds" not in tables
-    if inline:
-        def from_text(value: Any) -> int:
-            full, _, short = str(value).partition("\x01")
-            return names.add(full, short or None)
-        expr = f'"{full_col}"' + (f' || char(1) || COALESCE("{short_col}", \'\')' if short_col else "")
-        return expr, from_text, None
-    short_expr = f'COALESCE("{short_col}", 0)' if short_col else "0"
-    max_id = conn.execute("SELECT max(id) FROM StringIds").fetchone()[0] or 0
-    bits = max(1, int(max_id).bit_length())
-    return f'("{full_col}" << {bits}) | {short_expr}', _NameKeys(conn, names, bits).__getitem__, bits
-
-
-def _graph_exprs(cols: dict[str, str]) -> tuple[str, str]:
-    # Old exports write 0 where there is no graph, new ones NULL: both become NONE.
-    gid = 'COALESCE(NULLIF("graphId", 0), -1)' if "graphId" in cols else "-1"
-    gnid = 'COALESCE(NULLIF("graphNodeId", 0), -1)' if "graphNodeId" in cols else "-1"
-    return gid, gnid
-
-
-def _read_kernels(conn: sqlite3.Connection, tables: set[str], data: TraceData, names: _NameTable,
-                  stream_map: dict[int, int], stream_expr: str, progress: Progress | None) -> None:
+def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
+                 warnings: list[str]) -> list[tuple[int, ...]] | None:
+    """Create ``k_all``/``k``; returns the kernel counts per stream when the scan made them."""
     cols = _columns(conn, KERNEL_TABLE)
-    for needed in ("start", "end"):
-        if needed not in cols:
-            raise InputError(f"{KERNEL_TABLE} has no '{needed}' column", field=f"{KERNEL_TABLE}.{needed}")
-    name_expr, name_of, bits = _kernel_names(conn, cols, tables, names)
-    gid, gnid = _graph_exprs(cols)
-    corr = f'COALESCE({_col(cols, "correlationId", "-1")}, -1)'
-    total = conn.execute(f"SELECT count(*) FROM {KERNEL_TABLE}").fetchone()[0]
-    stream_sql = _table_stream_expr(cols, stream_expr)
-    start, end = 'COALESCE("start", 0)', 'COALESCE("end", "start", 0)'
-    stream_bits = max(stream_map, default=0).bit_length()
-    if bits is not None and stream_bits + 2 * bits <= 62:
-        # One integer carries both stream and name: one value less per row.
-        shift = 2 * bits
-        mask = (1 << shift) - 1
-        stream_of = Decoded(lambda key: stream_map[key >> shift]).__getitem__
-        name_packed = Decoded(lambda key: name_of(key & mask)).__getitem__
-        key = f"({stream_sql}) << {shift} | ({name_expr})"
-        got = read_columns(conn, KERNEL_TABLE, [start, end, key, corr, gid, gnid], progress, "kernel", total)
-        if got is not None:
-            s_col, e_col, k_col, c_col, g_col, n_col = got
-            data.append_rows(s_col, e_col, map(stream_of, k_col), map(name_packed, k_col), c_col, g_col, n_col)
-            return
-        sql = f"SELECT {start}, {end}, {key}, {corr}, {gid}, {gnid} FROM {KERNEL_TABLE}"
-        read_rows(conn, sql, data, stream_of, name_packed, progress, "kernel", total, packed=True)
+    missing = [c for c in _TIMES_AND_STREAM if c not in cols]
+    if missing:
+        raise InputError(f"{KERNEL_TABLE} lacks column(s) {', '.join(missing)}", path=path,
+                         field=f"{KERNEL_TABLE}.{missing[0]}")
+    full = next((c for c in ("demangledName", "name", "mangledName", "shortName") if c in cols), None)
+    if full is None:
+        raise InputError(f"{KERNEL_TABLE} has no kernel name column (demangledName/shortName)", path=path,
+                         field=KERNEL_TABLE)
+    short = "shortName" if "shortName" in cols and full != "shortName" else None
+    # One scan counts the kernels per stream (which the inventory and the device choice need)
+    # and finds out whether any value breaks the schema's promises: the stream columns are
+    # checked in Python on the few groups, times and ids by sums in SQL.
+    pid_col = '"globalPid"' if "globalPid" in cols else "NULL"
+    ctx_col = '"contextId"' if "contextId" in cols else "NULL"
+    times_bad = " OR ".join(f"typeof(\"{t}\") != 'integer' OR \"{t}\" < 0 OR \"{t}\" > {MAX_VALUE}"
+                            for t in ("start", "end"))
+    ids_bad = " OR ".join(f"(\"{c}\" IS NOT NULL AND (typeof(\"{c}\") != 'integer' OR \"{c}\" < 0 OR "
+                          f"\"{c}\" > {MAX_VALUE}))" for c in ("correlationId", "graphId", "graphNodeId")
+                          if c in cols) or "0"
+    groups = conn.execute(
+        f"SELECT {pid_col}, deviceId, {ctx_col}, streamId, count(*), sum({times_bad}), "
+        f"sum(NOT ({times_bad}) AND ({ids_bad})) FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4").fetchall()
+    clean = True
+    bad_ids = 0
+    per_stream: list[tuple[int, ...]] = []
+    for gpid, dev, ctx, st, n, bad_times, bad_id in groups:
+        # globalPid packs the process id in its upper bits: any non-negative 64-bit value.
+        keys_ok = _id_ok(dev) and _id_ok(st) and (gpid is None or (isinstance(gpid, int) and gpid >= 0)) and \
+            (ctx is None or _id_ok(ctx))
+        if not keys_ok or bad_times or bad_id:
+            clean = False
+        bad_ids += bad_id if keys_ok else 0
+        per_stream.append((1, pid_of(gpid), dev, ctx or 0, st, n))
+    if bad_ids:
+        warnings.append(f"{path.name}: {bad_ids:,} kernel row(s) with correlation or graph ids that are "
+                        f"not integers in range: those ids ignored")
+    if clean:
+        # Every value is what the schema promises (the usual case): plain columns, which SQLite
+        # reads about twice as fast as the checked expressions below.
+        ok, ctx, c, g, n = ("1", 'COALESCE("contextId", 0)' if "contextId" in cols else "0",
+                            _plain("correlationId", cols), _plain("graphId", cols, True),
+                            _plain("graphNodeId", cols, True))
     else:
-        sql = f"SELECT {start}, {end}, {stream_sql}, {name_expr}, {corr}, {gid}, {gnid} FROM {KERNEL_TABLE}"
-        read_rows(conn, sql, data, stream_map.__getitem__, name_of, progress, "kernel", total)
+        ok, ctx = f"({_valid(cols, _TIMES_AND_STREAM)})", f'COALESCE({_int("contextId", cols)}, 0)'
+        c, g, n = _int("correlationId", cols), _int("graphId", cols, positive=True), \
+            _int("graphNodeId", cols, positive=True)
+    # ``k_all`` keeps every row with ``ok`` saying whether its times and stream ids are valid, so
+    # that the one scan counting activities per stream also counts the rows left out.
+    conn.execute(
+        f'CREATE TEMP VIEW k_all AS SELECT {ok} AS ok, "start" AS s, "end" AS e, {_pid_expr(cols)} AS pid, '
+        f'deviceId AS dev, {ctx} AS ctx, streamId AS st, "{full}" AS nm, '
+        f'{f"{chr(34)}{short}{chr(34)}" if short else "NULL"} AS ns, {c} AS c, {g} AS g, {n} AS n, '
+        f'{_rowid(conn, KERNEL_TABLE)} AS i FROM {KERNEL_TABLE}')
+    conn.execute("CREATE TEMP VIEW k AS SELECT s, e, pid, dev, ctx, st, nm, ns, c, g, n, i FROM k_all WHERE ok")
+    return per_stream if clean else None
 
 
-def _read_copies(conn: sqlite3.Connection, table: str, kind: str, data: TraceData, names: _NameTable,
-                 stream_map: dict[int, int], stream_expr: str, progress: Progress | None) -> None:
-    """Append memcpy/memset rows, named like nsys shows them (``[CUDA memcpy DtoD]``)."""
-    cols = _columns(conn, table)
-    if not {"start", "end"} <= set(cols):
-        return
-    name_col = _col(cols, "copyKind", "0") if kind == KIND_MEMCPY else "0"
-    if kind == KIND_MEMCPY:
-        def name_of(value: object) -> int:
-            label = _MEMCPY_LABELS.get(int(value or 0), f"kind {value}")  # type: ignore[arg-type]
-            return names.add(f"[CUDA memcpy {label}]", f"[CUDA memcpy {label}]", KIND_MEMCPY)
+def _id_ok(value: object) -> bool:
+    """Whether a stream column's value is an integer id in range."""
+    return isinstance(value, int) and 0 <= value <= MAX_VALUE
+
+
+def _plain(col: str, cols: dict[str, str], positive: bool = False) -> str:
+    """An id column known to hold only integers or NULL (0 as NULL where ``positive``)."""
+    if col not in cols:
+        return "NULL"
+    return f'NULLIF("{col}", 0)' if positive else f'"{col}"'
+
+
+def _copy_view(conn: sqlite3.Connection, tables: set[str]) -> list[str]:
+    """The ``cp`` view over the memcpy/memset tables that have the needed columns; returns them."""
+    arms = []
+    used = []
+    for table, kind in ((MEMCPY_TABLE, KIND_MEMCPY), (MEMSET_TABLE, KIND_MEMSET)):
+        if table not in tables:
+            continue
+        cols = _columns(conn, table)
+        if not set(_TIMES_AND_STREAM) <= set(cols):
+            continue
+        name = _int("copyKind", cols) if kind == KIND_MEMCPY else "NULL"
+        arms.append(f'SELECT "start" AS s, "end" AS e, {_pid_expr(cols)} AS pid, deviceId AS dev, '
+                    f'COALESCE({_int("contextId", cols)}, 0) AS ctx, streamId AS st, \'{kind}\' AS kind, '
+                    f'{name} AS nm, {_int("correlationId", cols)} AS c, {_int("graphId", cols, positive=True)} AS g, '
+                    f'{_int("graphNodeId", cols, positive=True)} AS n, {_rowid(conn, table)} AS i FROM {table} '
+                    f'WHERE {_valid(cols, _TIMES_AND_STREAM)}')
+        used.append(table)
+    if not arms:
+        arms = ["SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS dev, 0 AS ctx, 0 AS st, '' AS kind, NULL AS nm, NULL AS c, "
+                "NULL AS g, NULL AS n, 0 AS i WHERE 0"]
+    conn.execute("CREATE TEMP VIEW cp AS " + " UNION ALL ".join(arms))
+    return used
+
+
+def _runtime_view(conn: sqlite3.Connection, tables: set[str]) -> None:
+    cols = _columns(conn, RUNTIME_TABLE) if RUNTIME_TABLE in tables else {}
+    if {"start", "end", "correlationId", "nameId"} <= set(cols):
+        tid = '"globalTid"' if "globalTid" in cols else "0"
+        conn.execute(f'CREATE TEMP VIEW rt AS SELECT "start" AS s, "end" AS e, {_pid_expr(cols, "globalTid")} AS pid, '
+                     f'{tid} AS tid, {_int("correlationId", cols)} AS c, nameId AS nm FROM {RUNTIME_TABLE} '
+                     f'WHERE {_valid(cols, ("start", "end"))} AND {_int("correlationId", cols)} IS NOT NULL')
     else:
-        def name_of(value: object) -> int:
-            return names.add("[CUDA memset]", "[CUDA memset]", KIND_MEMSET)
-    gid, gnid = _graph_exprs(cols)
-    sql = (f'SELECT COALESCE("start", 0), COALESCE("end", "start", 0), {_table_stream_expr(cols, stream_expr)}, '
-           f'{name_col}, COALESCE({_col(cols, "correlationId", "-1")}, -1), {gid}, {gnid} FROM "{table}"')
-    total = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-    read_rows(conn, sql, data, stream_map.__getitem__, name_of, progress, kind, total)
+        conn.execute("CREATE TEMP VIEW rt AS SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS tid, 0 AS c, 0 AS nm WHERE 0")
+
+
+def _range_view(conn: sqlite3.Connection, tables: set[str]) -> None:
+    cols = _columns(conn, NVTX_TABLE) if NVTX_TABLE in tables else {}
+    if {"start", "end", "eventType"} <= set(cols):
+        text = "n.text" if "text" in cols else "NULL"
+        join = ""
+        if "textId" in cols and "StringIds" in tables:
+            text = f"COALESCE({text}, s.value)"
+            join = "LEFT JOIN StringIds s ON s.id = n.textId"
+        tid = "n.globalTid" if "globalTid" in cols else "0"
+        types = ",".join(str(t) for t in NVTX_RANGE_TYPES)
+        conn.execute(f"CREATE TEMP VIEW rg AS SELECT n.\"start\" AS s, n.\"end\" AS e, CAST({text} AS TEXT) AS text, "
+                     f"{tid} AS tid, 'nvtx' AS src FROM {NVTX_TABLE} n {join} WHERE n.eventType IN ({types}) "
+                     f"AND typeof(n.\"start\") = 'integer' AND typeof(n.\"end\") = 'integer' "
+                     f"AND n.\"end\" >= n.\"start\" AND n.\"start\" >= 0")
+    else:
+        conn.execute("CREATE TEMP VIEW rg AS SELECT 0 AS s, 0 AS e, '' AS text, 0 AS tid, '' AS src WHERE 0")
+
+
+def _node_events_view(conn: sqlite3.Connection, tables: set[str]) -> bool:
+    cols = _columns(conn, NODE_EVENTS_TABLE) if NODE_EVENTS_TABLE in tables else {}
+    if {"start", "graphNodeId"} <= set(cols):
+        tid = '"globalTid"' if "globalTid" in cols else "0"
+        conn.execute(f'CREATE TEMP VIEW gne AS SELECT "start" AS s, {tid} AS tid, {_int("graphNodeId", cols)} AS node, '
+                     f'{_int("originalGraphNodeId", cols, positive=True)} AS orig FROM {NODE_EVENTS_TABLE} '
+                     f'WHERE typeof("start") = \'integer\'')
+        return True
+    conn.execute("CREATE TEMP VIEW gne AS SELECT 0 AS s, 0 AS tid, 0 AS node, NULL AS orig WHERE 0")
+    return False
 
 
 def _read_graph_launches(conn: sqlite3.Connection, tables: set[str]) -> list[GraphLaunchBlock]:
     if GRAPH_TRACE_TABLE not in tables:
         return []
     cols = _columns(conn, GRAPH_TRACE_TABLE)
-    sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
-           f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid", "0")}, {_col(cols, "correlationId")}, '
-           f'{_col(cols, "graphId")}, {_col(cols, "graphExecId")} FROM {GRAPH_TRACE_TABLE} ORDER BY "start"')
+    if not {"start", "end"} <= set(cols):
+        return []
+    sql = (f'SELECT "start", "end", {_int("deviceId", cols)}, {_int("contextId", cols)}, {_int("streamId", cols)}, '
+           f'{_pid_expr(cols)}, {_int("correlationId", cols)}, {_int("graphId", cols)}, {_int("graphExecId", cols)} '
+           f'FROM {GRAPH_TRACE_TABLE} WHERE {_valid(cols, ("start", "end"))} ORDER BY "start"')
     out = []
-    for start, end, dev, ctx, stream, gpid, corr, gid, gexec in conn.execute(sql):
-        pid = pid_of(gpid)
-        info = StreamInfo(pid, dev or 0, ctx or 0, stream or 0)
-        out.append(GraphLaunchBlock(start_ns=start, end_ns=end, device=info.device, pid=pid,
-                                    context=info.context, stream=info.stream, stream_key=info.key,
-                                    correlation=corr, graph_id=gid, graph_exec_id=gexec))
+    for start, end, dev, ctx, stream, pid, corr, gid, gexec in conn.execute(sql):
+        key = f"pid{pid}/dev{dev or 0}/ctx{ctx or 0}/s{stream or 0}"
+        out.append(GraphLaunchBlock(start_ns=start, end_ns=end, device=dev or 0, pid=pid, context=ctx or 0,
+                                    stream=stream or 0, stream_key=key, correlation=corr, graph_id=gid,
+                                    graph_exec_id=gexec))
     return out
 
 
-def _runtime_name_ids(conn: sqlite3.Connection, tables: set[str], like: tuple[str, ...]) -> list[int]:
-    """``StringIds`` ids of runtime API names matching any of the LIKE patterns."""
-    if RUNTIME_TABLE not in tables or "StringIds" not in tables:
-        return []
-    if "nameId" not in _columns(conn, RUNTIME_TABLE):
-        return []
-    where = " OR ".join("value LIKE ?" for _ in like)
-    return [r[0] for r in conn.execute(
-        f"SELECT id FROM StringIds WHERE id IN (SELECT DISTINCT nameId FROM {RUNTIME_TABLE}) AND ({where})", like)]
+def _runtime_names(conn: sqlite3.Connection, tables: set[str]) -> dict[int, str]:
+    """Text of every runtime API name id used (a trace calls a few dozen distinct APIs)."""
+    if RUNTIME_TABLE not in tables or "nameId" not in _columns(conn, RUNTIME_TABLE) or "StringIds" not in tables:
+        return {}
+    return {i: str(v) for i, v in conn.execute(
+        f"SELECT id, value FROM StringIds WHERE id IN (SELECT DISTINCT nameId FROM {RUNTIME_TABLE})")
+        if v is not None}
 
 
-def _read_graph_launch_correlations(conn: sqlite3.Connection, tables: set[str]) -> set[int]:
-    ids = _runtime_name_ids(conn, tables, ("cudaGraphLaunch%", "cuGraphLaunch%"))
-    if not ids or "correlationId" not in _columns(conn, RUNTIME_TABLE):
-        return set()
-    marks = ",".join("?" * len(ids))
-    return {r[0] for r in conn.execute(
-        f"SELECT correlationId FROM {RUNTIME_TABLE} WHERE nameId IN ({marks}) AND correlationId IS NOT NULL", ids)}
+def _string_lookup(conn: sqlite3.Connection, tables: set[str]) -> Callable[[int], str | None]:
+    if "StringIds" not in tables:
+        return lambda sid: None
+
+    def lookup(sid: int) -> str | None:
+        row = conn.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+    return lookup
 
 
-def _guarded(path: Path, load: Callable[[], Any]) -> Callable[[], Any]:
-    """``load`` with database damage reported as InputError (loaders run long after reading)."""
-    def run() -> Any:
-        try:
-            return load()
-        except (sqlite3.DatabaseError, TypeError, ValueError) as err:
-            raise InputError(f"corrupt or unreadable nsys export ({err})", path=path) from None
-    return run
+def _count_skipped(conn: sqlite3.Connection, db: TraceDB, tables: list[str]) -> None:
+    for table in tables:
+        cols = _columns(conn, table)
+        bad = conn.execute(f"SELECT count(*) FROM {table} WHERE NOT ({_valid(cols, _TIMES_AND_STREAM)})").fetchone()[0]
+        if bad:
+            db.skipped[table] = bad
+            db.warnings.append(f"{db.source.name}: skipped {bad:,} {table} row(s) whose start/end or device/stream "
+                               f"ids are missing, not integers or out of range")
 
 
-def _launch_loader(path: Path) -> Callable[[], LaunchTimes]:
-    """Loader of CPU launch times (kernel, graph, copy launches) sorted by correlation id."""
-    def load() -> LaunchTimes:
-        conn = _connect(path)
-        try:
-            tables = _tables(conn)
-            ids = _runtime_name_ids(conn, tables, ("%Launch%", "%Memcpy%", "%Memset%"))
-            corr, start = array("q"), array("q")
-            if ids and "correlationId" in _columns(conn, RUNTIME_TABLE):
-                marks = ",".join("?" * len(ids))
-                cur = conn.execute(f'SELECT correlationId, "start" FROM {RUNTIME_TABLE} WHERE nameId IN ({marks}) '
-                                   "AND correlationId IS NOT NULL ORDER BY correlationId", ids)
-                while True:
-                    batch = cur.fetchmany(_BATCH)
-                    if not batch:
-                        break
-                    c, s = zip(*batch)
-                    corr.extend(c)
-                    start.extend(s)
-            return LaunchTimes(corr, start)
-        finally:
-            conn.close()
-    return load
+def read_nsys_sqlite(path: str | Path, progress: Progress | None = None) -> TraceDB:
+    """Open an nsys SQLite export read-only and describe it as a ``TraceDB``.
 
-
-def _nvtx_loader(path: Path) -> Callable[[], list[NvtxRange]]:
-    """Loader of NVTX ranges; text is inline ``text`` or ``StringIds[textId]``."""
-    def load() -> list[NvtxRange]:
-        conn = _connect(path)
-        try:
-            tables = _tables(conn)
-            if NVTX_TABLE not in tables:
-                return []
-            cols = _columns(conn, NVTX_TABLE)
-            if not {"start", "end", "eventType"} <= set(cols):
-                return []
-            text = "n.text" if "text" in cols else "NULL"
-            join = ""
-            if "textId" in cols and "StringIds" in tables:
-                text = f"COALESCE({text}, s.value)"
-                join = "LEFT JOIN StringIds s ON s.id = n.textId"
-            tid = "n.globalTid" if "globalTid" in cols else "0"
-            types = ",".join(str(t) for t in NVTX_RANGE_TYPES)
-            sql = (f'SELECT n."start", n."end", {text}, {tid} FROM {NVTX_TABLE} n {join} '
-                   f'WHERE n.eventType IN ({types}) AND n."end" IS NOT NULL ORDER BY n."start"')
-            return [NvtxRange(s, e, t or "", g or 0) for s, e, t, g in conn.execute(sql)]
-        finally:
-            conn.close()
-    return load
-
-
-def read_nsys_sqlite(path: str | Path, progress: Progress | None = None) -> TraceData:
-    """Read kernels, copies, graph launches and metadata of an nsys SQLite export.
-
-    Raises ``InputError`` for a file that is not SQLite, is corrupt, or has no kernel table.
-    A graph-mode capture (whole-graph launches, no kernels inside graphs) adds a warning telling
+    Raises ``InputError`` for a file that is not SQLite, is corrupt, or has no kernel table. A
+    graph-mode capture (whole-graph launches, no kernels inside graphs) adds a warning telling
     the user to re-capture with ``--cuda-graph-trace=node``.
     """
     path = Path(path)
     conn = _connect(path)
     try:
-        try:
-            return _read(conn, path, progress)
-        except sqlite3.DatabaseError as err:
-            raise InputError(f"corrupt or unreadable nsys export ({err})", path=path) from None
-        except (TypeError, ValueError, OverflowError) as err:
-            # Values of the wrong type where the schema promises integers.
-            raise InputError(f"corrupt values in nsys export ({err})", path=path) from None
-    finally:
+        return _open(conn, path, progress)
+    except sqlite3.DatabaseError as err:
         conn.close()
+        raise InputError(f"corrupt or unreadable nsys export ({err})", path=path) from None
+    except InputError:
+        conn.close()
+        raise
 
 
-def _read(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> TraceData:
+def _open(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> TraceDB:
     tables = _tables(conn)
     if KERNEL_TABLE not in tables:
         what = "an nsys export" if "StringIds" in tables or "META_DATA_EXPORT" in tables else "a SQLite file"
@@ -389,33 +313,27 @@ def _read(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
                  else "; profile with `nsys profile -t cuda ...` so that CUDA kernels are recorded")
         raise InputError(f"{what} without kernel tables ({KERNEL_TABLE} is missing){extra}",
                          path=path, field=KERNEL_TABLE)
-    data = TraceData(source=path, format="nsys-sqlite")
-    data.schema_version = _meta(conn, tables, "META_DATA_EXPORT", "EXPORT_SCHEMA_VERSION")
-    data.graph_trace_mode = _meta(conn, tables, "META_DATA_CAPTURE", "CUDA_GRAPH_TRACE_OPTIONS:MODE")
-    names, streams = _NameTable(), _StreamTable()
-    activity = [KERNEL_TABLE] + [t for t in (MEMCPY_TABLE, MEMSET_TABLE) if t in tables]
-    activity = [t for t in activity if {"start", "end", "streamId", "deviceId"} <= set(_columns(conn, t))]
-    if KERNEL_TABLE not in activity:
-        raise InputError(f"{KERNEL_TABLE} lacks start/end/deviceId/streamId columns", path=path,
-                         field=KERNEL_TABLE)
-    try:
-        stream_expr, stream_map = _stream_expr(conn, activity, streams)
-    except OverflowError:
-        raise InputError("stream ids too large to index", path=path, field=KERNEL_TABLE) from None
-    _read_kernels(conn, tables, data, names, stream_map, stream_expr, progress)
-    kernel_rows = len(data)
-    for table, kind in ((MEMCPY_TABLE, KIND_MEMCPY), (MEMSET_TABLE, KIND_MEMSET)):
-        if table in activity:
-            _read_copies(conn, table, kind, data, names, stream_map, stream_expr, progress)
-    data.names = names.names
-    data.streams = streams.streams
-    data.graph_launches = _read_graph_launches(conn, tables)
-    data.graph_launch_correlations = _read_graph_launch_correlations(conn, tables)
-    data.nvtx_loader = _guarded(path, _nvtx_loader(path))
-    data.launch_loader = _guarded(path, _launch_loader(path))
-    has_graph_kernels = data.graph_id[:kernel_rows].count(NONE) != kernel_rows
-    if data.graph_launches and not has_graph_kernels:
-        data.warnings.append(
-            f"{path.name}: captured with --cuda-graph-trace=graph: {len(data.graph_launches)} CUDA graph "
+    warnings: list[str] = []
+    per_stream = _kernel_view(conn, tables, path, warnings)
+    copies = _copy_view(conn, tables)
+    _runtime_view(conn, tables)
+    _range_view(conn, tables)
+    has_events = _node_events_view(conn, tables)
+    db = TraceDB(source=path, format="nsys-sqlite", conn=conn,
+                 name_resolver=kernel_name_resolver(_string_lookup(conn, tables)))
+    db.schema_version = _meta(conn, tables, "META_DATA_EXPORT", "EXPORT_SCHEMA_VERSION")
+    db.graph_trace_mode = _meta(conn, tables, "META_DATA_CAPTURE", "CUDA_GRAPH_TRACE_OPTIONS:MODE")
+    db.runtime_names = _runtime_names(conn, tables)
+    db.graph_launches = _read_graph_launches(conn, tables)
+    db.has_node_events = has_events
+    db.warnings.extend(warnings)
+    if per_stream is not None:
+        db.memo["kernels_per_stream"] = per_stream
+    _count_skipped(conn, db, copies)  # kernel rows are counted by the scan per stream
+    if db.graph_launches and db.value("SELECT 1 FROM k WHERE g IS NOT NULL LIMIT 1") is None:
+        db.warnings.append(
+            f"{path.name}: captured with --cuda-graph-trace=graph: {len(db.graph_launches)} CUDA graph "
             f"launch(es) are recorded as whole blocks without their kernels; {RECAPTURE_HINT}")
-    return data
+    if progress is not None:
+        progress(f"opened {path.name} (nsys export, schema {db.schema_version or 'unknown'})")
+    return db

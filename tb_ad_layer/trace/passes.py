@@ -1,9 +1,10 @@
 """Locate one eager forward pass (prefill) among a trace's kernels outside CUDA graphs.
 
-An NVTX range whose text names a forward/prefill step and that covers most launches marks the
-passes (the middle one of the most common size is taken); kernels are placed in ranges by their
-CPU launch time (correlation id -> runtime call), GPU start time where unknown. Without such
-ranges, passes are split at long idle gaps of the busiest stream.
+An NVTX range or profiler annotation whose text names a forward/prefill step and that covers
+most launches marks the passes (the middle one of the most common size is taken); hook ranges of
+distributed wrappers (``FSDP::pre_forward``, ``DDP``) never do. Kernels are placed in ranges by
+their CPU launch time, GPU start time where unknown. Without such ranges, passes are split at
+long idle gaps of the busiest stream.
 """
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import re
 import statistics
 from collections import Counter, defaultdict
 
-from tb_ad_layer.trace.tracedata import NONE, TraceData
+from tb_ad_layer.trace.kernel import Kernel
+from tb_ad_layer.trace.steps import is_hook_range
+from tb_ad_layer.trace.tracedb import TraceDB
 
-_PASS_WORDS = re.compile(r"forward|prefill|context|generat|step|iteration|infer|model|execute", re.I)
+_PASS_WORDS = re.compile(r"forward|prefill|context|generat|iteration|infer|model|execute", re.I)
+_STEP = re.compile(r"^ProfilerStep#\d+$")
 _DIGITS = re.compile(r"\d+")
 MIN_PASS_KERNELS = 8
 #: A forward-pass annotation covers at least this share of the eager launches, together.
@@ -23,38 +27,31 @@ _PASS_COVERAGE = 0.5
 _MIN_PASS_GAP_NS = 200_000
 
 
-def launch_time_of(td: TraceData, rows: list[int]) -> list[int]:
-    """CPU launch time per row (via correlation id), GPU start time where unknown."""
-    lt = td.launch_times
-    if lt is None or not len(lt.correlation):
-        return [td.start[i] for i in rows]
-    corr_arr, start_arr = lt.correlation, lt.start_ns
-    out = []
-    for i in rows:
-        c = td.correlation[i]
-        j = bisect.bisect_left(corr_arr, c) if c != NONE else len(corr_arr)
-        out.append(start_arr[j] if j < len(corr_arr) and corr_arr[j] == c else td.start[i])
-    return out
+def launch_time(k: Kernel) -> int:
+    """CPU launch time of ``k``, its GPU start where the trace has no launch record."""
+    return k.launch_ns if k.launch_ns is not None else k.start_ns
 
 
-def pass_by_nvtx(td: TraceData, rows: list[int]) -> tuple[list[int], str] | None:
-    """Rows launched inside the middle complete NVTX forward-pass range, or None."""
-    ranges = [r for r in td.nvtx if _PASS_WORDS.search(r.text)]
+def pass_by_nvtx(db: TraceDB, kernels: list[Kernel], coverage: float = _PASS_COVERAGE
+                 ) -> tuple[list[Kernel], str] | None:
+    """Kernels launched inside the middle complete forward-pass range, or None. The ranges of one
+    text must hold ``coverage`` of the kernels together (less within one profiler step, where the
+    backward pass and the optimizer share the step with the forward)."""
+    ranges = [r for r in db.ranges(("nvtx", "annotation"))
+              if _PASS_WORDS.search(r.text) and not is_hook_range(r.text) and not _STEP.match(r.text)]
     if not ranges:
         return None
-    times = launch_time_of(td, rows)
-    order = sorted(range(len(rows)), key=times.__getitem__)
-    sorted_times = [times[j] for j in order]
+    order = sorted(range(len(kernels)), key=lambda j: launch_time(kernels[j]))
+    times = [launch_time(kernels[j]) for j in order]
     by_text: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     for r in ranges:
-        lo = bisect.bisect_left(sorted_times, r.start_ns)
-        hi = bisect.bisect_right(sorted_times, r.end_ns)
+        lo = bisect.bisect_left(times, r.start_ns)
+        hi = bisect.bisect_right(times, r.end_ns)
         if hi - lo >= MIN_PASS_KERNELS:
             by_text[_DIGITS.sub("#", r.text)].append((lo, hi, r.start_ns))
     # A forward-pass annotation covers most launches; op-level ranges that merely mention
-    # "forward" (FSDP::pre_forward, aten ops) cover a sliver.
-    by_text = {t: f for t, f in by_text.items()
-               if sum(hi - lo for lo, hi, _ in f) >= _PASS_COVERAGE * len(rows)}
+    # "forward" cover a sliver.
+    by_text = {t: f for t, f in by_text.items() if sum(hi - lo for lo, hi, _ in f) >= coverage * len(kernels)}
     if not by_text:
         return None
     text = max(sorted(by_text), key=lambda t: statistics.median(hi - lo for lo, hi, _ in by_text[t]))
@@ -62,27 +59,28 @@ def pass_by_nvtx(td: TraceData, rows: list[int]) -> tuple[list[int], str] | None
     mode = Counter(hi - lo for lo, hi, _ in found).most_common(1)[0][0]
     complete = [f for f in found if f[1] - f[0] == mode]
     lo, hi, _ = complete[len(complete) // 2]
-    return [rows[j] for j in order[lo:hi]], f"nvtx:{text}"
+    chosen = sorted(order[lo:hi])
+    return [kernels[j] for j in chosen], f"nvtx:{text}"
 
 
-def pass_by_gaps(td: TraceData, rows: list[int]) -> tuple[list[int], str]:
+def pass_by_gaps(kernels: list[Kernel]) -> tuple[list[Kernel], str]:
     """Split at long idle gaps of the busiest stream and take the middle typical pass."""
-    main = Counter(td.stream[i] for i in rows).most_common(1)[0][0]
-    main_rows = sorted((i for i in rows if td.stream[i] == main), key=td.start.__getitem__)
-    if len(main_rows) < 2 * MIN_PASS_KERNELS:
-        return rows, "whole-trace"
-    gaps = [max(0, td.start[b] - td.end[a]) for a, b in zip(main_rows, main_rows[1:])]
+    main = Counter(k.stream_key for k in kernels).most_common(1)[0][0]
+    main_ks = sorted((k for k in kernels if k.stream_key == main), key=lambda k: k.start_ns)
+    if len(main_ks) < 2 * MIN_PASS_KERNELS:
+        return kernels, "whole-trace"
+    gaps = [max(0, b.start_ns - a.end_ns) for a, b in zip(main_ks, main_ks[1:])]
     threshold = max(_MIN_PASS_GAP_NS, 50 * statistics.median(gaps))
-    chunks: list[list[int]] = [[main_rows[0]]]
-    for gap, i in zip(gaps, main_rows[1:]):
+    chunks: list[list[Kernel]] = [[main_ks[0]]]
+    for gap, k in zip(gaps, main_ks[1:]):
         if gap > threshold:
             chunks.append([])
-        chunks[-1].append(i)
+        chunks[-1].append(k)
     chunks = [c for c in chunks if len(c) >= MIN_PASS_KERNELS]
     if len(chunks) <= 1:
-        return rows, "whole-trace"
+        return kernels, "whole-trace"
     mode = Counter(len(c) for c in chunks).most_common(1)[0]
     typical = [c for c in chunks if len(c) == mode[0]] if mode[1] > 1 else [max(chunks, key=len)]
     chunk = typical[len(typical) // 2]
-    lo, hi = td.start[chunk[0]], td.end[chunk[-1]]
-    return [i for i in rows if lo <= td.start[i] <= hi], "idle-gaps"
+    lo, hi = chunk[0].start_ns, chunk[-1].end_ns
+    return [k for k in kernels if lo <= k.start_ns <= hi], "idle-gaps"

@@ -1,255 +1,286 @@
-"""Find the per-layer period of a main-stream kernel sequence, from repetition alone.
+"""Find decoder layers in a kernel sequence from repetition alone (no graph, no annotations).
 
 A *cut* marks one anchor kernel per layer: a family occurring once per layer (``count == L``, or
-k*L, or L+1/L+2 with extras in the prologue/epilogue). Segments between anchors of layers of the
-same kind ("dense", "moe") run the same kernels, so the cut whose segments agree best with each
-kind's consensus is the layer structure. The anchor usually sits mid-layer (attention), so the
-cut is then rotated back by the offset ``t`` that makes the first and last layers and every kind
-transition agree with the consensus: a too-large ``t`` drags prologue kernels into layer 0, a
-too-small one pushes epilogue kernels into the last layer.
+k*L, or L+1/L+2 with extras in the prologue or epilogue). The kernels between two anchors are
+compared as multisets of families, so that kernels of concurrent streams landing on either
+side of each other from one layer to the next do not break the pattern. Segments group into at
+most three patterns (layer kinds: dense and MoE, sliding and full attention); a cut whose
+patterns share little (an attention half and an MLP half of one layer, cut by a family that
+occurs twice per layer) is a half-layer cut, and a cut with more layers wins over one with
+fewer when both are consistent (a kernel occurring every other layer is no boundary).
 
-Sequences here are kernel family names of the main stream; positions are indices into them.
+The anchor usually sits mid-layer; the cut is then rotated back to where layers start: a layer
+begins with its own input norm, and the first and last layers must look like the others.
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from difflib import SequenceMatcher
-from typing import Callable, Sequence
+from typing import Sequence
 
-from tb_ad_layer.trace.kernel import Kernel
-
-#: Below this mean similarity to the kind consensus, a cut is not a layer structure.
-MIN_CONSISTENCY = 0.6
-#: Inferred layer structures must explain this share of segments with at most three patterns.
-MIN_INFERRED_COVERAGE = 0.8
-#: A layer "agrees" with its kind at this similarity; this share of layers must agree.
-_SIMILAR = 0.8
-MIN_SIMILAR_SHARE = 0.8
-#: No layer of an accepted cut may be less similar than this to its kind.
-_MIN_LAYER_SIMILARITY = 0.5
-_MAX_KIND_CHANGES = 4
-#: Each layer's graph fit must reach this share of the best layer's fit.
-EVEN_FIT = 0.75
-_OFFSET_TOLERANCE = 0.05
-_MAX_FITTED_OFFSETS = 12
-
-#: ``layer_fit(j, kernels)``: how many of these main-stream kernels the graph's j-th layer can launch.
-LayerFit = Callable[[int, Sequence[Kernel]], int]
+#: Segments this similar to a pattern belong to it.
+SIMILAR = 0.85
+#: Patterns of one cut sharing less than this are two halves of a layer, not two layer kinds.
+KIND_SIMILARITY = 0.5
+#: Patterns a cut cycles through are layer kinds (not parts of one layer) above this similarity.
+ALTERNATING_SIMILARITY = 0.8
+#: A layer structure explains at least this share of its segments with its patterns.
+MIN_COVERAGE = 0.8
+_MAX_PATTERNS = 3
+_MIN_LAYER_KERNELS = 3
+#: Kernels of the layer pattern left before the first or after the last layer, as a share of a
+#: layer, that show a rotation cut through a layer.
+_STRAY_SHARE = 0.25
+#: Repetition is evidence only when the pattern is seen at least this often.
+_MIN_LAYERS = 3
 
 
-@dataclass
-class Cut:
-    anchors: list[int]
-    family: str
-    kinds: list[str]
-    consistency: float
+def multiset_similarity(a: Counter[str], b: Counter[str]) -> float:
+    """Shared kernels over the larger size (1 when equal, 0 when disjoint)."""
+    na, nb = sum(a.values()), sum(b.values())
+    if not na or not nb:
+        return 1.0 if na == nb else 0.0
+    shared = sum(min(n, b[k]) for k, n in a.items() if k in b)
+    return shared / max(na, nb)
 
 
-def similarity(a: tuple[str, ...], b: tuple[str, ...]) -> float:
-    """Similarity of two family sequences in 0..1 (1 when equal)."""
-    if a == b:
-        return 1.0
-    if not a or not b:
-        return 0.0
-    return SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
-def segments(seq: list[str], anchors: list[int], offset: int) -> list[tuple[str, ...]]:
-    """Segments between consecutive cut points (the last layer is left out: its end is unknown)."""
-    cuts = [a - offset for a in anchors]
-    return [tuple(seq[cuts[j]:cuts[j + 1]]) for j in range(len(cuts) - 1)]
-
-
-def consensus(segs: list[tuple[str, ...]], kinds: list[str]) -> dict[str, tuple[str, ...]]:
-    """Most common segment per kind; interior layers first, because edges hold prologue/epilogue."""
-    out: dict[str, tuple[str, ...]] = {}
-    for kind in dict.fromkeys(kinds):
-        idx = [j for j in range(len(segs)) if kinds[j] == kind]
-        interior = [j for j in idx if j > 0] or idx
-        if interior:
-            out[kind] = Counter(segs[j] for j in interior).most_common(1)[0][0]
-    return out
-
-
-def score_cut(seq: list[str], anchors: list[int], kinds: list[str], offset: int) -> tuple[float, list[float]]:
-    """Mean similarity of every layer (the last one included) to its kind consensus at ``offset``."""
-    segs = segments(seq, anchors, offset)
-    cons = consensus(segs, kinds[:len(segs)])
-    last_kind = kinds[-1]
-    ref_last = cons.get(last_kind) or (max(cons.values(), key=len) if cons else ())
-    start_last = anchors[-1] - offset
-    segs.append(tuple(seq[start_last:start_last + len(ref_last)]) if ref_last else tuple(seq[start_last:]))
-    sims = [similarity(s, cons.get(kinds[j], ref_last)) for j, s in enumerate(segs)]
-    return (sum(sims) / len(sims) if sims else 0.0), sims
-
-
-def candidate_anchor_sets(positions: list[int], n_layers: int) -> list[list[int]]:
-    """Subsets of a family's occurrences that could mark ``n_layers`` layer starts."""
+def _candidate_anchor_sets(positions: list[int]) -> list[list[int]]:
+    """Subsets of a family's occurrences that could mark one layer each."""
     c = len(positions)
     out: list[list[int]] = []
     for k in (1, 2, 3):
-        if c == k * n_layers:
-            out += [positions[j::k] for j in range(k)]
-        elif c == k * n_layers + 1:
-            out += [positions[:-1][j::k] for j in range(k)] + [positions[1:][j::k] for j in range(k)]
-        elif c == k * n_layers + 2:
-            out += [positions[1:-1][j::k] for j in range(k)]
-    return [a for a in out if len(a) == n_layers]
+        for drop_front, drop_back in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            body = positions[drop_front:c - drop_back]
+            if len(body) % k:
+                continue
+            for j in range(k):
+                sub = body[j::k]
+                if len(sub) >= _MIN_LAYERS:
+                    out.append(sub)
+    unique = {tuple(a) for a in out}
+    return [list(a) for a in sorted(unique)]
 
 
-def family_positions(seq: list[str]) -> dict[str, list[int]]:
+def _cluster(segs: list[Counter[str]]) -> tuple[list[int], list[Counter[str]]]:
+    """Clusters of segments: segments that recur exactly are patterns of their own (sliding and
+    full attention layers differ by one kernel); the others join the most similar pattern, or
+    form clusters greedily. Returns each segment's cluster and the clusters' representatives."""
+    exact = Counter(tuple(sorted(s.items())) for s in segs)
+    reps: list[Counter[str]] = [Counter(dict(key)) for key, n in exact.most_common(_MAX_PATTERNS) if n >= 2]
+    labels: list[int] = []
+    for s in segs:
+        best, best_sim = -1, 0.0
+        for i, r in enumerate(reps):
+            sim = multiset_similarity(s, r)
+            if sim > best_sim:
+                best, best_sim = i, sim
+        if best >= 0 and best_sim >= SIMILAR:
+            labels.append(best)
+        else:
+            reps.append(s)
+            labels.append(len(reps) - 1)
+    return labels, reps
+
+
+class _Candidate:
+    __slots__ = ("anchors", "kinds", "patterns", "coverage", "halves")
+
+    def __init__(self, anchors: list[int], kinds: list[int], patterns: list[Counter[str]], coverage: float,
+                 halves: bool) -> None:
+        self.anchors = anchors
+        self.kinds = kinds
+        self.patterns = patterns
+        self.coverage = coverage
+        self.halves = halves
+
+    def key(self) -> tuple[float, int, int]:
+        return (round(self.coverage, 2), 0 if self.halves else 1, len(self.anchors))
+
+
+def _cycling_parts(kinds: list[int], patterns: list[Counter[str]]) -> bool:
+    """Whether the segments cycle through patterns (ABAB..., ABCABC...) that differ more than
+    layer kinds do: parts of one layer cut by a family occurring several times per layer.
+    Alternating layer kinds (sliding and full attention) differ in a kernel or two; kinds in
+    blocks (dense, then MoE) do not cycle."""
+    for period in (2, 3):
+        for a in range(len(kinds) - 2 * period + 1):
+            run = kinds[a:a + 2 * period]
+            if run[:period] == run[period:] and len(set(run[:period])) == period:
+                parts = [patterns[k] for k in run[:period]]
+                if any(multiset_similarity(x, y) < ALTERNATING_SIMILARITY
+                       for i, x in enumerate(parts) for y in parts[i + 1:]):
+                    return True
+    return False
+
+
+def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
+    segs = [Counter(seq[a:b]) for a, b in zip(anchors, anchors[1:])]
+    if not segs or sum(sum(s.values()) for s in segs) / len(segs) < _MIN_LAYER_KERNELS:
+        return None
+    labels, reps = _cluster(segs)
+    sizes = Counter(labels)
+    kept = [c for c, n in sizes.most_common(_MAX_PATTERNS) if n >= 2 or len(segs) <= 3]
+    if not kept:
+        return None
+    coverage = sum(sizes[c] for c in kept) / len(segs)
+    # Segments outside the kept patterns take the most similar one.
+    kinds = []
+    for s, lab in zip(segs, labels):
+        if lab in kept:
+            kinds.append(kept.index(lab))
+        else:
+            kinds.append(max(range(len(kept)), key=lambda i: multiset_similarity(s, reps[kept[i]])))
+    patterns = [reps[c] for c in kept]
+    if any(len(p) < 2 for p in patterns):
+        return None  # a layer runs several kinds of kernel (norm, GEMMs, attention...)
+    halves = any(multiset_similarity(patterns[i], patterns[j]) < KIND_SIMILARITY
+                 for i in range(len(patterns)) for j in range(i + 1, len(patterns))) or \
+        _cycling_parts(kinds, patterns)
+    # The last layer (after the last anchor) resembles the pattern its prefix matches best.
+    last_kind = kinds[-1]
+    kinds.append(last_kind)
+    return _Candidate(anchors, kinds, patterns, coverage, halves)
+
+
+def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> tuple[list[int], list[int], float]:
+    """Cut positions (layer starts, then the end of the last layer) after rotating the anchors
+    back to the layers' first kernels, each layer's pattern, and the mean similarity of every
+    layer to its pattern.
+
+    The anchor sits at the same place in every layer of one kind but not across kinds (a dense
+    layer's activation comes earlier than a MoE layer's), so each kind gets its own rotation.
+    """
+    anchors = cand.anchors
+    lengths = [sum(p.values()) for p in cand.patterns]
+    families = set().union(*cand.patterns)
+    kinds = list(cand.kinds)
+    bounds: list[int] = []
+    # Twice: the kinds of the anchor segments label the layers roughly (a segment mixes the end of
+    # one layer with the start of the next); after one rotation each layer's own kind is known.
+    for _ in range(2):
+        rotation = _rotations(seq, is_start, anchors, kinds, cand.patterns, lengths, families)
+        starts = _starts(anchors, kinds, rotation)
+        _settle_transitions(seq, is_start, anchors, kinds, rotation, starts, cand.patterns)
+        _settle_first(seq, is_start, anchors, starts, cand.patterns)
+        # The last layer takes the pattern its own kernels resemble most.
+        last = max(range(len(cand.patterns)), key=lambda i: (multiset_similarity(
+            Counter(seq[starts[-1]:starts[-1] + lengths[i]]), cand.patterns[i]), -i))
+        bounds = starts + [min(len(seq), starts[-1] + lengths[last])]
+        kinds = [max(range(len(cand.patterns)), key=lambda i: (multiset_similarity(
+            Counter(seq[bounds[j]:bounds[j + 1]]), cand.patterns[i]), -i)) for j in range(len(starts))]
+    sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), cand.patterns[kinds[j]])
+            for j in range(len(kinds))]
+    return bounds, kinds, sum(sims) / len(sims)
+
+
+def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
+               patterns: list[Counter[str]], lengths: list[int], families: set[str]) -> dict[int, int]:
+    """Per kind, how many kernels before its anchor a layer starts."""
+    by_kind: dict[int, list[int]] = {}
+    for j, kind in enumerate(kinds):
+        by_kind.setdefault(kind, []).append(j)
+    rotation: dict[int, int] = {}
+    for kind, every in by_kind.items():
+        # Judge a kind by the layers inside its blocks: at a change of kind, which layer the
+        # anchor segment stands for is uncertain.
+        # The first and last layers may legitimately differ (a plain norm before the first
+        # layer's attention, the final norm after the last), so they only count when nothing
+        # else does.
+        inner = [j for j in every if 0 < j < len(kinds) - 1 and kinds[j - 1] == kind and kinds[j + 1] == kind]
+        js = inner or every
+        # A layer starts after the previous layer's anchor; the first layer is clamped to the
+        # sequence start by ``_starts`` instead of bounding every layer of its kind.
+        gaps = [anchors[j] - anchors[j - 1] - 1 for j in every if j]
+        limit = max(0, min(gaps) if gaps else anchors[0])
+        best: tuple[tuple[float, int, float, int], int] | None = None
+        for t in range(limit + 1):
+            # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
+            starts = _starts(anchors, kinds, {**{k: t for k in by_kind}, **rotation, kind: t})
+            bounds = starts + [min(len(seq), starts[-1] + lengths[kinds[-1]])]
+            norm = sum(1 for j in every if is_start[starts[j]]) / len(every)
+            sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), patterns[kind]) for j in js]
+            left_over = sum(1 for f in seq[:bounds[0]] if f in families) + \
+                sum(1 for f in seq[bounds[-1]:] if f in families)
+            # A layer begins with its own input norm; then no big piece of a layer left outside
+            # (a final norm and lm head are fine, half a layer is not); then the best-fitting
+            # layers; then the earliest start.
+            stray = int(left_over >= _STRAY_SHARE * min(lengths))
+            key = (round(norm, 2), -stray, round(sum(sims) / len(sims), 3), t)
+            if best is None or key > best[0]:
+                best = (key, t)
+        assert best is not None
+        rotation[kind] = best[1]
+    return rotation
+
+
+def _settle_transitions(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
+                        rotation: dict[int, int], starts: list[int], patterns: list[Counter[str]]) -> None:
+    """Where the kind changes, the layer may be of either kind: its start takes the rotation of
+    the kind that opens it with a norm and makes the two layers around it fit their patterns best."""
+    for j in range(1, len(starts)):
+        if kinds[j] == kinds[j - 1]:
+            continue
+        end = starts[j + 1] if j + 1 < len(starts) else len(seq)
+        options = []
+        for kind in (kinds[j - 1], kinds[j]):
+            start = anchors[j] - rotation[kind]
+            if not starts[j - 1] < start < end:
+                continue
+            fit = max(multiset_similarity(Counter(seq[starts[j - 1]:start]), p) for p in patterns) + \
+                max(multiset_similarity(Counter(seq[start:end]), p) for p in patterns)
+            options.append((is_start[start], round(fit, 3), start))
+        if options:
+            starts[j] = max(options)[2]
+
+
+def _settle_first(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], starts: list[int],
+                  patterns: list[Counter[str]]) -> None:
+    """A first layer unlike every pattern (a lone dense layer before MoE ones, which no rotation
+    of the others fits) starts at the first norm before its anchor, when one exists."""
+    end = starts[1] if len(starts) > 1 else len(seq)
+    layer = Counter(seq[starts[0]:end])
+    if is_start[starts[0]] and max(multiset_similarity(layer, p) for p in patterns) >= SIMILAR:
+        return
+    first = next((i for i in range(anchors[0] + 1) if is_start[i]), None)
+    if first is not None and first < end:
+        starts[0] = first
+
+
+def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> list[int]:
+    """Layer starts: each anchor moved back by its kind's rotation, never before the previous
+    layer's start."""
+    out: list[int] = []
+    for a, kind in zip(anchors, kinds):
+        start = a - rotation.get(kind, 0)
+        out.append(max(start, out[-1] + 1) if out else max(start, 0))
+    return out
+
+
+def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> tuple[list[int], list[str], float] | None:
+    """Layers of a family sequence from repetition: the cut positions (each layer's first
+    index, then the end of the last layer), a kind label per layer (``A``, ``B``...), and the
+    mean similarity of the layers to their patterns; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
     for i, fam in enumerate(seq):
         positions.setdefault(fam, []).append(i)
-    return positions
-
-
-def fit_cuts(seq: list[str], kinds: list[str]) -> list[Cut]:
-    """Anchor sets that could hold the given layer kinds, best first (empty when none fits)."""
-    n = len(kinds)
-    cuts = []
-    for fam, pos in family_positions(seq).items():
-        for anchors in candidate_anchor_sets(pos, n):
-            score, _ = score_cut(seq, anchors, kinds, 0)
-            cuts.append(Cut(anchors, fam, list(kinds), score))
-    cuts.sort(key=lambda c: -c.consistency)
-    return cuts
-
-
-def infer_cut(seq: list[str]) -> Cut | None:
-    """Layer structure from repetition alone: consistent segments, fewest patterns, most layers."""
-    best: tuple[tuple[float, int, int], Cut] | None = None
-    for fam, pos in family_positions(seq).items():
-        if len(pos) < 3:
+    best: _Candidate | None = None
+    seen: set[tuple[int, ...]] = set()
+    for fam in sorted(positions):
+        pos = positions[fam]
+        if len(pos) < 2:
             continue
-        subsets = {tuple(pos), tuple(pos[1:]), tuple(pos[:-1]), tuple(pos[1:-1])}
-        for sub in subsets:
-            anchors = list(sub)
-            if len(anchors) < 3:
+        for anchors in _candidate_anchor_sets(pos):
+            key = tuple(anchors)
+            if key in seen:
                 continue
-            segs = segments(seq, anchors, 0)
-            if sum(map(len, segs)) / len(segs) < 2:
+            seen.add(key)
+            cand = _evaluate(seq, anchors)
+            if cand is None or cand.coverage < MIN_COVERAGE:
                 continue
-            common = [s for s, c in Counter(segs).most_common(3) if c >= 2 or len(segs) <= 3]
-            label_of = {s: chr(ord("A") + i) for i, s in enumerate(sorted(common, key=segs.index))}
-            labels = [label_of.get(s) for s in segs]
-            coverage = sum(1 for lab in labels if lab is not None) / len(segs)
-            changes = sum(1 for a, b in zip(labels, labels[1:]) if a != b)
-            # Kinds come in blocks (dense first, then MoE); alternation means two anchors per layer.
-            if coverage < MIN_INFERRED_COVERAGE or changes > min(_MAX_KIND_CHANGES, 2 * (len(label_of) - 1)):
-                continue
-            # Unmatched segments take the label of the most similar pattern.
-            kinds = [lab or max(label_of.items(), key=lambda kv: similarity(segs[j], kv[0]))[1]
-                     for j, lab in enumerate(labels)]
-            last_prefix = tuple(seq[anchors[-1]:])
-            kinds.append(max(label_of.items(),
-                             key=lambda kv: similarity(last_prefix[:len(kv[0])], kv[0]))[1])
-            key = (round(coverage, 2), len(anchors), -anchors[0])
-            if best is None or key > best[0]:
-                best = (key, Cut(anchors, fam, kinds, coverage))
-    return None if best is None else best[1]
-
-
-def best_offset(seq: list[str], cut: Cut, is_start: list[bool] | None, main_ks: list[Kernel],
-                 layer_fit: LayerFit | None) -> tuple[int, float]:
-    """Rotation of the cut (main-stream kernels before the anchor) that best explains the edges.
-
-    Repetition alone leaves near-ties: the final norm of the epilogue often repeats a layer's
-    opening kernels, and layer 0 may open with a plain norm where later layers open with a fused
-    residual+norm. With ``layer_fit`` (how many of a layer's kernels the graph's layer can
-    launch), offsets within ``_OFFSET_TOLERANCE`` of the best score are decided by the fit of the
-    edge layers and kind transitions. Then the offset whose layer starts look like layer starts
-    wins, then the earliest start (the prologue, an embedding, rarely repeats a layer's tail).
-    """
-    gaps = [b - a for a, b in zip(cut.anchors, cut.anchors[1:])]
-    limit = max(min([cut.anchors[0]] + [g - 1 for g in gaps]), 0)
-    scored = []
-    for t in range(0, limit + 1):
-        score, _ = score_cut(seq, cut.anchors, cut.kinds, t)
-        hint = sum(1 for a in cut.anchors if is_start[a - t]) if is_start else 0
-        scored.append((score, hint, t))
-    top = max(s for s, _, _ in scored)
-    tolerance = _OFFSET_TOLERANCE if layer_fit is not None else 1e-9
-    near = [x for x in scored if x[0] >= top - tolerance]
-    # Fitting costs a small alignment per layer; the best-scoring dozen offsets are plenty.
-    near = sorted(near, key=lambda x: (x[0], x[1], x[2]), reverse=True)[:_MAX_FITTED_OFFSETS]
-    if layer_fit is not None and len(near) > 1:
-        sample = edge_layers(cut.kinds)
-
-        def fit(t: int) -> int:
-            starts, end_last = layer_bounds(seq, cut, t)
-            bounds = starts + [end_last]
-            return sum(layer_fit(j, main_ks[bounds[j]:bounds[j + 1]]) for j in sample)
-
-        fits = {t: fit(t) for _, _, t in near}
-        score, _, t = max(near, key=lambda x: (fits[x[2]], x[1], x[2]))
-    else:
-        score, _, t = max(near, key=lambda x: (x[0], x[1], x[2]))
-    return t, score
-
-
-def edge_layers(kinds: list[str]) -> list[int]:
-    """Layers whose content moves when the cut rotates: first, last, both sides of every kind
-    change, and one interior layer per kind."""
-    n = len(kinds)
-    picked = {0, n - 1}
-    for j in range(1, n):
-        if kinds[j] != kinds[j - 1]:
-            picked.update((j - 1, j))
-    for kind in set(kinds):
-        interior = [j for j in range(1, n - 1) if kinds[j] == kind]
-        if interior:
-            picked.add(interior[len(interior) // 2])
-    return sorted(picked)
-
-
-def layer_bounds(seq: list[str], cut: Cut, offset: int) -> tuple[list[int], int]:
-    """Main-stream index where each layer starts, and the end of the last layer.
-
-    The last layer is as long as its kind's consensus, because nothing after it marks its end.
-    """
-    starts = [a - offset for a in cut.anchors]
-    cons = consensus(segments(seq, cut.anchors, offset), cut.kinds[:len(cut.anchors) - 1])
-    ref_last = cons.get(cut.kinds[-1]) or (max(cons.values(), key=len) if cons else ())
-    end_last = min(len(seq), starts[-1] + len(ref_last)) if ref_last else len(seq)
-    return starts, end_last
-
-
-def acceptable(seq: list[str], cut: Cut, offset: int) -> bool:
-    """Whether a cut is the graph's layer structure.
-
-    Every layer must resemble its kind's consensus and most must match it closely; kinds the graph
-    tells apart must run different kernels; and neither the prologue nor the epilogue may look
-    like one more layer, else the count is wrong.
-    """
-    score, sims = score_cut(seq, cut.anchors, cut.kinds, offset)
-    if score < MIN_CONSISTENCY or min(sims) < _MIN_LAYER_SIMILARITY or \
-            sum(1 for x in sims if x >= _SIMILAR) < MIN_SIMILAR_SHARE * len(sims):
-        return False
-    cons = consensus(segments(seq, cut.anchors, offset), cut.kinds[:len(cut.anchors) - 1])
-    if len(cons) > 1 and len(set(cons.values())) == 1:
-        return False
-    starts, end_last = layer_bounds(seq, cut, offset)
-    prologue, epilogue = tuple(seq[:starts[0]]), tuple(seq[end_last:])
-    for ref in set(cons.values()):
-        for part in (prologue[-len(ref):], epilogue[:len(ref)]):
-            if len(part) >= _SIMILAR * len(ref) and similarity(part, ref) >= _SIMILAR:
-                return False
-    return True
-
-
-def fits_evenly(seq: list[str], cut: Cut, offset: int, main_ks: list[Kernel], layer_fit: LayerFit | None) -> bool:
-    """Whether the graph explains every layer of the cut about as well as its best layer.
-
-    A kernel map may miss some families, lowering every layer's share alike; but trace layers
-    cut against the wrong graph layers (a 3-layer graph against a 5-layer trace) leave some
-    layers mostly unexplained while others fit.
-    """
-    if layer_fit is None:
-        return True
-    starts, end_last = layer_bounds(seq, cut, offset)
-    bounds = starts + [end_last]
-    picked = sorted(set(edge_layers(cut.kinds)) | set(range(0, len(starts), max(1, len(starts) // 8))))
-    shares = [layer_fit(j, main_ks[bounds[j]:bounds[j + 1]]) / max(1, bounds[j + 1] - bounds[j]) for j in picked]
-    return min(shares) >= EVEN_FIT * max(shares)
+            if best is None or cand.key() > best.key():
+                best = cand
+    if best is None:
+        return None
+    cuts, kinds, score = _rotate(seq, is_start, best)
+    order = list(dict.fromkeys(kinds))  # letters in order of first appearance
+    names = [chr(ord("A") + order.index(k)) for k in kinds]
+    return cuts, names, score

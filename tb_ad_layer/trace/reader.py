@@ -8,7 +8,7 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.nsys_rep import REP_SUFFIXES, sqlite_for_rep
 from tb_ad_layer.trace.nsys_sqlite import read_nsys_sqlite
 from tb_ad_layer.trace.torch_profiler import read_torch_profiler
-from tb_ad_layer.trace.tracedata import TraceData
+from tb_ad_layer.trace.tracedb import TraceDB
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -31,8 +31,8 @@ def sniff(path: Path) -> str:
     return "unknown"
 
 
-def read_trace(path: str | Path, progress: Callable[[str], None] | None = None) -> TraceData:
-    """Read a trace file of any supported format into ``TraceData``.
+def read_trace(path: str | Path, progress: Callable[[str], None] | None = None) -> TraceDB:
+    """Open a trace file of any supported format as a ``TraceDB``.
 
     Raises ``InputError`` when the file is missing, empty, of an unknown format, corrupt, or an
     nsys export without kernel tables.

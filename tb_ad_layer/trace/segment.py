@@ -1,205 +1,315 @@
-"""Split one replay or forward pass into decoder layers, without model-specific kernel names.
+"""Split one replay or pass into decoder layers, across all its streams.
 
-The busiest stream ("main") carries every layer's skeleton, so its kernel family sequence
-repeats once per layer; ``periodicity`` finds that period and where layers start. With the
-graph's layer kinds, the cut must hold exactly that many layers, agree with the kinds, and be
-explained about evenly by the graph's layers; models whose layers barely repeat (hybrid
-SSM/attention stacks) are instead placed by aligning the main stream to all graph layers at
-once. Without graph information the layer count is inferred from the repetition.
+Kernels are taken in replay order (start time, then graph node id) over every stream at once: a
+stream may carry one layer, one layer's tail and the next one's head, or the whole model, as the
+driver chose, so no stream is assumed to carry every layer. Because each layer's input norm
+waits for the previous layer's output, layer boundaries are cuts of that order.
 
-Kernels on other streams (and copies) are assigned by time: layer j owns [start of its first
-main-stream kernel, start of layer j+1's). An aux stream whose work spans a boundary (layer N's
-shared experts, then layer N+1's KV branch) is thus split at the boundary, kernel by kernel.
+The cuts come, in order of authority, from:
+
+1. the trace's own layer ranges (``annotations``: capture-time NVTX, module annotations, NVTX
+   ranges per layer);
+2. the graph (``ModelNodes``: layers in order with their nodes, and the nodes outside them):
+   the whole replay is aligned to the kernel-map slots of every node in graph order
+   (``align``); layer ``j`` starts at the first kernel aligned to one of its nodes, so a layer
+   begins with its own input norm, and layers of alternating kinds are placed one by one;
+3. without either, repetition (``periodicity``): the per-layer kernel pattern, rotated so that
+   layers start at a norm, with a stated confidence.
 """
 from __future__ import annotations
 
-import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.trace.align import LATE, lcs_pairs
+from tb_ad_layer.trace.annotations import AnnotatedLayers
+from tb_ad_layer.trace.graph_nodes import KernelMatcher, MappableNode, ModelNodes, SlotTable
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
-from tb_ad_layer.trace.periodicity import (EVEN_FIT, LayerFit, acceptable, best_offset, fit_cuts, fits_evenly,
-                                           infer_cut, layer_bounds)
+from tb_ad_layer.trace.periodicity import infer_layers
 
-_MAX_CANDIDATES = 8
+GRAPH_ALIGNMENT = "graph-alignment"
+REPETITION = "repetition"
+#: An alignment places the graph's layers when it explains this share of the span's kernels...
 _MIN_ALIGNED = 0.5
-_NORMISH = re.compile(r"norm|rms", re.IGNORECASE)
-
-#: ``aligner(main_kernels)``: graph layer position of each main-stream kernel (None: no node).
-Aligner = Callable[[Sequence[Kernel]], list[int | None]]
+#: ...and every layer is explained at least this share as densely as the best one.
+_EVEN_DENSITY = 0.75
+#: Kernels that open a layer: norms, and all-reduces fused with the residual add and the next norm.
+_NORMISH = re.compile(r"norm|rms|allreduce_fusion|ar_fusion", re.IGNORECASE)
 
 
 @dataclass
 class Segmentation:
     """Per-layer kernels of one replay/pass.
 
-    ``layers[j]`` are the kernels of the j-th layer in trace order (sorted by start), ``kinds[j]``
-    its kind (given, or an inferred pattern label), ``outside`` the kernels before the first or
-    after the last layer. ``anchor`` is the family that marked the layers (None when the layers
-    were placed by graph alignment), ``offset`` the number of main-stream kernels of a layer
-    before its anchor, ``consistency`` the mean similarity (0..1) of each layer's main-stream
-    family sequence to its kind's consensus (for an alignment: the share of aligned kernels).
+    ``layers[j]`` holds the kernels of the j-th layer in replay order, ``kinds[j]`` its kind (the
+    graph's, an annotation class, or an inferred pattern label), ``before``/``after`` the kernels
+    outside every layer. ``method`` says where the cuts came from (``capture-nvtx``,
+    ``module-annotations``, ``nvtx-ranges``, ``graph-alignment``, ``repetition``);
+    ``confidence`` (0..1) how well the cuts are supported, ``detail`` says so in words.
     """
 
     layers: list[list[Kernel]] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
-    outside: list[Kernel] = field(default_factory=list)
-    main_stream: str | None = None
-    anchor: str | None = None
-    offset: int = 0
-    consistency: float = 0.0
+    before: list[Kernel] = field(default_factory=list)
+    after: list[Kernel] = field(default_factory=list)
+    method: str = ""
+    confidence: float = 0.0
+    detail: str = ""
     inferred: bool = False
     boundaries_ns: list[int] = field(default_factory=list)
 
-
-def main_stream_of(kernels: Sequence[Kernel]) -> str | None:
-    """Stream with the most kernels (ties: the one starting first)."""
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for k in kernels:
-        if k.kind == KIND_KERNEL:
-            counts[k.stream_key] += 1
-            first.setdefault(k.stream_key, k.start_ns)
-    if not counts:
-        return None
-    return min(counts, key=lambda s: (-counts[s], first[s], s))
+    @property
+    def outside(self) -> list[Kernel]:
+        """Kernels before the first and after the last layer."""
+        return self.before + self.after
 
 
-def _assign(kernels: list[Kernel], main_ks: list[Kernel], starts: list[int], end_last: int,
-            seg: Segmentation) -> None:
-    """Fill ``seg.layers``/``seg.outside``: main-stream kernels by index (layer j holds main-stream
-    indices ``starts[j]`` up to the next start, the last one up to ``end_last``), the rest by time."""
-    n = len(starts)
-    bounds = starts + [end_last]
-    boundary_ns = [main_ks[b].start_ns for b in starts]
-    end_ns = max(k.end_ns for k in main_ks[starts[-1]:end_last]) if end_last > starts[-1] else boundary_ns[-1]
-    seg.boundaries_ns = boundary_ns + [end_ns]
-    seg.layers = [[] for _ in range(n)]
-    main_index = {id(k): i for i, k in enumerate(main_ks)}
-    for k in kernels:
-        i = main_index.get(id(k))
-        if i is not None:
-            j = bisect.bisect_right(bounds, i) - 1
-            in_layer = 0 <= j < n
+def replay_order(kernels: Sequence[Kernel]) -> list[Kernel]:
+    """Kernels sorted by start time, then graph node id, then reader order."""
+    return sorted(kernels, key=lambda k: (k.start_ns, k.graph_node_id if k.graph_node_id is not None else 1 << 62,
+                                          k.index))
+
+
+def _from_cuts(ks: list[Kernel], cuts: list[int], seg: Segmentation) -> Segmentation:
+    """Fill ``seg`` from cut positions: layer j is ``ks[cuts[j]:cuts[j + 1]]``."""
+    n = len(cuts) - 1
+    seg.before = ks[:cuts[0]]
+    seg.layers = [ks[cuts[j]:cuts[j + 1]] for j in range(n)]
+    seg.after = ks[cuts[-1]:]
+    seg.boundaries_ns = [layer[0].start_ns for layer in seg.layers if layer]
+    if seg.layers and seg.layers[-1]:
+        seg.boundaries_ns.append(max(k.end_ns for k in seg.layers[-1]))
+    return seg
+
+
+def segment_by_labels(kernels: Sequence[Kernel], found: AnnotatedLayers) -> Segmentation:
+    """Layers from annotation labels: a kernel goes to the layer whose range holds its CPU point;
+    kernels without a label go with their neighbours on the same stream when both sides agree,
+    else outside."""
+    order = replay_order(kernels)
+    position = {id(k): i for i, k in enumerate(kernels)}
+    labels = [found.labels[position[id(k)]] for k in order]
+    seg = Segmentation(kinds=list(found.kinds), method=found.source, confidence=1.0)
+    per_stream: dict[str, list[int]] = {}
+    for i, k in enumerate(order):
+        per_stream.setdefault(k.stream_key, []).append(i)
+    filled = list(labels)
+    for idxs in per_stream.values():
+        for pos, i in enumerate(idxs):
+            if labels[i] is not None:
+                continue
+            prev = next((labels[j] for j in reversed(idxs[:pos]) if labels[j] is not None), None)
+            nxt = next((labels[j] for j in idxs[pos + 1:] if labels[j] is not None), None)
+            if prev is not None and prev == nxt:
+                filled[i] = prev
+    seg.layers = [[] for _ in found.kinds]
+    first_layer = min((i for i, lab in enumerate(filled) if lab is not None), default=len(order))
+    for i, (k, lab) in enumerate(zip(order, filled)):
+        if lab is not None:
+            seg.layers[lab].append(k)
+        elif i < first_layer:
+            seg.before.append(k)
         else:
-            j = bisect.bisect_right(boundary_ns, k.start_ns) - 1
-            in_layer = j >= 0 and k.start_ns < end_ns
-        if in_layer:
-            seg.layers[j].append(k)
-        else:
-            seg.outside.append(k)
+            seg.after.append(k)
+    labelled = sum(1 for lab in labels if lab is not None)
+    seg.detail = (f"{len(found.kinds)} layer ranges ({found.source}) hold {labelled:,} of {len(order):,} "
+                  f"activities")
+    seg.boundaries_ns = [min(k.start_ns for k in layer) for layer in seg.layers if layer]
+    return seg
 
 
-def _verifiable(kinds: Sequence[str]) -> bool:
-    """Repetition can vouch for a cut only when most layers share their kind with another layer."""
-    counts = Counter(kinds)
-    return sum(c for c in counts.values() if c >= 2) * 2 >= len(kinds)
+def segment_by_graph(kernels: Sequence[Kernel], expected: ModelNodes, matcher: KernelMatcher) -> Segmentation:
+    """Cut the replay where the graph's layers start, by aligning it to every node's kernel slots.
 
-
-def _from_alignment(labels: Sequence[int | None], n_layers: int) -> tuple[list[int], int] | None:
-    """Layer starts and end from per-main-kernel layer labels of a graph alignment.
-
-    Unlabelled kernels between two layers go with the earlier one; before the first or after the
-    last labelled kernel they are prologue/epilogue. None when a layer got no kernel.
+    Raises ``InputError`` when the alignment cannot place the graph's layers (another model,
+    stage or rank), stating what the trace shows.
     """
+    ks = replay_order(kernels)
+    n_layers = len(expected.layers)
+    kinds = expected.kinds
+    # Regions in graph order: before, layer 0, the outside nodes amid layer 0, layer 1, ..., after.
+    # ``layer_of_region`` is the layer index of a layer region, -1 for the others.
+    regions: list[Sequence[MappableNode]] = [expected.before]
+    layer_of_region = [-1]
+    for j, layer in enumerate(expected.layers):
+        regions += [layer.nodes, expected.between.get(j, ())]
+        layer_of_region += [j, -1]
+    regions.append(expected.after)
+    layer_of_region.append(-1)
+    after_region = len(regions) - 1
+    table = SlotTable(regions, matcher)
+    seg = Segmentation(kinds=list(kinds), method=GRAPH_ALIGNMENT)
+    if n_layers == 0:
+        seg.after = ks
+        return seg
+    masks = [table.mask(k) if k.kind == KIND_KERNEL else 0 for k in ks]
+    pairs = lcs_pairs(masks, len(table), LATE)
+    region_of = [-1] * len(ks)
+    for i, j in pairs:
+        region_of[i] = table.region[j]
+    layer_of = [layer_of_region[r] if r >= 0 else -1 for r in region_of]
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    for i, lab in enumerate(labels):
-        if lab is not None:
-            first.setdefault(lab, i)
-            last[lab] = i
-    if len(first) != n_layers:
+    for i, j in enumerate(layer_of):
+        if j >= 0:
+            first.setdefault(j, i)
+            last[j] = i
+    missing = [j for j in range(n_layers) if j not in first]
+    if missing:
+        raise _mismatch(ks, kinds, f"no kernel of the trace matches layer {missing[0]}'s ops")
+    cuts = [first[j] for j in range(n_layers)]
+    for j in range(1, n_layers):
+        cuts[j] = max(cuts[j], cuts[j - 1])
+    end = next((i for i, r in enumerate(region_of) if r == after_region), None)
+    if end is None or end < last[n_layers - 1]:
+        end = last[n_layers - 1] + 1
+    cuts.append(end)
+    _trim_edges(cuts, kinds, bool(expected.before), bool(expected.after))
+    _from_cuts(ks, cuts, seg)
+    # Kernels of the outside nodes amid a layer count as explained, not as the layer's.
+    counted = [sum(1 for i in range(cuts[j], cuts[j + 1]) if ks[i].kind == KIND_KERNEL
+                   and not (region_of[i] >= 0 and layer_of[i] < 0)) for j in range(n_layers)]
+    aligned = [sum(1 for i in range(cuts[j], cuts[j + 1]) if layer_of[i] == j) for j in range(n_layers)]
+    density = [a / c if c else 0.0 for a, c in zip(aligned, counted)]
+    total = sum(counted)
+    share = sum(aligned) / total if total else 0.0
+    # How sure: of the kernels the alignment placed in a layer, the share the cuts keep there.
+    placed = [(i, j) for i, j in enumerate(layer_of) if j >= 0]
+    kept = sum(1 for i, j in placed if cuts[j] <= i < cuts[j + 1])
+    seg.confidence = round(kept / len(placed), 4) if placed else 0.0
+    seg.detail = (f"{sum(aligned):,} of {total:,} layer kernels aligned to the graph's {n_layers} layers "
+                  f"(least dense layer {min(density):.0%})")
+    if share < _MIN_ALIGNED or min(density) < _EVEN_DENSITY * max(density):
+        raise _mismatch(ks, kinds, f"only {share:.0%} of the trace's kernels line up with the graph's layers")
+    # Kernels outside the layers that no outside node took but the layers' ops launch: a layer's
+    # worth of them is a layer the graph does not have.
+    layer_slots = 0
+    for r, j in enumerate(layer_of_region):
+        if j >= 0:
+            layer_slots |= table.region_mask(r)
+    outside = [i for i in list(range(cuts[0])) + list(range(cuts[-1], len(ks)))
+               if ks[i].kind == KIND_KERNEL and region_of[i] < 0 and masks[i] & layer_slots]
+    if len(outside) >= 0.5 * min(counted):
+        raise _mismatch(ks, kinds, f"{len(outside)} kernels of the layers' kinds run outside the graph's layers")
+    return seg
+
+
+def _trim_edges(cuts: list[int], kinds: Sequence[str], have_before: bool, have_after: bool) -> None:
+    """Without the graph's nodes before the first or after the last layer, nothing bounds the
+    edge layers: the embedding or the final norm and lm head can fill spare slots of layer 0 or of
+    the last layer. A layer of a kind that occurs elsewhere runs as many activities as its peers,
+    so an edge layer longer than all of them is cut back to their median length."""
+    n = len(kinds)
+    lengths = [cuts[j + 1] - cuts[j] for j in range(n)]
+    for edge, bounded in ((n - 1, have_after), (0, have_before)):
+        peers = sorted(lengths[j] for j in range(1, n - 1) if kinds[j] == kinds[edge])
+        if bounded or not peers or lengths[edge] <= peers[-1]:
+            continue
+        median = peers[len(peers) // 2]
+        if edge == n - 1:
+            cuts[n] = cuts[n - 1] + median
+        else:
+            cuts[0] = cuts[1] - median
+
+
+def _kinds_text(kinds: Sequence[str]) -> str:
+    counts = Counter(kinds)
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def _mismatch(ks: list[Kernel], kinds: Sequence[str], why: str) -> InputError:
+    found = segment_by_repetition(ks)
+    shown = (f"the trace shows {len(found.layers)} repeating layers" if found is not None
+             else "the trace shows no repeating per-layer kernel pattern")
+    return InputError(f"{shown} but the graph has {len(kinds)} layers ({_kinds_text(kinds)}): {why}; check that "
+                      f"trace and dump come from the same model and rank", field="layers")
+
+
+def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
+    """Layers from the repeating kernel pattern alone, or None when nothing repeats."""
+    ks = replay_order(kernels)
+    main = [k for k in ks if k.kind == KIND_KERNEL]
+    if len(main) < 6:
         return None
-    starts = [first[j] for j in range(n_layers)]
-    if starts != sorted(starts):
+    starts = norm_starts([k.short for k in main])
+    found = infer_layers([k.short for k in main], starts)
+    if found is None:
         return None
-    return starts, last[n_layers - 1] + 1
+    cuts_main, kinds, score = found
+    position = {id(k): i for i, k in enumerate(ks)}
+    cuts = [position[id(main[c])] if c < len(main) else len(ks) for c in cuts_main[:-1]]
+    end_main = cuts_main[-1]
+    cuts.append(position[id(main[end_main])] if end_main < len(main) else len(ks))
+    seg = Segmentation(kinds=kinds, method=REPETITION, inferred=True)
+    _from_cuts(ks, cuts, seg)
+    agree = _stream_agreement(seg)
+    # Where no layer opens with a norm kernel (eager norms run as pow/mean/rsqrt), repetition
+    # alone leaves the exact start of a layer open by a kernel or two.
+    normed = sum(1 for c in cuts_main[:-1] if c < len(main) and starts[c]) / (len(cuts_main) - 1)
+    seg.confidence = round(score * (agree if agree is not None else 1.0) * (0.8 + 0.2 * normed), 4)
+    patterns = len(set(kinds))
+    seg.detail = (f"{len(seg.layers)} layers from the repeating kernel pattern ({patterns} layer "
+                  f"pattern{'s' if patterns > 1 else ''}, mean similarity {score:.0%}, {normed:.0%} of layers "
+                  f"open with a norm kernel)")
+    if agree is not None:
+        seg.detail += f"; {agree:.0%} of the streams lie within one layer or one layer boundary"
+    return seg
 
 
-def _alignment_credible(labels: Sequence[int | None], starts: list[int], end_last: int, total: int) -> bool:
-    """An alignment places the graph's layers when most kernels align, every layer is about as
-    densely explained as the best one (a graph layer stretched over several trace layers is not),
-    and what no layer took is shorter than a layer."""
-    bounds = starts + [end_last]
-    lengths = [b - a for a, b in zip(bounds, bounds[1:])]
-    density = [sum(1 for x in labels[a:b] if x is not None) / max(1, b - a) for a, b in zip(bounds, bounds[1:])]
-    aligned = sum(1 for x in labels if x is not None)
-    return (aligned >= _MIN_ALIGNED * len(labels) and min(density) >= EVEN_FIT * max(density)
-            and starts[0] + total - end_last < max(lengths))
+_POW = re.compile(r"pow", re.IGNORECASE)
+_MEAN = re.compile(r"mean|reduce", re.IGNORECASE)
+_COPY = re.compile(r"copy|to_copy|convert", re.IGNORECASE)
 
 
-def _mismatch(seq: list[str], layer_kinds: Sequence[str]) -> InputError:
-    found = infer_cut(seq)
-    kinds = ", ".join(f"{c} {k}" for k, c in Counter(layer_kinds).items())
-    if found is not None and len(found.anchors) == len(layer_kinds):
-        what = (f"the trace's {len(found.anchors)} repeating layers do not run the kernels the graph's "
-                f"layers ({kinds}) launch")
-    else:
-        shown = f"{len(found.anchors)} repeating layers" if found else "no repeating per-layer kernel pattern"
-        what = f"the trace shows {shown} but the graph has {len(layer_kinds)} layers ({kinds})"
-    return InputError(f"{what}; check that trace and dump come from the same model and rank", field="layers")
+def norm_starts(families: Sequence[str]) -> list[bool]:
+    """Per kernel, whether it can open a layer's input norm: a norm kernel, or the first kernel of
+    a norm computed op by op (``x.pow(2).mean(...)``: the pow, or the cast just before it)."""
+    out = [_NORMISH.search(f) is not None for f in families]
+    for i in range(len(families) - 1):
+        if _POW.search(families[i]) and _MEAN.search(families[i + 1]):
+            j = i - 1 if i > 0 and _COPY.search(families[i - 1]) else i
+            out[j] = True
+    return out
 
 
-def segment_layers(kernels: Sequence[Kernel], layer_kinds: Sequence[str] | None = None, *,
-                   is_layer_start: Callable[[Kernel], bool] | None = None,
-                   layer_fit: LayerFit | None = None, aligner: Aligner | None = None) -> Segmentation:
-    """Split ``kernels`` (one replay or pass) into layers.
+def _stream_agreement(seg: Segmentation) -> float | None:
+    """Share of streams whose kernels lie within one layer or two adjacent ones, when the replay
+    spreads over many streams (per-layer stream sets); None for one or two streams."""
+    layers_of: dict[str, set[int]] = {}
+    for j, layer in enumerate(seg.layers):
+        for k in layer:
+            layers_of.setdefault(k.stream_key, set()).add(j)
+    if len(layers_of) < 4:
+        return None
+    ok = sum(1 for js in layers_of.values() if max(js) - min(js) <= 1)
+    return ok / len(layers_of)
 
-    ``layer_kinds`` lists the graph's layers in order by kind (``["dense", "dense", "moe", ...]``);
-    None infers the count from the trace. ``is_layer_start`` flags kernels that can open a layer
-    (e.g. the first node's kernel family; default: norm kernels), used to break ties of the rotation;
-    ``layer_fit(j, kernels)`` scores a rotation by how many main-stream kernels the graph's j-th
-    layer can launch. ``aligner(main_kernels)`` labels main-stream kernels with graph layer
-    positions by aligning them to every layer's nodes at once: the fallback for models whose
-    layers barely repeat (hybrid SSM/attention stacks), when repetition cannot place the cut.
 
-    Raises ``InputError`` stating both numbers when the trace cannot hold the graph's layers.
-    """
-    ks = sorted(kernels, key=lambda k: (k.start_ns, k.stream_key, k.index))
-    seg = Segmentation(main_stream=main_stream_of(ks), inferred=layer_kinds is None)
-    main_ks = [k for k in ks if k.stream_key == seg.main_stream and k.kind == KIND_KERNEL]
-    seq = [k.short for k in main_ks]
-    if layer_kinds is not None and len(layer_kinds) == 0 or not main_ks:
-        seg.outside = ks
-        if layer_kinds:
-            raise _mismatch(seq, layer_kinds)
+def segment_layers(kernels: Sequence[Kernel], expected: ModelNodes | None = None,
+                   matcher: KernelMatcher | None = None, annotated: AnnotatedLayers | None = None,
+                   warnings: list[str] | None = None) -> Segmentation:
+    """Split ``kernels`` (one replay or pass) into layers; see the module docstring for the order
+    of authority. With ``expected``, annotations are used only when they hold as many layers as
+    the graph. Raises ``InputError`` when the graph's layers cannot be placed. Without
+    ``expected`` or annotations and without any repetition, returns a Segmentation with no
+    layers."""
+    if annotated is not None and (expected is None or annotated.count == len(expected.layers)):
+        seg = segment_by_labels(kernels, annotated)
+        if expected is not None:
+            seg.kinds = expected.kinds
         return seg
-    if layer_kinds is not None and len(layer_kinds) == 1:
-        seg.layers, seg.kinds, seg.consistency = [ks], list(layer_kinds), 1.0
-        seg.boundaries_ns = [ks[0].start_ns, max(k.end_ns for k in ks)]
-        return seg
-    # Layers open with a norm in nearly every decoder; this breaks ties where the final norm of the
-    # epilogue looks like a layer's head.
-    start_test = is_layer_start or (lambda k: _NORMISH.search(k.short) is not None)
-    flags = [start_test(k) for k in main_ks]
-    if layer_kinds is None:
-        cut = infer_cut(seq)
-        if cut is None:
-            seg.outside = ks
-            return seg
-        seg.offset, seg.consistency = best_offset(seq, cut, flags, main_ks, None)
-        seg.anchor, seg.kinds = cut.family, list(cut.kinds)
-        _assign(ks, main_ks, *layer_bounds(seq, cut, seg.offset), seg)
-        return seg
-    kinds = list(layer_kinds)
-    if _verifiable(kinds):
-        for cut in fit_cuts(seq, kinds)[:_MAX_CANDIDATES]:
-            offset, score = best_offset(seq, cut, flags, main_ks, layer_fit)
-            if not acceptable(seq, cut, offset) or not fits_evenly(seq, cut, offset, main_ks, layer_fit):
-                continue
-            seg.offset, seg.consistency, seg.anchor, seg.kinds = offset, score, cut.family, kinds
-            _assign(ks, main_ks, *layer_bounds(seq, cut, offset), seg)
-            return seg
-    if aligner is not None:
-        labels = aligner(main_ks)
-        placed = _from_alignment(labels, len(kinds))
-        if placed is not None and _alignment_credible(labels, *placed, len(seq)):
-            starts, end_last = placed
-            seg.kinds, seg.anchor = kinds, None
-            seg.consistency = sum(1 for x in labels[starts[0]:end_last] if x is not None) / max(1, end_last - starts[0])
-            _assign(ks, main_ks, starts, end_last, seg)
-            return seg
-    raise _mismatch(seq, kinds)
+    if annotated is not None and warnings is not None and expected is not None:
+        warnings.append(f"the trace's {annotated.count} layer ranges ({annotated.source}) do not match the graph's "
+                        f"{len(expected.layers)} layers; aligning to the graph instead")
+    if expected is not None:
+        if matcher is None:
+            raise ValueError("segment_layers needs a KernelMatcher with the graph")
+        return segment_by_graph(kernels, expected, matcher)
+    found = segment_by_repetition(kernels)
+    if found is None:
+        return Segmentation(after=replay_order(kernels), method=REPETITION, inferred=True,
+                            detail="no repeating per-layer kernel pattern")
+    return found

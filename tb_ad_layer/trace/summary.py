@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
-from tb_ad_layer.trace.kernel import Kernel
+from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, Kernel
 
 UNMAPPED_GROUP = "unmapped"
 
@@ -68,11 +68,11 @@ def stream_figures(kernels: Sequence[Kernel]) -> list[dict[str, Any]]:
     for k in kernels:
         by_stream[k.stream_key].append(k)
     out = []
-    for key in sorted(by_stream, key=lambda s: (-len(by_stream[s]), s)):
+    for key in sorted(by_stream, key=lambda s: (-len(by_stream[s]), s)):  # busiest stream first
         ks = by_stream[key]
         busy = busy_ns((k.start_ns, k.end_ns) for k in ks)
         span = max(k.end_ns for k in ks) - min(k.start_ns for k in ks)
-        out.append({"stream": key, "kernel_count": len(ks), "busy_us": _us(busy), "span_us": _us(span),
+        out.append({"stream": key, "kernel_count": sum(1 for k in ks if k.kind == KIND_KERNEL), "busy_us": _us(busy), "span_us": _us(span),
                     "gaps_us": _us(max(0, span - busy))})
     return out
 
@@ -81,7 +81,8 @@ def layer_summary(kernels: Sequence[Kernel], node_group: Mapping[str, str], orig
     """``trace_summary`` of one layer.
 
     ``total_duration_us`` sums the typical durations of all its GPU activities (kernels and
-    copies); ``span_us`` is its wall time across streams; ``groups`` splits the total by the
+    copies); ``kernel_count`` counts kernels only, ``memcpy_count``/``memset_count`` the copies
+    and fills; ``span_us`` is its wall time across streams; ``groups`` splits the total by the
     mapped nodes' groups (``unmapped`` for the rest); ``unmapped`` lists what found no node.
     """
     groups: dict[str, float] = defaultdict(float)
@@ -97,7 +98,9 @@ def layer_summary(kernels: Sequence[Kernel], node_group: Mapping[str, str], orig
     end = max((k.end_ns for k in kernels), default=origin_ns)
     return {
         "total_duration_us": _us(sum(k.typical_ns for k in kernels)),
-        "kernel_count": len(kernels),
+        "kernel_count": sum(1 for k in kernels if k.kind == KIND_KERNEL),
+        "memcpy_count": sum(1 for k in kernels if k.kind == KIND_MEMCPY),
+        "memset_count": sum(1 for k in kernels if k.kind == KIND_MEMSET),
         "num_streams": len({k.stream_key for k in kernels}),
         "start_us": _us(start - origin_ns),
         "span_us": _us(end - start),

@@ -3,15 +3,24 @@
 GPU kernels are ``ph: "X"``, ``cat: "kernel"`` events with ``pid`` = device, ``tid`` = stream and
 ``ts``/``dur`` in microseconds; ``args`` hold ``device``, ``stream``, ``context``, ``correlation``
 and, in PyTorch builds from 2026 on, ``graph id``/``graph node id``. Kernels replayed from a CUDA
-graph share the correlation id of the ``cudaGraphLaunch`` runtime event.
+graph share the correlation id of the ``cudaGraphLaunch`` runtime event. Copies and fills are
+``gpu_memcpy``/``gpu_memset`` events; ``user_annotation`` events are the ranges of
+``record_function`` (``ProfilerStep#N``...), and ``python_function`` events named
+``nn.Module: <Class>_N`` are module ranges (traces recorded ``with_modules``).
+
+The events go into an in-memory ``TraceDB``. A value that cannot be a time or an id (a string,
+NaN, Infinity, a number beyond 64 bits or negative) makes its event skipped, and the skips are
+counted in a warning naming the first one; ids that are only descriptive (correlation, graph ids)
+are dropped instead.
 """
 from __future__ import annotations
 
 import gzip
 import json
+import math
+import sqlite3
 import time
 import zlib
-from array import array
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -19,12 +28,23 @@ from typing import Any, Callable
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET
 from tb_ad_layer.trace.names import shorten
-from tb_ad_layer.trace.tracedata import NONE, LaunchTimes, NameInfo, NvtxRange, StreamInfo, TraceData
+from tb_ad_layer.trace.tracedb import MAX_VALUE, NameInfo, TraceDB
 
 _GPU_CATS = {"kernel": KIND_KERNEL, "gpu_memcpy": KIND_MEMCPY, "gpu_memset": KIND_MEMSET}
 _RUNTIME_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
-_ANNOTATION_CATS = {"user_annotation"}
-_GRAPH_LAUNCH = ("cudaGraphLaunch", "cuGraphLaunch")
+MODULE_PREFIX = "nn.Module: "
+_MAX_US = MAX_VALUE / 1000.0
+
+_DDL = """
+CREATE TABLE k (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st INTEGER, nm INTEGER, ns INTEGER,
+                c INTEGER, g INTEGER, n INTEGER, i INTEGER);
+CREATE TABLE cp (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st INTEGER, kind TEXT, nm TEXT,
+                 c INTEGER, g INTEGER, n INTEGER, i INTEGER);
+CREATE TABLE rt (s INTEGER, e INTEGER, pid INTEGER, tid INTEGER, c INTEGER, nm TEXT);
+CREATE TABLE rg (s INTEGER, e INTEGER, text TEXT, tid INTEGER, src TEXT);
+CREATE TABLE gne (s INTEGER, tid INTEGER, node INTEGER, orig INTEGER);
+CREATE VIEW k_all AS SELECT 1 AS ok, * FROM k;
+"""
 
 Progress = Callable[[str], None]
 
@@ -40,32 +60,61 @@ def _load_json(path: Path) -> Any:
     except json.JSONDecodeError as err:
         raise InputError(f"invalid or truncated JSON: {err.msg} (column {err.colno})",
                          path=path, line=err.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be a profiler trace", path=path) from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         raise InputError(f"truncated or corrupt gzip data ({err})", path=path) from None
     except UnicodeDecodeError as err:
         raise InputError(f"not UTF-8 text at byte {err.start}", path=path) from None
+    except ValueError as err:  # e.g. an integer of thousands of digits
+        raise InputError(f"unreadable JSON value ({err})", path=path) from None
     except OSError as err:
         raise InputError(f"cannot read trace ({err.strerror or err})", path=path) from None
 
 
-def _ns(value: Any, path: Path, where: str) -> int:
+class _Skips:
+    """Counts events left out (or ids dropped) for bad values, remembering the first of each."""
+
+    def __init__(self) -> None:
+        self.count: Counter[str] = Counter()
+        self.first: dict[str, str] = {}
+
+    def add(self, what: str, where: str, value: Any) -> None:
+        self.count[what] += 1
+        if what not in self.first:
+            text = repr(value)
+            self.first[what] = f"{where} = {text[:40]}"
+
+
+def _time_ns(value: Any) -> int | None:
+    """Microseconds -> ns, or None when not a finite number in range."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"expected a number of microseconds, got {value!r}", path=path, field=where)
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not 0 <= value <= _MAX_US:
+        return None
     return int(round(value * 1000))
 
 
-def _opt_int(value: Any) -> int:
-    """An id from ``args``; absent, null, negative or 0 graph ids -> NONE."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        return NONE
-    return int(value)
+def _id(value: Any) -> int | None:
+    """An integer id in range (an integral float counts), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            return None
+        value = int(value)
+    if not isinstance(value, int) or not 0 <= value <= MAX_VALUE:
+        return None
+    return value
 
 
-def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> TraceData:
-    """Read GPU activities, graph launches, launch times and annotations of a profiler trace.
+def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> TraceDB:
+    """Read GPU activities, CUDA calls, annotations and module ranges of a profiler trace.
 
-    Raises ``InputError`` for invalid/truncated JSON or gzip, a document that is not a Chrome
-    trace, or a GPU event whose timing fields are not numbers.
+    Raises ``InputError`` for invalid, truncated or too deeply nested JSON or gzip, and for a
+    document that is not a Chrome trace.
     """
     path = Path(path)
     t0 = time.perf_counter()
@@ -73,71 +122,101 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     events = doc.get("traceEvents") if isinstance(doc, dict) else doc
     if not isinstance(events, list):
         raise InputError("not a Chrome trace: no 'traceEvents' list", path=path, field="traceEvents")
-    data = TraceData(source=path, format="torch-profiler")
-    if isinstance(doc, dict) and doc.get("schemaVersion") is not None:
-        data.schema_version = str(doc.get("schemaVersion"))
-    names: dict[tuple[str, str], int] = {}
-    stream_index: dict[tuple[int, int, int], int] = {}
-    gpu_rows: list[tuple[int, int, tuple[int, int, int], int, int, int, int]] = []
-    launch_corr, launch_start = [], []
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(_DDL)
+    names: list[NameInfo] = []
+    name_index: dict[tuple[str, str], int] = {}
+    kernels: list[tuple[Any, ...]] = []
+    copies: list[tuple[Any, ...]] = []
+    runtime: list[tuple[Any, ...]] = []
+    ranges: list[tuple[Any, ...]] = []
     cpu_pids: Counter[int] = Counter()
-    annotations: list[NvtxRange] = []
+    runtime_names: dict[str, str] = {}
+    skips = _Skips()
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("ph") != "X":
             continue
         cat = ev.get("cat")
+        if not isinstance(cat, str):
+            continue
         args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
-        kind = _GPU_CATS.get(cat) if isinstance(cat, str) else None
+        kind = _GPU_CATS.get(cat)
+        where = f"traceEvents[{i}]"
         if kind is not None:
-            start = _ns(ev.get("ts"), path, f"traceEvents[{i}].ts")
-            dur = _ns(ev.get("dur", 0), path, f"traceEvents[{i}].dur")
-            device = _opt_int(args.get("device", ev.get("pid")))
-            stream = _opt_int(args.get("stream", ev.get("tid")))
-            context = _opt_int(args.get("context", 0))
+            start = _time_ns(ev.get("ts"))
+            dur = _time_ns(ev.get("dur", 0))
+            if start is None or dur is None:
+                field = "ts" if start is None else "dur"
+                skips.add("GPU event(s) skipped for a bad ts/dur", f"{where}.{field}", ev.get(field))
+                continue
+            device = _id(args.get("device", ev.get("pid")))
+            stream = _id(args.get("stream", ev.get("tid")))
+            if device is None or stream is None:
+                field = "device" if device is None else "stream"
+                skips.add("GPU event(s) skipped for a bad device/stream id", f"{where}.args.{field}",
+                          args.get(field, ev.get("pid" if field == "device" else "tid")))
+                continue
+            context = _id(args.get("context", 0)) or 0
+            ids = []
+            for key in ("correlation", "graph id", "graph node id"):
+                raw = args.get(key)
+                got = _id(raw) if raw is not None else None
+                if raw is not None and got is None:
+                    skips.add("id(s) ignored for a bad value", f"{where}.args.{key}", raw)
+                ids.append(got)
+            corr, gid, gnid = ids
+            gid = gid or None
+            gnid = gnid if gid is not None else None
             full = str(ev.get("name", "?"))
-            key = (full, kind)
-            idx = names.get(key)
-            if idx is None:
-                idx = names[key] = len(data.names)
-                short = shorten(full) if kind == KIND_KERNEL else full
-                data.names.append(NameInfo(full=full, short=short, kind=kind))
-            gpu_rows.append((start, start + max(dur, 0), (max(device, 0), max(context, 0), max(stream, 0)), idx,
-                             _opt_int(args.get("correlation")), _opt_int(args.get("graph id")),
-                             _opt_int(args.get("graph node id"))))
+            end = min(start + dur, MAX_VALUE)
+            if kind == KIND_KERNEL:
+                idx = name_index.get((full, kind))
+                if idx is None:
+                    idx = name_index[(full, kind)] = len(names)
+                    names.append(NameInfo(full=full, short=shorten(full), kind=kind))
+                kernels.append((start, end, device, context, stream, idx, corr, gid, gnid, i))
+            else:
+                copies.append((start, end, device, context, stream, kind, full, corr, gid, gnid, i))
         elif cat in _RUNTIME_CATS:
+            start = _time_ns(ev.get("ts"))
+            dur = _time_ns(ev.get("dur", 0))
+            corr = _id(args.get("correlation"))
+            pid = _id(ev.get("pid"))
+            if pid is not None:
+                cpu_pids[pid] += 1
+            if start is None or dur is None or corr is None:
+                continue
             name = str(ev.get("name", ""))
-            corr = _opt_int(args.get("correlation"))
-            if isinstance(ev.get("pid"), int):
-                cpu_pids[ev["pid"]] += 1
-            if corr != NONE and isinstance(ev.get("ts"), (int, float)):
-                launch_corr.append(corr)
-                launch_start.append(_ns(ev["ts"], path, f"traceEvents[{i}].ts"))
-                if name.startswith(_GRAPH_LAUNCH):
-                    data.graph_launch_correlations.add(corr)
-        elif cat in _ANNOTATION_CATS and isinstance(ev.get("ts"), (int, float)):
-            start = _ns(ev["ts"], path, f"traceEvents[{i}].ts")
-            dur = ev.get("dur", 0) if isinstance(ev.get("dur"), (int, float)) else 0
-            annotations.append(NvtxRange(start, start + int(round(dur * 1000)), str(ev.get("name", "")),
-                                         ev.get("tid", 0) if isinstance(ev.get("tid"), int) else 0))
+            runtime_names.setdefault(name, name)
+            runtime.append((start, start + dur, _id(ev.get("tid")) or 0, corr, name))
+        elif cat == "user_annotation" or (cat == "python_function"
+                                          and str(ev.get("name", "")).startswith(MODULE_PREFIX)):
+            start = _time_ns(ev.get("ts"))
+            dur = _time_ns(ev.get("dur", 0))
+            if start is None or dur is None:
+                skips.add("CPU range(s) skipped for a bad ts/dur", f"{where}.ts", ev.get("ts"))
+                continue
+            src = "annotation" if cat == "user_annotation" else "module"
+            ranges.append((start, min(start + dur, MAX_VALUE), str(ev.get("name", "")), _id(ev.get("tid")) or 0, src))
     # GPU events carry the device as pid; the OS process is the one issuing CUDA calls.
     os_pid = cpu_pids.most_common(1)[0][0] if cpu_pids else 0
-    streams: list[int] = []
-    for _, _, key, *_ in gpu_rows:
-        s_idx = stream_index.get(key)
-        if s_idx is None:
-            s_idx = stream_index[key] = len(data.streams)
-            data.streams.append(StreamInfo(os_pid, *key))
-        streams.append(s_idx)
-    data.append_rows((r[0] for r in gpu_rows), (r[1] for r in gpu_rows), streams,
-                     (r[3] for r in gpu_rows), (r[4] for r in gpu_rows), (r[5] for r in gpu_rows),
-                     (r[6] for r in gpu_rows))
-    order = sorted(range(len(launch_corr)), key=launch_corr.__getitem__)
-    data.launch_loader = lambda: LaunchTimes(array("q", (launch_corr[j] for j in order)),
-                                             array("q", (launch_start[j] for j in order)))
-    annotations.sort(key=lambda r: r.start_ns)
-    data.nvtx_loader = lambda: annotations
+    conn.executemany("INSERT INTO k VALUES (?,?,?,?,?,?,?,NULL,?,?,?,?)",
+                     ((s, e, os_pid, d, c, st, nm, co, g, n, i) for s, e, d, c, st, nm, co, g, n, i in kernels))
+    conn.executemany("INSERT INTO cp VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                     ((s, e, os_pid, d, c, st, kd, nm, co, g, n, i) for s, e, d, c, st, kd, nm, co, g, n, i in copies))
+    conn.executemany("INSERT INTO rt VALUES (?,?,?,?,?,?)",
+                     ((s, e, os_pid, tid, c, nm) for s, e, tid, c, nm in runtime))
+    conn.executemany("INSERT INTO rg VALUES (?,?,?,?,?)", ranges)
+    db = TraceDB(source=path, format="torch-profiler", conn=conn,
+                 name_resolver=lambda nm, ns: names[nm] if isinstance(nm, int) and 0 <= nm < len(names)
+                 else NameInfo("<unnamed kernel>", "<unnamed kernel>"))
+    if isinstance(doc, dict) and doc.get("schemaVersion") is not None:
+        db.schema_version = str(doc.get("schemaVersion"))[:40]
+    db.runtime_names = runtime_names
+    for what, n in skips.count.items():
+        db.skipped[what] = n
+        db.warnings.append(f"{path.name}: {n:,} {what} (first: {skips.first[what]})")
     if progress is not None:
         elapsed = time.perf_counter() - t0
-        progress(f"read {len(gpu_rows):,} GPU events of {len(events):,} in {elapsed:.2f} s "
-                 f"({len(events) / max(elapsed, 1e-9):,.0f} events/s)")
-    return data
+        progress(f"read {len(kernels) + len(copies):,} GPU events of {len(events):,} in {elapsed:.2f} s")
+    return db

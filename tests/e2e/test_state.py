@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.e2e.conftest import HOSTILE_RUN, NOTRACE_RUN, REPO, TensorBoard, _start_tensorboard
+from tests.e2e.conftest import HOSTILE_RUN, LARGE_RUN, NOTRACE_RUN, REPO, TensorBoard, _start_tensorboard
 from tests.e2e.panel import drawn, open_panel, panel_frame, ready, seq, shot, wait_compare
 
 
@@ -209,8 +209,9 @@ def visible_text(target: Any) -> str:
 
 def test_no_null_in_any_label(page: Any, tb: TensorBoard) -> None:
     runs = {r["run"]: r for r in tb.api("runs")["runs"]}
-    for run in (NOTRACE_RUN, "llama_decode"):
-        open_panel(page, tb, run=run, layer=1, depth=9)
+    # A gated-delta-net layer (no attention) too: its kind names its mixer.
+    for run, layer in ((NOTRACE_RUN, 1), ("llama_decode", 1), (LARGE_RUN, 0)):
+        open_panel(page, tb, run=run, layer=layer, depth=9)
         page.click("[data-testid=graph-node] >> nth=0")
         ready(page)
         found = NULL.findall(visible_text(page))

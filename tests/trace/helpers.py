@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from tb_ad_layer.trace.kernel import Kernel
-from tb_ad_layer.trace.mapping import LayerNodes
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_TRACES = REPO.parent / "shared" / "traces"
@@ -18,6 +18,8 @@ FIXTURES = REPO / "tests" / "fixtures" / "traces"
 H100 = SHARED_TRACES / "h100_2gpu_1s.sqlite"
 NSIGHT_GRAPH = SHARED_TRACES / "nsight-2025.5.2.sqlite"
 HTA = SHARED_TRACES / "negative_queue_length_rank0_a100_cudagraph.json.gz"
+B300 = SHARED_TRACES / "b300_r1_distill_sglang_decode.trace.json.gz"
+HF_QWEN = SHARED_TRACES / "h100_qwen1.5_0.5b_hf_eager.trace.json.gz"
 
 
 @dataclass
@@ -52,6 +54,15 @@ def layers_from_truth(truth: dict[str, Any], *, with_streams: bool = True) -> li
     return [LayerNodes(l["index"], l["kind"],
                        [Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"] if with_streams else "")
                         for n in l["nodes"]]) for l in truth["layers"]]
+
+
+def model_from_truth(truth: dict[str, Any]) -> ModelNodes:
+    """The generator's plan as the converter would pass it: layers and the nodes outside them."""
+    outside = truth.get("outside", {"before": [], "after": []})
+
+    def nodes(recs: list[dict[str, Any]]) -> list[Node]:
+        return [Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"]) for n in recs]
+    return ModelNodes(layers_from_truth(truth), before=nodes(outside["before"]), after=nodes(outside["after"]))
 
 
 def truth_key(truth: dict[str, Any]) -> str:

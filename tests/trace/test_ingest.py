@@ -9,6 +9,7 @@ import pytest
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.chrome import chrome_trace, write_chrome_trace
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
+from tb_ad_layer.trace.graph_nodes import LayerNodes
 from tb_ad_layer.trace.summary import busy_ns
 from tests.trace.helpers import FIXTURES, layers_from_truth, load_truth
 
@@ -26,11 +27,17 @@ def test_meta(decode) -> None:
     m = result.meta
     assert m["format"] == "nsys-sqlite" and m["phase"] == "decode" and m["schema_version"] == "3.25.0"
     assert m["graph_id"] == 7 and m["replays"] == 12 and m["devices"] == [0] and m["device"] == 0
-    assert m["num_streams"] == 2 and m["kernel_count"] == len(result.kernels) == 181
-    assert m["layers_found"] == 5 and m["main_stream"] == "pid31337/dev0/ctx1/s7"
+    # Kernels are kernels: the three graph memsets ride along but are counted apart.
+    assert m["num_streams"] == 2 and m["kernel_count"] == 178 and m["memset_count"] == 3
+    assert len(result.kernels) == 181
+    assert m["layers_found"] == 5 and m["segmentation"] == "graph-alignment"
     assert 0.98 < m["mapped_share"] < 1.0  # the three unknown kernels
     assert m["source"].endswith("dsv3_decode.sqlite")
-    assert any("rows/s" in msg for msg in messages) and any("mapped" in msg for msg in messages)
+    assert m["stream_totals"] == [
+        {"device": 0, "stream": 7, "process": 31337, "kernels": 1680, "memcpy": 24, "memset": 36},
+        {"device": 0, "stream": 23, "process": 31337, "kernels": 492, "memcpy": 0, "memset": 0}]
+    assert "  device 0 stream 7: 1,680 kernels, 24 memcpy, 36 memset" in [msg.split("] ", 1)[-1] for msg in messages]
+    assert any("mapped" in msg for msg in messages)
     assert result.origin_ns == min(k.start_ns for k in result.kernels)
 
 
@@ -38,7 +45,8 @@ def test_layer_summaries(decode) -> None:
     truth, result, _ = decode
     assert sorted(result.layer_summaries) == [0, 1, 2, 3, 4]
     s0, s2 = result.layer_summaries[0], result.layer_summaries[2]
-    assert s0["kernel_count"] == 28 and s2["kernel_count"] == 40 and s0["num_streams"] == 2
+    assert s0["kernel_count"] == 28 and s2["kernel_count"] == 39 and s0["num_streams"] == 2
+    assert s2["memset_count"] == 1
     assert set(s0["groups"]) == {"norm", "mla", "mlp"}
     assert set(s2["groups"]) == {"norm", "mla", "moe", "unmapped"}
     assert s2["total_duration_us"] == pytest.approx(sum(s2["groups"].values()), abs=0.01)
@@ -67,12 +75,12 @@ def test_node_trace_kernels(decode) -> None:
 def test_chrome_trace(decode, tmp_path: Path) -> None:
     _, result, _ = decode
     path = tmp_path / "t.json"
-    write_chrome_trace(path, result.kernels, result.graph_launches, result.origin_ns, result.meta["main_stream"])
+    write_chrome_trace(path, result.kernels, result.graph_launches, result.origin_ns)
     doc = json.loads(path.read_text())
     assert doc["displayTimeUnit"] == "ns"
     meta = [e for e in doc["traceEvents"] if e["ph"] == "M"]
     assert {e["args"]["name"] for e in meta if e["name"] == "process_name"} == {"GPU 0 (pid 31337)"}
-    assert {e["args"]["name"] for e in meta if e["name"] == "thread_name"} == {"stream 7 (main)", "stream 23"}
+    assert {e["args"]["name"] for e in meta if e["name"] == "thread_name"} == {"stream 7", "stream 23"}
     events = [e for e in doc["traceEvents"] if e["ph"] == "X"]
     assert len(events) == 181 and min(e["ts"] for e in events) == 0
     moe = next(e for e in events if e["args"]["node"] == "trtllm_moe_fused_default")
@@ -99,9 +107,11 @@ def test_kernel_sequences() -> None:
     seq = kernel_sequences(FIXTURES / "dsv3_decode.sqlite")
     assert seq["num_layers"] == 5 and seq["phase"] == "decode" and seq["graph_id"] == 7
     assert [l["kind"] for l in seq["layers"]] == ["A", "A", "B", "B", "B"]
-    assert [l["kernel_count"] for l in seq["layers"]] == [28, 28, 40, 40, 40]
+    assert [l["kernel_count"] for l in seq["layers"]] == [28, 28, 39, 39, 39]
+    assert [l["memset_count"] for l in seq["layers"]] == [0, 0, 1, 1, 1]
+    assert seq["segmentation"]["method"] == "repetition" and seq["segmentation"]["confidence"] > 0.9
     first = seq["layers"][0]["kernels"][0]
-    assert set(first) >= {"kernel", "name", "duration_us", "stream", "start_us", "stats"}
+    assert set(first) >= {"kernel", "name", "kind", "duration_us", "stream", "start_us", "stats"}
     assert [k["kernel"] for k in seq["outside"]][:1] == ["indexSelectLargeIndex"]
     one = kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=3)
     assert [l["layer"] for l in one["layers"]] == [3] and one["outside"] == []
@@ -124,6 +134,10 @@ def test_layer_count_mismatch_through_ingest() -> None:
     layers = layers_from_truth(truth)[:3]
     with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 3 layers"):
         ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers)
+    more = layers_from_truth(truth) + [LayerNodes(5 + i, l.kind, l.nodes) for i, l in
+                                       enumerate(layers_from_truth(truth)[2:])]
+    with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 8 layers"):
+        ingest_trace(FIXTURES / "dsv3_decode.sqlite", more)
 
 
 def test_busy_time_merges_overlaps() -> None:
@@ -135,10 +149,13 @@ def test_kernel_sequences_of_profiler_graph_trace() -> None:
     from tests.trace.helpers import HTA
 
     messages: list[str] = []
-    seq = kernel_sequences(HTA, progress=messages.append)
-    assert seq["phase"] == "decode" and seq["replays"] == 5 and seq["format"] == "torch-profiler"
-    assert sum(l["kernel_count"] for l in seq["layers"]) + len(seq["outside"]) == 20  # 8 kernels + 12 memsets
+    result = ingest_trace(HTA, None, progress=messages.append)
+    assert result.meta["phase"] == "decode" and result.meta["replays"] == 5
+    assert result.meta["kernel_count"] == 8 and result.meta["memset_count"] == 12
+    assert result.meta["layers_found"] == 0  # eight GEMMs hold no layer structure
     assert any("GPU events" in m for m in messages)
+    with pytest.raises(InputError, match="no layer structure found"):
+        kernel_sequences(HTA)
 
 
 def test_two_device_chrome_trace() -> None:

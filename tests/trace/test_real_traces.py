@@ -1,120 +1,152 @@
-"""The three real traces in ../shared/traces, with the figures their README gives."""
+"""The real traces in ../shared/traces, with the figures their README gives, through the CLI."""
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
+from tb_ad_layer.cli import main
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
 from tb_ad_layer.trace.kernel import KIND_KERNEL
+from tb_ad_layer.contract.cli import InspectReport
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import select
-from tests.trace.helpers import H100, HTA, NSIGHT_GRAPH
+from tests.trace.helpers import B300, H100, HF_QWEN, HTA, NSIGHT_GRAPH
+
+INSPECT_KEYS = ["format", "schema", "capture_mode", "devices", "graphs", "nvtx_ranges", "profiler_steps", "pick"]
 
 
-def kernel_counts(td) -> Counter:
-    return Counter((td.streams[s].device, td.streams[s].stream) for s, n in zip(td.stream, td.name)
-                   if td.names[n].kind == KIND_KERNEL)
+def inspect_json(path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["inspect", str(path), "--json", *args]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert list(doc) == INSPECT_KEYS
+    msgspec.json.decode(out, type=InspectReport)  # exactly the documented shape, every field typed
+    return doc
 
 
-def test_h100_two_gpus_eager() -> None:
-    td = read_trace(H100)
-    assert td.format == "nsys-sqlite"
-    assert td.schema_version == "3.25.0"
-    assert td.graph_trace_mode == "Graph"
-    assert kernel_counts(td) == {(0, 7): 1721, (1, 15): 1721}
-    assert sum(kernel_counts(td).values()) == 3442
-    assert {s.pid for s in td.streams} == {111, 112}
-    assert [s.key for s in sorted(td.streams, key=lambda s: s.device)] == ["pid111/dev0/ctx1/s7",
-                                                                           "pid112/dev1/ctx2/s15"]
-    assert td.devices == [0, 1]
-    assert td.graph_id.count(-1) == len(td)  # eager: no graph ids at all
-    assert not td.graph_launches and not td.warnings
-    nvtx = td.nvtx
-    assert len(nvtx) == 16782
-    assert sum(1 for r in nvtx if r.text.startswith("aten::")) > 1000
+def per_stream(doc: dict[str, Any]) -> dict[tuple[int, int], tuple[int, int, int]]:
+    return {(d["device"], s["stream"]): (s["kernels"], s["memcpy"], s["memset"])
+            for d in doc["devices"] for s in d["streams"]}
 
 
-def test_h100_phase_detection_and_devices() -> None:
-    td = read_trace(H100)
-    sel = select(td)
-    assert sel.phase == "prefill" and sel.device == 0
-    assert all(k.device == 0 and k.graph_id is None for k in sel.kernels)
-    assert select(td, device=1).kernels[0].stream_key == "pid112/dev1/ctx2/s15"
+def test_h100_two_gpus_eager(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = inspect_json(H100, capsys)
+    assert doc["format"] == "nsys-sqlite" and doc["schema"] == "3.25.0" and doc["capture_mode"] == "graph"
+    assert per_stream(doc) == {(0, 7): (1721, 452, 11), (1, 15): (1721, 452, 11)}
+    assert [[(s["process"], s["context"]) for s in d["streams"]] for d in doc["devices"]] == [[(111, 1)], [(112, 2)]]
+    assert doc["graphs"] == [] and doc["profiler_steps"] == 0 and doc["nvtx_ranges"] == 16782
+    assert doc["pick"]["phase"] == "prefill" and doc["pick"]["device"] == 0 and doc["pick"]["error"] is None
+
+
+def test_h100_fsdp_hooks_are_not_forward_passes() -> None:
+    db = read_trace(H100)
+    assert sum(1 for r in db.ranges() if r.text.startswith("FSDP::pre_forward")) > 100
+    sel = select(db)
+    # Every FSDP::pre_forward hook mentions "forward", yet no forward pass is cut by one.
+    assert sel.method == "idle-gaps" and not sel.method.startswith("nvtx:FSDP")
     with pytest.raises(InputError, match="--phase prefill"):
-        select(td, "decode")
+        select(db, "decode")
     with pytest.raises(InputError, match=r"device 5 is not in the trace \(devices: 0, 1\)"):
-        select(td, device=5)
+        select(db, device=5)
 
 
 def test_h100_layers_inferred_from_repetition() -> None:
-    # The window holds a T5-style encoder forward pass: 24 blocks (NVTX encoder.block.0..23).
-    for device in (0, 1):
+    for device, stream in ((0, "/s7"), (1, "/s15")):
         seq = kernel_sequences(H100, device=device)
-        assert seq["phase"] == "prefill"
-        assert seq["num_layers"] == 24
-        counts = [layer["kernel_count"] for layer in seq["layers"]]
-        assert Counter(counts).most_common(1)[0] == (78, 23)
-        assert all(s["stream"].endswith("/s7" if device == 0 else "/s15")
-                   for layer in seq["layers"] for s in layer["streams"])
+        assert seq["phase"] == "prefill" and seq["segmentation"]["method"] == "repetition"
+        assert seq["num_layers"] == 24 and seq["segmentation"]["confidence"] >= 0.95
+        assert all(s["stream"].endswith(stream) for layer in seq["layers"] for s in layer["streams"])
 
 
-def test_nsight_graph_mode_capture_is_recognised() -> None:
-    td = read_trace(NSIGHT_GRAPH)
-    assert td.schema_version == "3.24.0"
-    assert td.graph_trace_mode == "Graph"
-    assert kernel_counts(td) == {(0, 13): 3}
-    assert td.graph_id.count(-1) == len(td)  # NULL graph ids
-    assert len(td.graph_launches) == 2
-    assert {b.graph_id for b in td.graph_launches} == {1}
-    assert [b.stream_key for b in td.graph_launches] == ["pid945961/dev0/ctx1/s13"] * 2
-    assert any("--cuda-graph-trace=node" in w for w in td.warnings)
+def test_nsight_graph_mode_capture_is_recognised(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = inspect_json(NSIGHT_GRAPH, capsys)
+    assert doc["schema"] == "3.24.0" and doc["capture_mode"] == "graph"
+    assert per_stream(doc) == {(0, 13): (3, 1, 0)}
+    assert doc["graphs"] == [{"graph_id": 1, "nodes": 0, "launches": 2, "kernels_per_launch": 0}]
     result = ingest_trace(NSIGHT_GRAPH, None)
-    assert result.meta["phase"] == "prefill"
-    assert len(result.graph_launches) == 2
+    assert result.meta["phase"] == "prefill" and len(result.graph_launches) == 2
     assert [k.short for k in result.kernels if k.kind == KIND_KERNEL] == ["add_one"] * 3
     assert any("nsys profile --cuda-graph-trace=node" in w for w in result.warnings)
     with pytest.raises(InputError, match="--cuda-graph-trace=node"):
         ingest_trace(NSIGHT_GRAPH, None, phase="decode")
 
 
-def test_hta_profiler_trace_with_graph_launches() -> None:
-    td = read_trace(HTA)
-    assert td.format == "torch-profiler"
-    counts = kernel_counts(td)
-    assert sum(counts.values()) == 6080
-    assert len(counts) == 5 and {d for d, _ in counts} == {0}
-    assert counts[(0, 7)] == 5705
-    assert len(td.graph_launch_correlations) == 70
-    assert td.graph_node_id.count(-1) == len(td)  # no graph node ids
-    per_launch = Counter(c for c, n in zip(td.correlation, td.name)
-                         if c in td.graph_launch_correlations and td.names[n].kind == KIND_KERNEL)
-    assert len(per_launch) == 70
-    assert set(per_launch.values()) == {1, 2, 8}
+def test_hta_profiler_trace_with_graph_launches(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = inspect_json(HTA, capsys)
+    assert doc["format"] == "torch-profiler" and doc["capture_mode"] is None
+    kernels = {key: v[0] for key, v in per_stream(doc).items()}
+    assert sum(kernels.values()) == 6080 and kernels[(0, 7)] == 5705
+    assert len([n for n in kernels.values() if n]) == 5 and {d for d, _ in kernels} == {0}
+    assert [(g["graph_id"], g["launches"], g["kernels_per_launch"]) for g in doc["graphs"]] == \
+        [(None, 5, 8), (None, 30, 2), (None, 35, 1)]
+    assert sum(g["launches"] for g in doc["graphs"]) == 70
+    assert doc["profiler_steps"] == 5
+    pick = doc["pick"]
+    assert pick["phase"] == "decode" and pick["kernels"] == 8 and pick["replays"] == 5 and pick["step"] == 554
 
 
-def test_hta_decode_replay_is_one_launch() -> None:
-    sel = select(read_trace(HTA))
-    assert sel.phase == "decode" and sel.method == "launch-correlation"
-    kernels = [k for k in sel.kernels if k.kind == KIND_KERNEL]
-    assert len(kernels) == 8 and sel.graph_node_count == 8
-    assert len({k.correlation for k in sel.kernels}) == 1
-    assert sel.replays == 5  # the 8-kernel graph is launched 5 times
-    assert all(k.stats is not None and k.stats.count == 5 for k in kernels)
-    assert all(k.stats.min_ns <= k.stats.median_ns <= k.stats.max_ns for k in kernels)
-    assert any(k.short.startswith("cutlass::Kernel<cutlass_80_tensorop_s1688gemm") for k in kernels)
-    td = read_trace(HTA)
-    prefill = select(td, "prefill")
-    assert prefill.method.startswith("nvtx:ProfilerStep")
-    assert prefill.kernels and not any(k.correlation in td.graph_launch_correlations for k in prefill.kernels)
+def test_hta_steps_and_ddp_wrapper() -> None:
+    db = read_trace(HTA)
+    assert any(r.text == "DistributedDataParallel.forward" for r in db.ranges())
+    prefill = select(db, "prefill")
+    assert prefill.step is not None and prefill.step.number == 554 and "last complete" in prefill.reason
+    assert prefill.method == "nvtx:## forward ##"  # never the DDP wrapper's range
+    chosen = select(db, "prefill", step=551)
+    assert chosen.step is not None and chosen.step.number == 551
+    with pytest.raises(InputError, match=r"profiler step 7 is not in the trace \(steps: 550, 551, 552, 553, 554\)"):
+        select(db, "prefill", step=7)
 
 
-def test_h100_segmentation_with_graph_layer_counts() -> None:
-    from tb_ad_layer.trace.segment import segment_layers
+def test_hta_kernels_without_structure_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "k.json"
+    assert main(["kernels", str(HTA), "-q", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no layer structure found" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
 
-    sel = select(read_trace(H100))
-    seg = segment_layers(sel.kernels, ["dense"] * 24)
-    assert len(seg.layers) == 24 and seg.consistency > 0.95
-    with pytest.raises(InputError, match="trace shows 24 repeating layers but the graph has 30 layers"):
-        segment_layers(sel.kernels, ["dense"] * 30)
+
+def test_b300_sglang_decode(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = inspect_json(B300, capsys)
+    assert per_stream(doc) == {(0, 13): (368, 3, 0), (0, 29): (25, 1, 0)}
+    assert doc["graphs"] == [{"graph_id": None, "nodes": 356, "launches": 1, "kernels_per_launch": 356}]
+    seq = kernel_sequences(B300)
+    assert seq["phase"] == "decode" and seq["segmentation"]["method"] == "repetition"
+    assert seq["num_layers"] == 32 and seq["segmentation"]["confidence"] >= 0.95
+    assert [layer["kernel_count"] for layer in seq["layers"]] == [11] * 32
+    # A layer begins with its own input norm: RMSNorm in layer 0, the fused add+RMSNorm after.
+    assert "RMSNormKernel" in seq["layers"][0]["kernels"][0]["name"]
+    assert all("FusedAddRMSNorm" in layer["kernels"][0]["name"] for layer in seq["layers"][1:])
+    assert all("splitKreduce" in layer["kernels"][-1]["name"] for layer in seq["layers"])
+    outside = [k for k in seq["outside"] if k["kind"] == KIND_KERNEL]
+    assert [k["kernel"] for k in outside][0].startswith("indexSelect")  # the embedding, before layer 0
+    after = outside[1:]
+    assert len(after) == 3 and "FusedAddRMSNorm" in after[0]["name"] and after[1]["kernel"].startswith("nvjet")
+    assert "copy" in after[2]["name"]
+
+
+def test_hf_qwen_eager_module_annotations(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = inspect_json(HF_QWEN, capsys)
+    assert per_stream(doc) == {(0, 7): (1465, 1, 241)}
+    assert doc["profiler_steps"] == 1 and doc["pick"]["step"] == 6 and doc["pick"]["phase"] == "prefill"
+    seq = kernel_sequences(HF_QWEN)
+    assert seq["segmentation"]["method"] == "module-annotations" and seq["segmentation"]["confidence"] == 1.0
+    assert seq["num_layers"] == 24 and [layer["kernel_count"] for layer in seq["layers"]] == [42] * 24
+    assert {layer["kind"] for layer in seq["layers"]} == {"Qwen2DecoderLayer"}
+    outside_step = sum(1 for k in seq["outside"] if k["kind"] == KIND_KERNEL)
+    # The other 457 kernels: those of step 6 outside the layers, and those launched before it.
+    before_step = 1465 - sum(1 for k in select(read_trace(HF_QWEN)).kernels if k.kind == KIND_KERNEL)
+    assert outside_step + before_step == 457
+
+
+def test_memcpy_memset_are_not_kernels() -> None:
+    seq = kernel_sequences(HF_QWEN)
+    layer = seq["layers"][0]
+    kinds = Counter(k["kind"] for k in layer["kernels"])
+    assert kinds["kernel"] == layer["kernel_count"] == 42
+    assert kinds["memset"] == layer["memset_count"] > 0

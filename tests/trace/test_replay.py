@@ -30,8 +30,7 @@ def test_busiest_graph_one_complete_replay_with_stats() -> None:
         assert k.stats.min_ns <= k.stats.median_ns <= k.stats.max_ns
     # The stats really aggregate every replay of that graph node.
     node = kernels[10].graph_node_id
-    durations = sorted(e - s for s, e, n, g in zip(td.start, td.end, td.graph_node_id, td.graph_id)
-                       if n == node and g == 7)
+    durations = sorted(k.duration_ns for k in td.kernels("a.g = 7 AND a.n = ?", (node,), copies=False))
     assert len(durations) == 12 and kernels[10].stats.median_ns == statistics.median(durations)
     assert sorted(k.start_ns for k in sel.kernels) == [k.start_ns for k in sel.kernels]
 
@@ -58,11 +57,11 @@ def test_profiler_graph_node_ids() -> None:
 
 def test_two_devices_choose_and_pick(generate: Callable[..., dict[str, Path]]) -> None:
     td = read_trace(FIXTURES / "dsv3_decode_2gpu_2021.sqlite")
-    assert td.devices == [0, 1]
     d0, d1 = select(td, device=0), select(td, device=1)
     assert {k.device for k in d0.kernels} == {0} and {k.device for k in d1.kernels} == {1}
     assert d0.replays == d1.replays == 6
     assert [k.short for k in d0.kernels] == [k.short for k in d1.kernels]
+    assert select(td).device == 0  # equally busy: the first
 
 
 def test_decode_on_eager_trace_is_an_input_error() -> None:
@@ -109,3 +108,38 @@ def test_empty_kernel_table(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(InputError, match="no GPU kernels"):
         select(read_trace(path))
+
+
+def test_profiler_steps_choose_the_replay_and_the_pass(generate: Callable[..., dict[str, Path]]) -> None:
+    decode = generate("steps_decode", layers=3, dense=1, replays=6, steps=True)
+    db = read_trace(decode["sqlite"])
+    sel = select(db)
+    assert sel.step is not None and sel.step.number == 105  # ProfilerStep#100..#105: the last complete
+    assert sel.step.start_ns <= sel.kernels[0].launch_ns <= sel.step.end_ns
+    assert sel.replays == 6  # the statistics still cover every replay
+    assert "step 105: the last complete of 6 profiler step(s)" in sel.reason
+    assert select(db, step=102).step.number == 102
+    with pytest.raises(InputError, match=r"profiler step 99 is not in the trace"):
+        select(db, step=99)
+    prefill = generate("steps_prefill", layers=3, dense=1, phase="prefill", passes=3, steps=True,
+                       formats=("sqlite", "torch"))
+    truth = load_truth(prefill["truth"])
+    passes = {rec["correlation"]: rec["pass"] for rec in truth["kernels"]}
+    for fmt in ("sqlite", "torch"):
+        db = read_trace(prefill[fmt])
+        assert {passes[k.correlation] for k in select(db).kernels} == {2}
+        assert {passes[k.correlation] for k in select(db, step=100).kernels} == {0}
+
+
+def test_fsdp_hooks_are_never_forward_passes(generate: Callable[..., dict[str, Path]]) -> None:
+    # Hook ranges mentioning "forward" around every layer and every pass, and no forward-pass
+    # annotation: the passes are found by idle gaps, never by a wrapper's range.
+    paths = generate("hooks", layers=4, dense=1, phase="prefill", passes=3, nvtx=False, hooks=True)
+    truth = load_truth(paths["truth"])
+    db = read_trace(paths["sqlite"])
+    assert sum(1 for r in db.ranges() if r.text.startswith("FSDP::pre_forward")) == 12
+    assert sum(1 for r in db.ranges() if r.text == "DistributedDataParallel.forward") == 3
+    sel = select(db)
+    assert sel.method == "idle-gaps"
+    passes = {rec["correlation"]: rec["pass"] for rec in truth["kernels"]}
+    assert {passes[k.correlation] for k in sel.kernels} == {1}

@@ -1,4 +1,4 @@
-"""Splitting a replay into layers without model-specific kernel names."""
+"""Splitting a replay or pass into layers across all its streams, without kernel-name hashes."""
 from __future__ import annotations
 
 from collections import Counter
@@ -6,11 +6,15 @@ from collections import Counter
 import pytest
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.trace.graph_nodes import KernelMatcher, LayerNodes, ModelNodes
 from tb_ad_layer.trace.kernel import Kernel
+from tb_ad_layer.trace.kernel_map import load_kernel_map
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import select
-from tb_ad_layer.trace.segment import segment_layers
-from tests.trace.helpers import FIXTURES, expected, load_truth
+from tb_ad_layer.trace.segment import segment_by_repetition, segment_layers
+from tests.trace.helpers import FIXTURES, Node, expected, load_truth, model_from_truth
+
+MATCHER = KernelMatcher(load_kernel_map())
 
 
 def _kernel(short: str, start: int, end: int, stream: int = 7, index: int = 0) -> Kernel:
@@ -18,98 +22,135 @@ def _kernel(short: str, start: int, end: int, stream: int = 7, index: int = 0) -
                   context=1, stream=stream, stream_key=f"pid1/dev0/ctx1/s{stream}", index=index)
 
 
-def _replay(name: str):
-    return select(read_trace(FIXTURES / name)), load_truth(FIXTURES / name.split(".")[0].replace(".pt", "")
-                                                           .__add__(".truth.json"))
+def _sequence(names: list[str], stream: int = 7) -> list[Kernel]:
+    return [_kernel(s, i * 10, i * 10 + 4, stream, i) for i, s in enumerate(names)]
 
 
-def test_layers_match_ground_truth_including_aux_streams() -> None:
-    sel, truth = _replay("dsv3_decode.sqlite")
-    kinds = [truth["layer_kinds"][str(i)] for i in range(truth["num_layers"])]
-    seg = segment_layers(sel.kernels, kinds)
-    assert len(seg.layers) == 5 and seg.kinds == kinds and seg.consistency == 1.0
-    assert seg.main_stream == "pid31337/dev0/ctx1/s7"
+def test_graph_alignment_matches_ground_truth_including_aux_streams() -> None:
+    truth = load_truth(FIXTURES / "dsv3_decode.truth.json")
+    sel = select(read_trace(FIXTURES / "dsv3_decode.sqlite"))
+    seg = segment_layers(sel.kernels, model_from_truth(truth), MATCHER)
+    assert seg.method == "graph-alignment" and len(seg.layers) == 5
     for j, layer in enumerate(seg.layers):
         for k in layer:
             assert expected(truth, k)["layer"] == j, (j, k.short, k.stream_key)
     assert {expected(truth, k)["layer"] for k in seg.outside} == {None}
     # The aux stream's work spans every layer boundary, yet each kernel lands in its own layer.
-    aux = [k for k in sel.kernels if k.stream_key.endswith("/s23")]
-    assert min(k.start_ns for k in aux) < seg.boundaries_ns[1] < max(k.end_ns for k in aux)
     aux_layers = Counter(j for j, layer in enumerate(seg.layers) for k in layer if k.stream_key.endswith("/s23"))
     assert aux_layers == {0: 4, 1: 4, 2: 11, 3: 11, 4: 11}
 
 
-def test_aux_kernels_split_at_boundary_by_time() -> None:
-    # Two layers: main stream A B C | A B C, one aux stream running X in layer 0 then Y in layer 1.
-    main = [_kernel(s, t, t + 5, index=i) for i, (s, t) in enumerate(
-        [("emb", 0), ("A", 10), ("B", 20), ("C", 30), ("A", 40), ("B", 50), ("C", 60), ("lmhead", 70)])]
-    aux = [_kernel("X", 21, 33, stream=9, index=20), _kernel("Y", 41, 48, stream=9, index=21)]
-    seg = segment_layers(main + aux, ["dense", "dense"])
-    assert [[k.short for k in layer] for layer in seg.layers] == [["A", "B", "X", "C"], ["A", "Y", "B", "C"]]
-    assert [k.short for k in seg.outside] == ["emb", "lmhead"]
+def _attention_layer(index: int) -> LayerNodes:
+    nodes = [Node(f"norm_{index}", "auto_deploy.flashinfer_rms_norm.default", "norm", None),
+             Node(f"qkv_{index}", "auto_deploy.torch_linear_simple.default", "attention", None),
+             Node(f"attn_{index}", "auto_deploy.flashinfer_attention_with_cache.default", "attention", None),
+             Node(f"o_{index}", "auto_deploy.torch_linear_simple.default", "attention", None),
+             Node(f"mlp_{index}", "auto_deploy.fused_swiglu_mlp.default", "mlp", None)]
+    return LayerNodes(index, "attention+mlp", nodes)
 
 
-def test_rotation_puts_layer_start_before_anchor() -> None:
-    # The anchor (attention, once per layer) sits mid-layer; the epilogue starts with a norm like a layer does.
-    pattern = ["norm", "gemm", "rope", "attn", "gemm2", "add"]
-    seq = ["embed"] + pattern * 3 + ["norm", "lmhead"]
-    kernels = [_kernel(s, i * 10, i * 10 + 4, index=i) for i, s in enumerate(seq)]
-    seg = segment_layers(kernels, ["dense"] * 3)
-    assert [[k.short for k in layer] for layer in seg.layers] == [pattern] * 3
-    assert [k.short for k in seg.outside] == ["embed", "norm", "lmhead"]
-    assert seg.anchor is not None and seg.consistency == 1.0
-
-
-def test_rotation_when_epilogue_looks_like_a_layer_head() -> None:
-    # Only mid-layer families mark layers; shifting the cut by one also explains the edges
-    # (the final norm mimics the layer's opening norm), and the norm start breaks the tie.
-    pattern = ["norm", "gemm", "attn", "gemm", "norm", "act", "gemm", "add"]
-    seq = ["norm", "norm", "norm", "embed"] + pattern * 3 + ["norm", "gemm"]
-    kernels = [_kernel(s, i * 10, i * 10 + 4, index=i) for i, s in enumerate(seq)]
-    seg = segment_layers(kernels, ["dense"] * 3)
-    assert [[k.short for k in layer] for layer in seg.layers] == [pattern] * 3
-    assert [k.short for k in seg.outside] == ["norm", "norm", "norm", "embed", "norm", "gemm"]
-    hinted = segment_layers(kernels, ["dense"] * 3, is_layer_start=lambda k: k.short == "norm")
-    assert [[k.short for k in layer] for layer in hinted.layers] == [pattern] * 3
-
-
-def test_inferred_layer_count_and_kinds() -> None:
-    sel, _ = _replay("dsv3_decode.sqlite")
-    seg = segment_layers(sel.kernels, None)
-    assert seg.inferred and len(seg.layers) == 5
-    assert seg.kinds == ["A", "A", "B", "B", "B"]  # 2 dense, then 3 MoE
+def test_a_stream_carrying_one_layers_tail_and_the_next_ones_head() -> None:
+    # Layer 0 on stream 11, layer 1 on stream 12; stream 11 also runs layer 1's norm and QKV GEMM,
+    # and the MLP's activation of each layer runs on an aux stream. No stream carries every layer.
+    layer = ["rms_norm", "nvjet_gemm", "fmha", "nvjet_gemm", "fp8_quant", "deep_gemm", "act_and_mul", "fp8_quant",
+             "deep_gemm"]
+    streams = [[11] * 9, [11, 11, 12, 12, 12, 12, 13, 12, 12]]
+    ks = [_kernel("embedding_index", 0, 4, 7, 0)]
+    t = 10
+    for j in range(2):
+        for name, stream in zip(layer, streams[j]):
+            ks.append(_kernel(name, t, t + 4, stream, len(ks)))
+            t += 10
+    ks.append(_kernel("rms_norm", t, t + 4, 12, len(ks)))
+    model = ModelNodes([_attention_layer(0), _attention_layer(1)])
+    seg = segment_layers(ks, model, MATCHER)
+    assert [[k.short for k in layer_ks] for layer_ks in seg.layers] == [layer, layer]
+    assert {k.stream for k in seg.layers[1]} == {11, 12, 13}
+    assert [k.short for k in seg.outside] == ["embedding_index", "rms_norm"]
 
 
 def test_layer_count_mismatch_states_both_numbers() -> None:
-    sel, _ = _replay("dsv3_decode.sqlite")
-    with pytest.raises(InputError,
-                       match=r"trace shows 5 repeating layers but the graph has 7 layers \(2 dense, 5 moe\)"):
-        segment_layers(sel.kernels, ["dense"] * 2 + ["moe"] * 5)
-    with pytest.raises(InputError, match=r"trace shows 5 repeating layers but the graph has 4 layers \(4 moe\)"):
-        segment_layers(sel.kernels, ["moe"] * 4)
-    with pytest.raises(InputError, match="no repeating per-layer kernel pattern but the graph has 4 layers"):
-        segment_layers([_kernel("a", 0, 5), _kernel("b", 10, 15)], ["dense"] * 4)
+    truth = load_truth(FIXTURES / "dsv3_decode.truth.json")
+    sel = select(read_trace(FIXTURES / "dsv3_decode.sqlite"))
+    model = model_from_truth(truth)
+    fewer = ModelNodes(model.layers[:3])
+    with pytest.raises(InputError, match=r"trace shows 5 repeating layers but the graph has 3 layers"):
+        segment_layers(sel.kernels, fewer, MATCHER)
+    nothing = [_kernel("a", 0, 5), _kernel("b", 10, 15)]
+    with pytest.raises(InputError, match="no repeating per-layer kernel pattern but the graph has 2 layers"):
+        segment_layers(nothing, ModelNodes([_attention_layer(0), _attention_layer(1)]), MATCHER)
 
 
-def test_zero_duration_and_overlapping_kernels() -> None:
-    seq = []
-    t = 0
-    for layer in range(4):
-        for s in ("norm", "gemm", "attn", "add"):
-            # Zero-length norms, and every gemm overlapping the next kernel on the same stream.
-            dur = 0 if s == "norm" else 15 if s == "gemm" else 5
-            seq.append(_kernel(s, t, t + dur, index=len(seq)))
+def test_inferred_layer_count_and_kinds() -> None:
+    sel = select(read_trace(FIXTURES / "dsv3_decode.sqlite"))
+    seg = segment_layers(sel.kernels)
+    assert seg.inferred and seg.method == "repetition" and len(seg.layers) == 5
+    assert seg.kinds == ["A", "A", "B", "B", "B"]  # 2 dense, then 3 MoE
+    assert seg.confidence > 0.9
+
+
+def test_repetition_starts_layers_at_their_input_norm() -> None:
+    # SGLang-style single-stream replay: layer 0 opens with a plain RMSNorm, later layers with the
+    # fused add+RMSNorm that also ends the previous layer's MLP; the epilogue repeats that norm.
+    body = ["qkv_gemm", "rope", "store_kv", "fmha", "o_gemm", "fused_add_rmsnorm", "gate_up_gemm", "act_and_mul",
+            "down_gemm", "splitKreduce"]
+    names = ["embedding"] + ["rmsnorm"] + body
+    for _ in range(5):
+        names += ["fused_add_rmsnorm"] + body
+    names += ["fused_add_rmsnorm", "lm_head_gemm", "copy"]
+    seg = segment_layers(_sequence(names))
+    assert len(seg.layers) == 6
+    assert [k.short for k in seg.layers[0]] == ["rmsnorm"] + body
+    assert all([k.short for k in layer] == ["fused_add_rmsnorm"] + body for layer in seg.layers[1:])
+    assert [k.short for k in seg.before] == ["embedding"]
+    assert [k.short for k in seg.after] == ["fused_add_rmsnorm", "lm_head_gemm", "copy"]
+
+
+def test_alternating_layer_types_are_one_layer_each() -> None:
+    # Sliding and full attention alternate: each attention kernel occurs every other layer, which
+    # is no boundary; 8 layers, not 4.
+    sliding = ["rmsnorm", "qkv_gemm", "fmha_sliding", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
+    full = ["rmsnorm", "qkv_gemm", "fmha_full", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
+    names = ["embedding"] + (sliding + full) * 4 + ["rmsnorm", "lm_head"]
+    seg = segment_layers(_sequence(names))
+    assert len(seg.layers) == 8 and seg.kinds == ["A", "B"] * 4
+    assert [k.short for k in seg.layers[1]] == full
+
+
+def test_half_layers_are_not_layers() -> None:
+    # A norm twice per layer splits attention from MLP: those halves share nothing but the norm.
+    layer = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
+    seg = segment_layers(_sequence(["embedding"] + layer * 6 + ["rmsnorm", "lm_head"]))
+    assert len(seg.layers) == 6 and {len(x) for x in seg.layers} == {9}
+
+
+def test_per_layer_stream_sets_without_a_graph() -> None:
+    # Each layer on its own pair of streams, the aux stream racing the main one differently in
+    # every layer: the pattern is a multiset per layer, and the streams agree with the cut.
+    main = ["rmsnorm", "q_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "router", "topk", "moe_gemm1", "moe_act",
+            "moe_gemm2", "finalize"]
+    aux = ["kv_gemm", "kv_norm", "shared_gemm1", "shared_act", "shared_gemm2"]
+    ks = [_kernel("embedding", 0, 4, 7, 0)]
+    t = 10
+    for j in range(6):
+        s_main, s_aux = 100 + 2 * j, 101 + 2 * j
+        starts = []
+        for name in main:
+            ks.append(_kernel(name, t, t + 8, s_main, len(ks)))
+            starts.append(t)
             t += 10
-    seg = segment_layers(seq, ["dense"] * 4)
-    assert [len(layer) for layer in seg.layers] == [4, 4, 4, 4] and not seg.outside
-    assert seg.layers[0][0].duration_ns == 0
+        for i, name in enumerate(aux):
+            at = starts[1 + 2 * i] + (3 if j % 2 else -3)
+            ks.append(_kernel(name, at, at + 6, s_aux, len(ks)))
+    ks.append(_kernel("rmsnorm", t, t + 4, 7, len(ks)))
+    ks.append(_kernel("lm_head", t + 10, t + 14, 7, len(ks)))
+    seg = segment_layers(ks)
+    assert len(seg.layers) == 6
+    assert all(Counter(k.short for k in layer) == Counter(main + aux) for layer in seg.layers)
+    assert "streams lie within one layer" in seg.detail and seg.confidence > 0.9
 
 
-def test_trivial_layer_counts() -> None:
-    ks = [_kernel("a", 0, 5), _kernel("b", 10, 15)]
-    assert segment_layers(ks, []).outside == sorted(ks, key=lambda k: k.start_ns)
-    one = segment_layers(ks, ["dense"])
-    assert [len(layer) for layer in one.layers] == [2]
-    nothing = segment_layers(ks, None)
-    assert nothing.layers == [] and len(nothing.outside) == 2
+def test_nothing_repeats() -> None:
+    seg = segment_layers(_sequence(["a", "b", "c", "d", "e", "f", "g"]))
+    assert seg.layers == [] and len(seg.outside) == 7 and "no repeating" in seg.detail
+    assert segment_by_repetition(_sequence(["gemm"] * 12)) is None  # one kernel kind is no layer

@@ -3,16 +3,19 @@
 What AutoDeploy's ``export_to_gm`` transform does (``export/export.py``:
 ``run_forward_for_capture`` and ``torch_export_to_gm``), reproduced here on plain torch:
 
-1. lift parameters, buffers and inputs to the ``meta`` device (``lift_to_meta``);
+1. move parameters, buffers and inputs to the ``meta`` device, tied and shared weights staying
+   one tensor (AutoDeploy builds its model on ``meta``; ``lift_to_meta``);
 2. under ``torch.inference_mode()``, ``torch.export.export(model, (), kwargs, strict=False,
-   dynamic_shapes=...)`` with the keyword inputs ``input_ids`` and ``position_ids`` and
-   ``Dim.DYNAMIC`` for their batch and sequence dims (``FullModelExportInfo``), then
-   ``ep.module()``;
-3. de-duplicate ``get_attr`` nodes that read the same tensor, replace ``meta`` device arguments
-   by the parameters' device (a no-op here, as in AutoDeploy, whose model is built on ``meta``),
-   and erase unused ``aten._assert_*`` / ``sym_constrain_range*`` nodes, each followed by
-   AutoDeploy's ``canonicalize_graph`` (dead-code elimination that keeps impure nodes such as
-   ``_guards_fn``, recompile, unused-submodule removal, lint).
+   dynamic_shapes=...)`` with the keyword inputs ``input_ids`` and ``position_ids``, the
+   forward's signature set to exactly those (``set_exact_signature``) and ``Dim.DYNAMIC`` for
+   their batch and sequence dims (``FullModelExportInfo``), then ``ep.module()``;
+3. put the model's own tensors back into the exported module (``load_buffers_and_params``), so
+   that a weight several modules share is one tensor again; de-duplicate ``get_attr`` nodes
+   that read the same tensor (a shared block's weights keep the first name), replace ``meta``
+   device arguments by the parameters' device (``meta`` here as in AutoDeploy, so they print
+   ``meta``), and erase unused ``aten._assert_*`` / ``sym_constrain_range*`` nodes, each
+   followed by AutoDeploy's ``canonicalize_graph`` (dead-code elimination that keeps impure
+   nodes such as ``_guards_fn``, recompile, unused-submodule removal, lint).
 
 The file ``001_export_export_to_gm.txt`` is printed after step 3. The ``post_export`` stage then
 runs ``cleanup_noop_slice`` (a 4-argument ``aten.slice`` from 0 to ``2**63 - 1`` is replaced by

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Set
+from typing import List, Set
 
 from .line_format import LineError, parse_line
 
@@ -32,6 +32,45 @@ class DumpError(ValueError):
     """A dump that breaks the layout; the message names the file and line."""
 
 
+def _banner_name(lines: List[str], i: int) -> str:
+    """The GraphModule name of the banner starting at line index ``i`` ('' when none is there)."""
+    block = lines[i:i + 5]
+    if len(block) == 5 and block[0] == "" and block[1] == RULE and block[3] == RULE \
+            and block[4] == "" and block[2].startswith("# GraphModule: "):
+        return block[2][len("# GraphModule: "):]
+    return ""
+
+
+def _check_section(file_name: str, first_line: int, body: List[str], sec: Section) -> None:
+    """Check one section's node lines (``first_line`` is the 1-based number of ``body[0]``)."""
+    names_here = {re.split(r" [=:] ", t[1:], maxsplit=1)[0] for t in body if t.startswith("%")}
+    defined: Set[str] = set()
+    for k, text_line in enumerate(body):
+        where = f"{file_name}:{first_line + k}"
+        try:
+            line = parse_line(text_line)
+        except LineError as exc:
+            raise DumpError(f"{where}: {exc}") from None
+        if line is None:
+            raise DumpError(f"{where}: a header line inside a section")
+        if line.kind == "output":
+            if k != len(body) - 1:
+                raise DumpError(f"{where}: a line after the output line")
+            sec.outputs = line.outputs
+            continue
+        for ref in [r[0] for r in line.refs] + line.list_names:
+            if ref not in defined:
+                if ref in names_here:
+                    raise DumpError(f"{where}: %{ref} used before the line that defines it")
+                sec.weights.add(ref)  # never defined: a parameter or buffer
+        if line.name in defined:
+            raise DumpError(f"{where}: %{line.name} defined twice")
+        defined.add(line.name)
+        sec.nodes.append(line.name)
+    if not body or not body[-1].startswith("output"):
+        raise DumpError(f"{file_name}:{first_line + len(body)}: section {sec.name} has no output line")
+
+
 def check_dump(file_name: str, text: str) -> List[Section]:
     """The sections of a dump after checking it line by line (raises :class:`DumpError`)."""
     if not text.endswith("\n"):
@@ -47,53 +86,18 @@ def check_dump(file_name: str, text: str) -> List[Section]:
     sections: List[Section] = []
     i = 4
     while i < len(lines):
-        if lines[i:i + 5] != ["", RULE, lines[i + 2] if i + 2 < len(lines) else "", RULE, ""] \
-                or not lines[i + 2].startswith("# GraphModule: "):
+        name = _banner_name(lines, i)
+        if not name:
             raise DumpError(f"{file_name}:{i + 1}: expected a GraphModule banner")
-        sec = Section(lines[i + 2][len("# GraphModule: "):])
         i += 5
-        defined: Set[str] = set()
-        body_start = i
-        body: List[str] = []
-        while i < len(lines) and lines[i] != "":
-            body.append(lines[i])
-            i += 1
-        all_defined = set()
-        for text_line in body:
-            if text_line.startswith("%"):
-                all_defined.add(re.split(r" [=:] ", text_line[1:], maxsplit=1)[0])
-        for k, text_line in enumerate(body):
-            where = f"{file_name}:{body_start + k + 1}"
-            try:
-                line = parse_line(text_line)
-            except LineError as exc:
-                raise DumpError(f"{where}: {exc}") from None
-            if line is None:
-                raise DumpError(f"{where}: header line inside a section")
-            if sec.outputs or (line.kind == "output" and k != len(body) - 1):
-                raise DumpError(f"{where}: a line after the output line")
-            if line.kind == "output":
-                sec.outputs = line.outputs
-                continue
-            refs = [r[0] for r in line.refs] + line.list_names
-            for ref in refs:
-                if ref in defined:
-                    continue
-                if ref in all_defined:
-                    raise DumpError(f"{where}: %{ref} used before it is defined")
-                sec.weights.add(ref)
-            if line.name in defined:
-                raise DumpError(f"{where}: %{line.name} defined twice")
-            defined.add(line.name)
-            sec.nodes.append(line.name)
-        if not sec.outputs and not (body and body[-1].startswith("output")):
-            raise DumpError(f"{file_name}:{i}: section {sec.name} has no output line")
+        end = i
+        while end < len(lines) and lines[end] != "":
+            end += 1
+        sec = Section(name)
+        _check_section(file_name, i + 1, lines[i:end], sec)
         sections.append(sec)
-    found = int(lines[2][len("# GraphModules found: "):])
-    if found != len(sections):
-        raise DumpError(f"{file_name}:3: {found} GraphModules announced, {len(sections)} found")
+        i = end
+    announced = int(lines[2][len("# GraphModules found: "):])
+    if announced != len(sections):
+        raise DumpError(f"{file_name}:3: {announced} GraphModules announced, {len(sections)} found")
     return sections
-
-
-def weights_by_section(sections: List[Section]) -> Dict[str, Set[str]]:
-    return {s.name: s.weights for s in sections}

@@ -3,7 +3,10 @@
 Stages, named as AutoDeploy's writer names them after each transform:
 
 - ``001_export_export_to_gm.txt``: after ``export_to_gm`` (:func:`ad_export.export_to_gm`);
-- ``002_post_export_cleanup_noop_slice.txt``: after ``cleanup_noop_slice``.
+- ``002_post_export_cleanup_noop_slice.txt``: after ``cleanup_noop_slice``;
+- ``003_post_export_cleanup_noop_add.txt``: after ``cleanup_noop_add``, written only where it
+  changes the graph (AutoDeploy's writer would print an identical graph otherwise, and so
+  would it after ``cleanup_input_constraints``, which changes only range constraints).
 
 Each ``<stem>.truth.json`` beside a dump holds the truth of its nodes (:mod:`truth`); both
 stages keep the export's node metadata, since the clean-up only removes nodes. Every written
@@ -26,6 +29,7 @@ from .writer import write_dump
 
 EXPORT_STAGE = ("export", "export_to_gm")
 SLICE_STAGE = ("post_export", "cleanup_noop_slice")
+ADD_STAGE = ("post_export", "cleanup_noop_add")
 
 
 def clear_stages(out_dir: Path) -> None:
@@ -65,8 +69,8 @@ def make_fixture(spec: Spec, out_root: Path) -> List[Dict[str, Any]]:
     arch = type(model).__name__
     n_layers = int(model.config.num_hidden_layers)  # type: ignore[union-attr]
     maker = TruthMaker(model, decoder_layers_path(model, n_layers))
-    inputs = ad_export.example_inputs(spec.batch, spec.seq, int(model.config.vocab_size),  # type: ignore[union-attr]
-                                      seed=0)
+    vocab = int(model.config.vocab_size)  # type: ignore[union-attr]
+    inputs = ad_export.example_inputs(spec.batch, spec.seq, vocab, seed=0)
     gm = ad_export.export_to_gm(model, inputs, dynamic_seq=spec.dynamic_seq)
     rows = [write_stage(out_dir, 1, gm, *EXPORT_STAGE, maker, spec.name, arch,
                         spec.expected_kinds)]
@@ -74,4 +78,9 @@ def make_fixture(spec: Spec, out_root: Path) -> List[Dict[str, Any]]:
     row = write_stage(out_dir, 2, gm, *SLICE_STAGE, maker, spec.name, arch, spec.expected_kinds)
     row["removed"] = removed
     rows.append(row)
+    removed = ad_export.cleanup_noop_add(gm)
+    if removed:
+        row = write_stage(out_dir, 3, gm, *ADD_STAGE, maker, spec.name, arch, spec.expected_kinds)
+        row["removed"] = removed
+        rows.append(row)
     return rows

@@ -278,10 +278,3 @@ BUILDERS: Dict[str, Callable[[], Spec]] = {
     "qwen3_next": qwen3_next,
 }
 
-
-def architecture(model: torch.nn.Module) -> str:
-    return type(model).__name__
-
-
-def num_layers(model: torch.nn.Module) -> int:
-    return int(model.config.num_hidden_layers)  # type: ignore[union-attr]

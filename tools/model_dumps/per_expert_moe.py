@@ -41,7 +41,9 @@ def register_torch_moe() -> None:
         return out.reshape(x.shape)
 
     @torch_moe.register_fake
-    def _(x, selected_experts, routing_weights, w1_weight, w2_weight, w3_weight):  # type: ignore[no-untyped-def]
+    def _(x: torch.Tensor, selected_experts: torch.Tensor, routing_weights: torch.Tensor,
+          w1_weight: List[torch.Tensor], w2_weight: List[torch.Tensor],
+          w3_weight: List[torch.Tensor]) -> torch.Tensor:
         return torch.empty_like(x)
 
     _REGISTERED = True

@@ -53,7 +53,7 @@ def classify(module: torch.nn.Module) -> Optional[str]:
     - ``moe``: a module with an ``experts`` or ``router`` child, or a child whose class is named
       ``*Experts``;
     - ``mlp``: a module with feed-forward projections (``gate_proj``/``up_proj``/``down_proj``,
-      ``fc1``/``fc2``, ``fc_in``/``fc_out``, ...);
+      ``input_linear``/``output_linear``, ``fc1``/``fc2``, ``fc_in``/``fc_out``, ...);
     - ``norm``: a class named ``*Norm*``.
     """
     cls = type(module).__name__

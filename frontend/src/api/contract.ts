@@ -116,6 +116,7 @@ export interface UnmappedKernel {
 export interface TraceSummary {
   /** Sum of the typical durations of all the layer's GPU activities, unmapped ones included. */
   total_duration_us: number;
+  /** Kernels (copies and fills not counted). */
   kernel_count: number;
   num_streams: number;
   /** First kernel start, relative to the stored replay. */
@@ -126,13 +127,17 @@ export interface TraceSummary {
   groups: Record<string, number>;
   streams: StreamFigures[];
   unmapped: UnmappedKernel[];
+  /** Memory copies among the activities. */
+  memcpy_count: number;
+  /** Memory fills among the activities. */
+  memset_count: number;
 }
 
 /** One decoder layer of one transform stage, as the run store keeps it. */
 export interface LayerDocument {
   /** Layer index (from the weight names). */
   layer: number;
-  /** Layer kind, e.g. dense, moe. */
+  /** Layer kind: its mixers then its feed-forward block, joined by '+' (attention+mlp, mla+moe, mamba, gdn+moe, attention+mamba+mlp, mlp). */
   kind: string;
   /** mla, attention, or null when the layer has none. */
   attention: string | null;
@@ -174,6 +179,16 @@ export interface LayerRow {
   gpu_time_us: number | null;
 }
 
+/** What one stream of the trace holds, before any replay or pass is chosen. */
+export interface StreamTotal {
+  device: number;
+  stream: number;
+  process: number | null;
+  kernels: number;
+  memcpy: number;
+  memset: number;
+}
+
 /** What the converter recorded about a run's trace. */
 export interface TraceInfo {
   /** The trace file given to the converter. */
@@ -186,34 +201,50 @@ export interface TraceInfo {
   phase: string;
   /** Version of the trace's export schema, when it says. */
   schema_version: string | null;
+  /** How nsys traced CUDA graphs (node or graph), when known. */
+  graph_trace_mode: string | null;
   /** CUDA graph whose replay is stored. */
   graph_id: number | null;
+  graph_node_count: number | null;
   /** Replays (or passes) the statistics cover. */
   replays: number;
   devices: number[];
   /** The GPU whose kernels are stored. */
   device: number;
-  num_streams: number;
-  /** Share of the layers' kernels mapped to a node (0-1); null when nothing could be mapped. */
-  mapped_share: number | null;
-  kernel_count: number;
-  /** How the replay or pass was picked. */
+  /** Profiler step the pass or replays were taken from; null when the trace has no steps. */
+  step: number | null;
+  /** How the replay or pass was cut. */
   method: string;
-  main_stream: string | null;
-  /** How nsys traced CUDA graphs (node or graph), when known. */
-  graph_trace_mode: string | null;
-  graph_node_count: number | null;
+  /** What was picked and why, in words. */
+  pick: string;
+  num_streams: number;
+  /** Kernels of the stored replay or pass (copies and fills not counted). */
+  kernel_count: number;
+  memcpy_count: number;
+  memset_count: number;
+  /** Per device and stream, the whole trace's counts. */
+  stream_totals: StreamTotal[];
   /** Layers found in the kernel sequence. */
   layers_found: number;
-  /** The kernel that starts each layer. */
-  anchor: string | null;
-  /** How regular the layers' kernel sequences are (0-1). */
-  consistency: number | null;
+  /** What marked the layers (capture-time NVTX, module annotations, alignment to the graph, repetition). */
+  segmentation: string | null;
+  /** How well the layer cuts are supported (0-1). */
+  confidence: number | null;
+  segmentation_detail: string | null;
+  /** Share of the layers' kernels mapped to a node (0-1); null when nothing could be mapped. */
+  mapped_share: number | null;
+  /** GPU time of the activities outside every layer (embedding, final norm, lm head, sampling). */
+  outside_time_us: number | null;
+  outside_kernel_count: number | null;
+  /** Share of those kernels mapped to a node outside the layers. */
+  outside_mapped_share: number | null;
   warnings: string[];
   /** Unmapped kernels per reason (the ten most common). */
   unmapped: Record<string, number>;
   /** Whole CUDA graph launches stored without per-kernel data. */
   graph_launch_blocks: number;
+  /** The figures of a layer's trace summary, for the activities outside every layer. */
+  outside_summary: TraceSummary | null;
 }
 
 /** A run whose store can be read. */
@@ -254,7 +285,7 @@ export interface RunsResponse {
 export interface LayerResponse {
   /** Layer index (from the weight names). */
   layer: number;
-  /** Layer kind, e.g. dense, moe. */
+  /** Layer kind: its mixers then its feed-forward block, joined by '+' (attention+mlp, mla+moe, mamba, gdn+moe, attention+mamba+mlp, mlp). */
   kind: string;
   /** mla, attention, or null when the layer has none. */
   attention: string | null;
@@ -294,6 +325,8 @@ export interface OverviewResponse {
   layers: OverviewLayer[];
   /** Nodes outside every layer (embedding, final norm, lm head). */
   none_node_count: number;
+  /** GPU time outside every layer; null except on the stage the trace was mapped onto. */
+  outside_gpu_time_us: number | null;
 }
 
 /**

@@ -236,7 +236,7 @@ export class DetailsPanel {
 
   private summary(ctx: DetailsContext): void {
     const single = ctx.layers.length === 1 ? ctx.layers[0] : null;
-    this.header(single ? t("layerTitle", { n: single.layer }) : t("stageSummary"), single ? `${single.kind} · ${single.attention}` : `${ctx.layers.length} × ${t("layer").toLowerCase()}`, null, ctx.theme);
+    this.header(single ? t("layerTitle", { n: single.layer }) : t("stageSummary"), single ? single.kind : `${ctx.layers.length} × ${t("layer").toLowerCase()}`, null, ctx.theme);
     this.el.appendChild(text("p", t("selectHint"), { class: "hint" }));
     if (!ctx.hasTrace) {
       this.el.appendChild(text("p", t("noTrace"), { class: "hint" }));
