@@ -12,6 +12,10 @@ say which module a weight belongs to, so:
   feed-forward weight of that block is an expert's (:mod:`~tb_ad_layer.layers.moe_blocks`); a
   shared MLP inside the MoE block is its shared expert; experts and routers inside an attention
   module (a mixture of attention heads) are attention;
+- a layer weight that no rule names belongs to the module it sits in: the group the layer's
+  other weights under the same module path name (``mixer_x_proj`` beside ``mixer_in_proj``:
+  Mamba), else ``other`` (an RG-LRU or short-convolution block, Zamba's ``linear``), which
+  stops its neighbours' groups (the norm before it) from spreading into it;
 - a generic ATen op's name says what it computes, not which module ran it: ``aten.topk`` takes
   its group from its neighbours (a router's top-k, or an attention's), as a custom op's name
   (``torch_moe_router``, ``noaux_tc``) does not need to.
@@ -136,27 +140,91 @@ def _classify_op(target: str) -> tuple[str | None, str | None]:
     return _classify_target(target)
 
 
+def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
+    """Group and sub-group a layer weight's role names, given its layer's MoE blocks."""
+    group, sub = _classify_role(role)
+    if sub == MOE_ROUTER and block_of(role) not in moe:
+        return None, None  # a router of no experts (AltUp's): it names no group
+    if group == MLP and any(b and in_block(role, b) for b in moe):
+        return MOE, MOE_EXPERTS
+    return group, sub
+
+
 def _classify_direct(target: str, weights: tuple[str, ...], roles: Mapping[str, str],
-                     moe: list[str]) -> tuple[str | None, str | None]:
-    """Group and sub-group from the weights a node applies (else its target); ``moe`` names
-    the MoE blocks of its layer (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`)."""
+                     moe: list[str], siblings: Mapping[str, str]
+                     ) -> tuple[str | None, str | None]:
+    """Group and sub-group from the weights a node applies (else its target).
+
+    ``moe`` names the MoE blocks of its layer (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`)
+    and ``siblings`` the groups of its layer's module paths (:func:`_sibling_groups`): a layer
+    weight that no rule names takes the group of the module it sits in, else ``other``.
+    """
     if not weights:
         return _classify_op(target)
     if _is_attention_kernel(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
+    unnamed = ""
     for w in weights:
         role = roles[w]
-        group, sub = _classify_role(role)
+        group, sub = _role_group(role, moe)
         if group is not None:
             if group == NORM and _classify_target(target)[1] == "rope":
-                break
-            if sub == MOE_ROUTER and block_of(role) not in moe:
-                continue  # a router of no experts (AltUp's): it names no group
-            if group == MLP and any(b and in_block(role, b) for b in moe):
-                return MOE, MOE_EXPERTS
+                return _classify_target(target)
             return group, sub
-    return _classify_target(target)
+        if role != w and not unnamed:
+            unnamed = role  # a layer weight of a module no rule names
+    group, sub = _classify_target(target)
+    if group is None and unnamed:
+        return _enclosing_group(unnamed, siblings), None
+    return group, sub
+
+
+def _enclosing_group(role: str, siblings: Mapping[str, str]) -> str:
+    """The group of the innermost module path of ``role`` that names one, else ``other``."""
+    end = role.rfind("_")
+    while end > 0:
+        found = siblings.get(role[:end])
+        if found is not None:
+            return OTHER if found == _MIXED else found
+        end = role.rfind("_", 0, end)
+    return OTHER
+
+
+_MIXED = "mixed"
+
+
+def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[str, ...]],
+                    roles: Mapping[str, str], moe: dict[int, list[str]]
+                    ) -> dict[int, dict[str, str]]:
+    """Per layer, the group of every path prefix of its named weights' roles
+    (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
+    :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
+    and name no enclosing module."""
+    out: dict[int, dict[str, str]] = {}
+    seen: set[tuple[int, str]] = set()
+    no_moe: list[str] = []
+    for node in nodes:
+        j = node.index
+        layer = layers[j]
+        if node.kind != CALL or layer == NO_LAYER:
+            continue
+        for w in weights[j]:
+            role = roles[w]
+            if role == w or (layer, role) in seen:
+                continue
+            seen.add((layer, role))
+            group = _role_group(role, moe.get(layer, no_moe))[0]
+            if group is None or group == NORM:
+                continue
+            prefixes = out.setdefault(layer, {})
+            end = role.rfind("_")
+            while end > 0:
+                key = role[:end]
+                had = prefixes.get(key)
+                prefixes[key] = group if had is None or had == group else _MIXED
+                end = role.rfind("_", 0, end)
+    return out
 
 
 def _is_router_role(role: str) -> bool:
@@ -191,7 +259,9 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     direct = [False] * n
     weights = applied_weights(graph, weight_only_nodes(graph))
     moe = moe_blocks(graph, layers, weights, roles, _is_router_role)
+    siblings = _sibling_groups(nodes, layers, weights, roles, moe)
     no_moe: list[str] = []
+    no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
     attn_layers: set[int] = set()
     for node in nodes:
@@ -200,7 +270,8 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
             continue
         g, s = _classify_module(node.name, node.target)
         if g is None:
-            g, s = _classify_direct(node.target, weights[j], roles, moe.get(layers[j], no_moe))
+            g, s = _classify_direct(node.target, weights[j], roles, moe.get(layers[j], no_moe),
+                                    siblings.get(layers[j], no_siblings))
         group[j], sub[j] = g, s
         direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)
