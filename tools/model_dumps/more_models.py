@@ -267,9 +267,9 @@ def jetmoe() -> Spec:
                                     intermediate_size=64, max_position_embeddings=64,
                                     num_local_experts=4, num_experts_per_tok=2, use_cache=False)
     return Spec("jetmoe", _build("JetMoeForCausalLM", cfg, torch.bfloat16, attn="eager"),
-                ["moe"] * 2,
-                notes=["mixture of attention heads (its experts make the attention a MoE in "
-                       "the module classes) and MoE MLP"])
+                ["attention+moe"] * 2,
+                notes=["mixture of attention heads (query experts and a router inside the "
+                       "attention) and MoE MLP"])
 
 
 def nemotron() -> Spec:
