@@ -15,8 +15,8 @@ targets pinned, gzip without timestamps, and the script re-runs itself under PYT
 
 Per model (tools/model_dumps/):
 
-1. ``models``: a tiny config (hidden 64, 2-5 layers, bfloat16 except Llama's float32), random
-   init, no download. Only DeepSeek-V3 is patched, as AutoDeploy's own export patch does
+1. ``models`` and ``more_models``: a tiny config (hidden 64, 2-5 layers, bfloat16 except
+   Llama's, GPT-NeoX's and GPT-2's float32), random init, no download. Only DeepSeek-V3 is patched, as AutoDeploy's own export patch does
    (routed experts as per-expert weight lists into ``auto_deploy.torch_moe``); every other
    model runs transformers' code unchanged, pure-torch Mamba / Mamba2 / gated-delta-rule paths
    included.
@@ -26,8 +26,9 @@ Per model (tools/model_dumps/):
    ``ep.module()``, the model's tensors put back, then AutoDeploy's clean-ups: de-duplicated
    ``get_attr`` nodes, device arguments, unused ``aten._assert_*`` nodes, each followed by its
    canonicalisation (dead-code elimination keeping impure nodes such as ``_guards_fn``). Mamba1
-   models (Jamba, FalconMamba) are exported with a static sequence: their scan is a Python
-   loop over time steps, which export can only unroll for one length.
+   models (Jamba, FalconMamba, Mamba, Zamba) and RecurrentGemma are exported with a static
+   sequence: their scan is a Python loop over time steps, which export can only unroll for one
+   length (MiniMax's lightning attention likewise loops over blocks of the sequence).
 3. ``writer``: ``001_export_export_to_gm.txt`` in the exact text of AutoDeploy's graph writer
    (``str(SymInt)`` dims such as ``s44xs70 + (Mod(4 - (Mod(s70, 4)), 4))x8x16``), then
    AutoDeploy's ``cleanup_noop_slice`` and ``002_post_export_cleanup_noop_slice.txt``, then its
@@ -56,12 +57,14 @@ import transformers
 
 from model_dumps.bench import BENCH, make_bench
 from model_dumps.generate import make_fixture
-from model_dumps.models import BUILDERS
+from model_dumps.models import BUILDERS as FIRST_BUILDERS
+from model_dumps.more_models import MORE_BUILDERS
 from model_dumps.writer_check import CASES, check_writer
 
 TORCH_VERSION_USED = "2.13.0"
 TRANSFORMERS_VERSION_USED = "5.23.0"
 REAL_WRITER = Path(__file__).resolve().parents[2] / "shared" / "dumps" / "real_writer"
+BUILDERS = {**FIRST_BUILDERS, **MORE_BUILDERS}
 
 
 def _pin_hash_seed() -> None:

@@ -1,8 +1,26 @@
 """Group and sub-group of each node inside its layer (norm, attention/MLA, MoE, MLP, Mamba, GDN).
 
 A node that consumes a layer weight is classified by the weight's role (``self_attn_q_a_proj``
--> MLA, Q branch); an op without weights by its target (``noaux_tc_op`` -> MoE router). The
-rest (views, getitems, casts, routing arithmetic) take their group from the nodes they feed and
+-> MLA, Q branch); an op without weights by its target (``noaux_tc_op`` -> MoE router). Roles
+say which module a weight belongs to, so:
+
+- a norm is the group of the module it sits in: per-head q/k norms (``q_norm``,
+  ``query_layernorm``, ``k_layernorm``) and any ``self_attn.*norm`` are attention, a norm
+  inside the MLP (``mlp.ffn_sub_norm``) is the MLP's, a mixer's own norm the mixer's; every
+  other norm module (``ln_attn``, ``router_norm``) is a norm, whatever else its path names;
+- a router-named weight is a MoE router only when its block holds experts, and then every
+  feed-forward weight of that block is an expert's (:mod:`~tb_ad_layer.layers.moe_blocks`); a
+  shared MLP inside the MoE block is its shared expert; experts and routers inside an attention
+  module (a mixture of attention heads) are attention;
+- a layer weight that no rule names belongs to the module it sits in: the group the layer's
+  other weights under the same module path name (``mixer_x_proj`` beside ``mixer_in_proj``:
+  Mamba), else ``other`` (an RG-LRU or short-convolution block, Zamba's ``linear``), which
+  stops its neighbours' groups (the norm before it) from spreading into it;
+- a generic ATen op's name says what it computes, not which module ran it: ``aten.topk`` takes
+  its group from its neighbours (a router's top-k, or an attention's), as a custom op's name
+  (``torch_moe_router``, ``noaux_tc``) does not need to.
+
+The rest (views, getitems, casts, routing arithmetic) take their group from the nodes they feed and
 their sub-group from the node they come from when that one is in the same group, so routing
 arithmetic between the router and the experts stays with the router. Nodes between
 ``begin_aux_stream_passthrough`` and ``end_aux_stream_passthrough`` form the ``aux_stream``
@@ -18,10 +36,11 @@ from typing import Mapping
 from tb_ad_layer.dump.graph import CALL, Graph, Node, friendly_op_name
 from tb_ad_layer.layers.hints import applied_weights, weight_only_nodes
 from tb_ad_layer.layers.membership import NO_LAYER
+from tb_ad_layer.layers.moe_blocks import block_of, in_block, moe_blocks
 from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.subgroups import mark_mixer_stages, mark_rope
 from tb_ad_layer.layers.vocabulary import (ATTENTION, AUX_STREAM, GDN, GROUPS, MAMBA, MLA,
-                                           MLP, MOE, NORM, OTHER)
+                                           MLP, MOE, MOE_EXPERTS, MOE_ROUTER, NORM, OTHER)
 from tb_ad_layer.layers.weights import weight_table
 
 
@@ -36,6 +55,14 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     # q_a/kv_a layernorms are attention branches.
     (re.compile(r"q_a_layernorm"), ATTENTION, "q_branch"),
     (re.compile(r"kv_a_layernorm"), ATTENTION, "kv_branch"),
+    # Norms inside the attention or feed-forward module (per-head q/k norms, a linear
+    # attention's output norm, BitNet's sub-norms) are that module's. (``attn_norm``,
+    # ``ffn_norm`` and ``mlp_norm`` alone are layer norms in some models, so a child of
+    # ``attn``/``mlp`` must say more than ``norm``.)
+    (re.compile(r"(?:^|_)(?:q|query)_(?:layer)?norm"), ATTENTION, "q_branch"),
+    (re.compile(r"(?:^|_)(?:k|key)_(?:layer)?norm"), ATTENTION, "kv_branch"),
+    (re.compile(r"^(?:(?:self_attn|self_attention)_\w*|attn_\w+)norm"), ATTENTION, None),
+    (re.compile(r"^(?:mlp|feed_forward)_\w+norm"), MLP, None),
     # A mixer's norms of its own internal tensors (Jamba's dt/B/C layernorms) are the mixer's.
     (re.compile(r"(?:^|_)(?:mamba|mixer|ssm)_[a-z]{1,2}_layernorm"), MAMBA, None),
     (re.compile(r"layernorm(?:_weight|_bias)?$"), NORM, None),
@@ -43,23 +70,30 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"linear_attn|gated_delta", re.I), GDN, None),
     (re.compile(r"mixer_(?:a_log|d|dt_bias|conv1d|in_proj|out_proj|norm)(?:_|$)|mamba|ssm", re.I),
      MAMBA, None),
-    (re.compile(r"shared_experts?_gate(?!_proj)|shared_expert"), MOE, "shared_experts"),
+    # Any other norm module of the layer (input_layernorm, pre_ff_layernorm, ffn_norm, ln_1,
+    # Falcon's ln_attn/ln_mlp, a norm on a router's input): a norm whatever its path names.
+    (re.compile(r"(?:^|_)(?:\w*layernorm|\w*norm|ln(?:_[a-z0-9]+)?)(?:_weight|_bias|_scale)?$"),
+     NORM, None),
+    # An attention module's own experts and router (a mixture of attention heads) are attention.
+    (re.compile(r"^(?:self_attn|self_attention|attn)_\w*(?:experts|router)"), ATTENTION, None),
+    # A shared MLP inside the MoE block (``mlp.shared_mlp``) is its shared expert.
+    (re.compile(r"shared_experts?_gate(?!_proj)|shared_expert|(?<=_)shared_mlp"), MOE,
+     "shared_experts"),
     (re.compile(r"experts"), MOE, "moe_experts"),
-    (re.compile(r"(?:mlp|moe|mixer)_gate_(?:weight|e_score|bias)|_gate_e_score|router|"
-                r"block_sparse_moe_gate"), MOE, "moe_router"),
-    (re.compile(r"q_a_layernorm|q_a_proj|q_b_proj|q_proj|q_norm|wq"), ATTENTION, "q_branch"),
-    (re.compile(r"kv_a_layernorm|kv_a_proj|kv_b_proj|k_proj|v_proj|k_norm|kv_proj|wkv"),
-     ATTENTION, "kv_branch"),
-    # A norm module of the layer (input_layernorm, pre_ff_layernorm, ffn_norm, ln_1), after the
-    # mixers' and attention's own norms above.
-    (re.compile(r"(?:^|_)(?:\w*layernorm|\w*norm|ln_\d+)(?:_weight|_bias|_scale)?$"), NORM, None),
+    # The router: the FFN block's ``gate`` (not a gate projection), and the per-expert score
+    # biases that steer its choice.
+    (re.compile(r"(?:^|_)(?:mlp|moe|mixer|feed_forward|ffn|block_sparse_moe)_gate_"
+                r"(?!(?:up_)?proj)|_gate_e_score|router|expert_bias|e_score_correction"),
+     MOE, "moe_router"),
+    (re.compile(r"q_a_proj|q_b_proj|q_proj|wq"), ATTENTION, "q_branch"),
+    (re.compile(r"kv_a_proj|kv_b_proj|k_proj|v_proj|kv_proj|wkv"), ATTENTION, "kv_branch"),
     (re.compile(r"self_attn|attention|attn|mixer_o_proj|qkv"), ATTENTION, None),
     (re.compile(r"mlp|ffn|feed_forward|gate_up|up_proj|down_proj|gate_proj|w1|w2|w3"), MLP, None),
 ]
 
 _OP_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"rope|rotary", re.I), ATTENTION, "rope"),
-    (re.compile(r"noaux|topk|router|routing", re.I), MOE, "moe_router"),
+    (re.compile(r"noaux|(?<!aten\.)topk|router|routing", re.I), MOE, "moe_router"),
     (re.compile(r"moe|expert", re.I), MOE, "moe_experts"),
     (re.compile(r"mla|attention|sdpa|flash_attn|fmha|mha|_attn", re.I), ATTENTION, None),
     (re.compile(r"mamba|ssm|selective_scan|causal_conv", re.I), MAMBA, None),
@@ -106,20 +140,95 @@ def _classify_op(target: str) -> tuple[str | None, str | None]:
     return _classify_target(target)
 
 
-def _classify_direct(target: str, weights: tuple[str, ...],
-                     roles: Mapping[str, str]) -> tuple[str | None, str | None]:
+def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
+    """Group and sub-group a layer weight's role names, given its layer's MoE blocks."""
+    group, sub = _classify_role(role)
+    if sub == MOE_ROUTER and block_of(role) not in moe:
+        return None, None  # a router of no experts (AltUp's): it names no group
+    if group == MLP and any(b and in_block(role, b) for b in moe):
+        return MOE, MOE_EXPERTS
+    return group, sub
+
+
+def _classify_direct(target: str, weights: tuple[str, ...], roles: Mapping[str, str],
+                     moe: list[str], siblings: Mapping[str, str]
+                     ) -> tuple[str | None, str | None]:
+    """Group and sub-group from the weights a node applies (else its target).
+
+    ``moe`` names the MoE blocks of its layer (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`)
+    and ``siblings`` the groups of its layer's module paths (:func:`_sibling_groups`): a layer
+    weight that no rule names takes the group of the module it sits in, else ``other``.
+    """
     if not weights:
         return _classify_op(target)
     if _is_attention_kernel(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
+    unnamed = ""
     for w in weights:
-        group, sub = _classify_role(roles[w])
+        role = roles[w]
+        group, sub = _role_group(role, moe)
         if group is not None:
             if group == NORM and _classify_target(target)[1] == "rope":
-                break
+                return _classify_target(target)
             return group, sub
-    return _classify_target(target)
+        if role != w and not unnamed:
+            unnamed = role  # a layer weight of a module no rule names
+    group, sub = _classify_target(target)
+    if group is None and unnamed:
+        return _enclosing_group(unnamed, siblings), None
+    return group, sub
+
+
+def _enclosing_group(role: str, siblings: Mapping[str, str]) -> str:
+    """The group of the innermost module path of ``role`` that names one, else ``other``."""
+    end = role.rfind("_")
+    while end > 0:
+        found = siblings.get(role[:end])
+        if found is not None:
+            return OTHER if found == _MIXED else found
+        end = role.rfind("_", 0, end)
+    return OTHER
+
+
+_MIXED = "mixed"
+
+
+def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[str, ...]],
+                    roles: Mapping[str, str], moe: dict[int, list[str]]
+                    ) -> dict[int, dict[str, str]]:
+    """Per layer, the group of every path prefix of its named weights' roles
+    (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
+    :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
+    and name no enclosing module."""
+    out: dict[int, dict[str, str]] = {}
+    seen: set[tuple[int, str]] = set()
+    no_moe: list[str] = []
+    for node in nodes:
+        j = node.index
+        layer = layers[j]
+        if node.kind != CALL or layer == NO_LAYER:
+            continue
+        for w in weights[j]:
+            role = roles[w]
+            if role == w or (layer, role) in seen:
+                continue
+            seen.add((layer, role))
+            group = _role_group(role, moe.get(layer, no_moe))[0]
+            if group is None or group == NORM:
+                continue
+            prefixes = out.setdefault(layer, {})
+            end = role.rfind("_")
+            while end > 0:
+                key = role[:end]
+                had = prefixes.get(key)
+                prefixes[key] = group if had is None or had == group else _MIXED
+                end = role.rfind("_", 0, end)
+    return out
+
+
+def _is_router_role(role: str) -> bool:
+    return _classify_role(role)[1] == MOE_ROUTER
 
 
 def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | None = None,
@@ -149,6 +258,10 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     sub: list[str | None] = [None] * n
     direct = [False] * n
     weights = applied_weights(graph, weight_only_nodes(graph))
+    moe = moe_blocks(graph, layers, weights, roles, _is_router_role)
+    siblings = _sibling_groups(nodes, layers, weights, roles, moe)
+    no_moe: list[str] = []
+    no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
     attn_layers: set[int] = set()
     for node in nodes:
@@ -157,7 +270,8 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
             continue
         g, s = _classify_module(node.name, node.target)
         if g is None:
-            g, s = _classify_direct(node.target, weights[j], roles)
+            g, s = _classify_direct(node.target, weights[j], roles, moe.get(layers[j], no_moe),
+                                    siblings.get(layers[j], no_siblings))
         group[j], sub[j] = g, s
         direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)

@@ -19,9 +19,15 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    unfused input norm) split where everything later reads A's work through one value, the
    layer's output: the residual add ends A, and the norm statistics on it start B. A dtype cast
    or view of that value opens B (a block-opening cast), while other elementwise work on it
-   before B's norm (an embedding scale) stays in A. When no single value separates them (a
-   fused add+norm takes the block output and the residual apart), the gap is A's. Region A can
-   be the preparation (the embedding ends it) and B the final norm.
+   before B's norm (an embedding scale) stays in A. Sizes (SymInt values such as ``batch *
+   seq`` that layer A computed and B reuses) carry no data and never count as a value read
+   across the boundary. When no single value separates two layers (a fused add+norm takes the
+   block output and the residual apart), the gap is A's. Region A can be the preparation (the
+   embedding ends it) and B the final norm. The preparation may hand the first layer several
+   values (Gemma 3n: the stacked AltUp streams and that layer's slice of the per-layer
+   inputs); then the first layer starts, after the preparation's last seed, at the latest point
+   where the fewest of the preparation's values are still to be read (a cast or view of them
+   already opens the layer).
 4. **Work that reads no seed's result is placed by position** (masks, RoPE tables, SymInt
    arithmetic on the sequence length): FX order is execution order, so each layer's own code is
    a contiguous run of lines. Such a node inside layer N's run of lines is N's (per-layer RoPE
@@ -45,6 +51,7 @@ read.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Mapping
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
@@ -62,6 +69,9 @@ _NOTHING = _FINAL + 1  # low of a node that feeds no seed
 _UNSET = -4
 
 # Ops that only re-type or re-view a value: at a layer boundary they open the next block.
+# Types of values that size or scale an op rather than carry the data a layer passes on.
+_SCALAR_TYPES = frozenset({"SymInt", "SymFloat", "SymBool", "int", "float", "bool"})
+
 _ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|contiguous|clone|"
                         r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
@@ -93,12 +103,17 @@ class _Membership:
         self.owner = [_UNSET] * n
         self.next_use = next_uses(graph)
         self.skipping = [False] * n
+        self.prep_seeds: list[int] = []
+        # Values that cannot carry a layer's output across a boundary: weights and sizes.
+        self.no_data = [self.weight_only[j] or node.dtype in _SCALAR_TYPES
+                        for j, node in enumerate(graph.nodes)]
 
     def run(self) -> list[int]:
         self._forward()
         self._final_seeds()
         self._backward()
         gaps = self._classify()
+        self.prep_seeds = [j for j in range(self.n) if self.seed[j] == _PREP]
         readers = self._gap_readers(gaps)
         for pair, members in gaps.items():
             self._split_gap(pair[0], pair[1], members, readers.get(pair, []))
@@ -210,7 +225,7 @@ class _Membership:
             for i in self.inputs[j]:
                 a = src[i]
                 pair = (a, b)
-                if a < b and pair != last_pair and pair in gaps and not self.weight_only[i]:
+                if a < b and pair != last_pair and pair in gaps and not self.no_data[i]:
                     out.setdefault(pair, []).append(j)
                     last_pair = pair
         return out
@@ -225,9 +240,10 @@ class _Membership:
         readers = sorted(set(members).union(b_readers))
         # Candidate cuts: the gap's nodes and the A-side values they read from outside it.
         candidates: set[int] = set(members)
+        no_data = self.no_data
         for w in readers:
             for i in inputs[w]:
-                if src[i] == a and i not in in_gap and not self.weight_only[i]:
+                if src[i] == a and i not in in_gap and not no_data[i]:
                     candidates.add(i)
         order = sorted(candidates, reverse=True)
         valid: list[int] = []
@@ -239,7 +255,7 @@ class _Membership:
             while k >= 0 and readers[k] > v:
                 w = readers[k]
                 for i in inputs[w]:
-                    if src[i] != a or self.weight_only[i]:
+                    if src[i] != a or no_data[i]:
                         continue
                     if i in in_gap:
                         if i < min_gap:
@@ -252,6 +268,12 @@ class _Membership:
             if v < first_b and min_gap >= v and not many and (one == -1 or one == v):
                 valid.append(v)
         if not valid:
+            if a == _PREP:
+                cut = self._narrowest_handover(sorted(candidates), readers, first_b, a,
+                                               self._last_prep(first_b))
+                for j in members:
+                    owner[j] = a if j <= cut else b
+                return
             for j in members:
                 owner[j] = a
             return
@@ -265,6 +287,46 @@ class _Membership:
                 break
         for j in members:
             owner[j] = a if j <= cut else b
+
+    def _last_prep(self, before: int) -> int:
+        """The last position before ``before`` that the preparation's seeds own."""
+        k = bisect_left(self.prep_seeds, before)
+        return self.prep_seeds[k - 1] if k > 0 else -1
+
+    def _narrowest_handover(self, candidates: list[int], readers: list[int], first_b: int,
+                            a: int, start: int) -> int:
+        """The cut from ``start`` on after which the fewest of region ``a``'s values are still
+        read, the latest such cut that is not a cast or view; ``start`` when none lies before
+        ``first_b``.
+
+        ``candidates`` and ``readers`` are sorted positions; a value ``u`` is handed over at a
+        cut ``v`` when ``u <= v`` and a reader after ``v`` reads it.
+        """
+        inputs, src, no_data, nodes = self.inputs, self.src, self.no_data, self.nodes
+        last_read: dict[int, int] = {}
+        for w in readers:
+            for i in inputs[w]:
+                if src[i] == a and not no_data[i] and w > i:
+                    last_read[i] = w
+        ends = sorted(last_read[u] for u in candidates if last_read.get(u, -1) > u)
+        best, best_count = start, _NOTHING
+        open_count = 0
+        e = 0
+        for v in candidates:
+            if v >= first_b:
+                break
+            if last_read.get(v, -1) > v:
+                open_count += 1
+            while e < len(ends) and ends[e] <= v:
+                open_count -= 1
+                e += 1
+            if v < start:
+                continue
+            if open_count < best_count or (
+                    open_count == best_count
+                    and _ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None):
+                best, best_count = v, open_count
+        return best
 
     def _sole_use(self, j: int) -> int:
         """The one node that uses ``j``'s value (asserts aside), or -1."""

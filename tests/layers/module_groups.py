@@ -5,7 +5,10 @@ Groups follow the module that computed the node: the path inside the decoder lay
 ``mlp`` -> MoE when that block routes to experts, else MLP; ``mixer`` -> whatever that block
 holds; ``linear_attn`` -> gated delta net; the layer's own norms -> norm). Code of the decoder
 layer itself (residual adds, block-opening casts) has no submodule to name its group, so it is
-left out of the comparison and checked by hand-made cases instead.
+left out of the comparison and checked by hand-made cases instead. A block of the layer that owns
+weights but holds no module of any group (RecurrentGemma's RG-LRU block, LFM2's short
+convolution, Zamba's ``linear``) is ``other``: the vocabulary has no name for it, and no
+neighbour's group may be lent to it.
 """
 from __future__ import annotations
 
@@ -69,3 +72,34 @@ def expected_group(module: str | None, blocks: dict[str, set[str]], mla: bool) -
                 return "mamba"
         return "mlp"
     return None
+
+
+def unnamed_blocks(truth: dict[str, dict[str, object]], layers_module: str,
+                   weights: set[str]) -> list[str]:
+    """Module paths of the layer blocks (direct children of a decoder layer) that own weights and
+    hold no node of any group, from a truth file written with module classes."""
+    named: set[str] = set()
+    seen: set[str] = set()
+    for info in truth.values():
+        block = _block_path(info.get("module"), layers_module)
+        if block is None:
+            continue
+        seen.add(block)
+        if info.get("group") is not None:
+            named.add(block)
+    out = []
+    for block in sorted(seen - named):
+        flat = block.replace(".", "_") + "_"
+        if any(w.startswith(flat) for w in weights):
+            out.append(block)
+    return out
+
+
+def _block_path(module: object, layers_module: str) -> str | None:
+    """``model.layers.3.conv.in_proj`` -> ``model.layers.3.conv`` (None outside layer blocks)."""
+    if not isinstance(module, str) or not module.startswith(layers_module + "."):
+        return None
+    parts = module[len(layers_module) + 1:].split(".")
+    if len(parts) < 2:
+        return None
+    return f"{layers_module}.{parts[0]}.{parts[1]}"

@@ -15,9 +15,9 @@ import pytest
 
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.layered import layer_graph
-from tb_ad_layer.layers.vocabulary import FFNS, MIXERS
+from tb_ad_layer.layers.vocabulary import FFNS, MIXERS, OTHER
 from tests.conftest import DUMPS
-from tests.layers.module_groups import expected_group, layer_blocks
+from tests.layers.module_groups import expected_group, layer_blocks, unnamed_blocks
 
 FILES = sorted(DUMPS.glob("*/*.txt"))
 GROUP_AGREEMENT = 0.98
@@ -87,15 +87,26 @@ def test_groups_on_ad_graphs(path: Path) -> None:
 @pytest.mark.parametrize("path", [p for p in FILES if not p.parent.name.startswith("ad_")],
                          ids=_rel)
 def test_groups_follow_module_paths(path: Path) -> None:
-    truth = _truth(path)["nodes"]
+    whole = _truth(path)
+    truth = whole["nodes"]
     lg = layer_graph(parse_dump(path).select())
     modules = [v.get("module") or "" for v in truth.values()]
     blocks = layer_blocks(modules)
     mla = any("kv_a_proj" in m for m in modules)
-    # Truth written with module classes gives the group its module structure implies;
-    # older truth gives the path only.
-    pairs = [(truth[n.name]["group"] if "class" in truth[n.name]
-              else expected_group(truth[n.name].get("module"), blocks, mla), lg.group[n.index])
+    unnamed = tuple(b + "." for b in unnamed_blocks(
+        truth, whole.get("layers_module", "model.layers"), set(lg.graph.weights)))
+
+    def want(info: dict) -> str | None:
+        # Truth written with module classes gives the group its module structure implies
+        # (``other`` for a block of no group); older truth gives the path only.
+        if "class" not in info:
+            return expected_group(info.get("module"), blocks, mla)
+        if info["group"] is None and unnamed \
+                and ((info.get("module") or "") + ".").startswith(unnamed):
+            return OTHER
+        return info["group"]
+
+    pairs = [(want(truth[n.name]), lg.group[n.index])
              for n in lg.graph.nodes if n.name in truth and truth[n.name]["layer"] is not None]
     judged = [(want, got) for want, got in pairs if want is not None]
     agree = sum(want == got for want, got in judged)

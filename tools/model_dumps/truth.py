@@ -34,10 +34,11 @@ MIXERS = ("attention", "mla", "mamba", "gdn")
 FFNS = ("mlp", "moe")
 GROUPS = MIXERS + FFNS + ("norm",)
 _ATTN_CHILDREN = ("q_proj", "qkv_proj", "query_key_value", "c_attn", "Wqkv", "q_a_proj",
-                  "q_b_proj")
+                  "q_b_proj", "kv_proj")
 _MLA_CHILDREN = ("kv_a_proj_with_mqa", "kv_b_proj")
 _MLP_CHILDREN = ("gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc2", "c_fc",
-                 "w1", "w2", "w3", "dense_h_to_4h", "input_linear", "output_linear")
+                 "w1", "w2", "w3", "dense_h_to_4h", "input_linear", "output_linear", "fc_in",
+                 "fc_out")
 
 
 def classify(module: torch.nn.Module) -> Optional[str]:
@@ -46,13 +47,13 @@ def classify(module: torch.nn.Module) -> Optional[str]:
     - ``gdn``: a class named ``*DeltaNet*``;
     - ``mamba``: a module that owns an ``A_log`` parameter (every Mamba1/Mamba2 mixer does);
     - ``mla`` / ``attention``: a module with a query projection child (``q_proj``, ``qkv_proj``,
-      ``q_a_proj``, ...), ``mla`` when it also has a latent KV projection
+      ``q_a_proj``, ...) or a joint key/value projection (``kv_proj``: JetMoE's attention, whose
+      query projections are experts), ``mla`` when it also has a latent KV projection
       (``kv_a_proj_with_mqa``);
     - ``moe``: a module with an ``experts`` or ``router`` child, or a child whose class is named
       ``*Experts``;
     - ``mlp``: a module with feed-forward projections (``gate_proj``/``up_proj``/``down_proj``,
-      ``input_linear``/``output_linear``,
-      ``fc1``/``fc2``, ...);
+      ``input_linear``/``output_linear``, ``fc1``/``fc2``, ``fc_in``/``fc_out``, ...);
     - ``norm``: a class named ``*Norm*``.
     """
     cls = type(module).__name__
