@@ -580,6 +580,8 @@ export class App {
     const view = this.store.get().view;
     const tgt = ev.target as HTMLElement | null;
     const typing = tgt && (tgt.tagName === "INPUT" || tgt.tagName === "SELECT" || tgt.tagName === "TEXTAREA" || tgt.isContentEditable);
+    // Enter on a focused button or link is that control's own.
+    if (ev.key === "Enter" && tgt?.closest("button, a")) return;
     if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) {
       if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "f" && view === "layer") {
         ev.preventDefault();

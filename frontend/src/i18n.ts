@@ -244,7 +244,7 @@ const STRINGS = {
   keyPan: { en: "pan", zh: "平移" },
   keyFit: { en: "fit the graph to the view", zh: "缩放图以适应视图" },
   keyMinimap: { en: "show or hide the minimap", zh: "显示或隐藏小地图" },
-  keyToggleGroup: { en: "expand or collapse a group", zh: "展开或折叠分组" },
+  keyToggleGroup: { en: "expand or collapse a group (Enter: the selected one)", zh: "展开或折叠分组（Enter：所选分组）" },
   keyMouse: { en: "pan / zoom", zh: "平移 / 缩放" },
   keyNextUnmatched: { en: "next / previous unmatched node", zh: "下一个 / 上一个未匹配节点" },
   keySwap: { en: "swap left and right", zh: "交换左右两侧" },

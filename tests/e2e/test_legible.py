@@ -25,6 +25,22 @@ TEXT_SIZES = """(sel) => {
 }"""
 
 
+#: Sizes of the on-screen text of `sel` inside the group `group` (its public id).
+TEXT_SIZES_IN = """({sel, group}) => {
+  const pane = document.querySelector('[data-testid=graph]').getBoundingClientRect();
+  const g = document.querySelector(`[data-group-id='${group}'] > rect.cbox`).getBoundingClientRect();
+  const out = [];
+  for (const t of document.querySelectorAll(sel)) {
+    const r = t.getBoundingClientRect();
+    if (!r.width || getComputedStyle(t).display === 'none') continue;
+    const inside = (b) => r.right >= b.left && r.left <= b.right && r.bottom >= b.top && r.top <= b.bottom;
+    if (!inside(pane) || !inside(g)) continue;
+    out.push(parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+  }
+  return out;
+}"""
+
+
 def rect(target: Any, selector: str) -> dict[str, float]:
     return target.evaluate("(s) => { const r = document.querySelector(s).getBoundingClientRect();"
                            " return {x: r.left, y: r.top, w: r.width, h: r.height}; }", selector)
@@ -121,6 +137,21 @@ def test_large_layer_folds_repeats_and_opens_them_on_demand(page: Any, tb: Tenso
     assert page.locator("[data-testid=graph-node]").count() >= before + count * period - 1
     assert t2["leaves"] > t["leaves"]
     shot(page, "legible_large_layer_fold_open")
+    # The expanded fold is on screen (its top-left in view) and its node text is legible there.
+    pane = rect(page, "[data-testid=graph]")
+    box = rect(page, f"[data-group-id='{gid}'] > rect.cbox")
+    assert overlaps(box, pane), (box, pane)
+    assert pane["x"] <= box["x"] < pane["x"] + pane["w"] and pane["y"] <= box["y"] < pane["y"] + pane["h"], (box, pane)
+    sizes = page.evaluate(TEXT_SIZES_IN, {"sel": "[data-testid=graph-node] text.l", "group": gid})
+    assert len(sizes) >= 5, "no node text of the expanded fold on screen"
+    assert min(sizes) >= LEGIBLE_PX, sorted(sizes)[:5]
+    # Collapsed again, it is still on screen, all of it.
+    s = seq(page)
+    page.evaluate("(g) => window.__adLayer.toggleGroup(g)", gid)
+    drawn(page, s)
+    box = rect(page, f"[data-group-id='{gid}'] rect.box")
+    assert pane["x"] <= box["x"] and box["x"] + box["w"] <= pane["x"] + pane["w"], (box, pane)
+    assert pane["y"] <= box["y"] and box["y"] + box["h"] <= pane["y"] + pane["h"], (box, pane)
 
 
 def test_inputs_of_one_kind_fold_and_do_not_set_the_width(page: Any, tb: TensorBoard) -> None:

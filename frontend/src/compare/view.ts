@@ -410,14 +410,14 @@ export class CompareView {
     if (!pane.hier || key === SCENE) return;
     pane.expanded = toggleGroup(pane.expanded, key);
     const open = pane.expanded.has(key);
-    const jobs = [pane.relayout({ anchor: key })];
+    const jobs = [pane.relayout({ anchor: key, legible: open })];
     if (this.synced()) {
       const o = this.panes[this.other(side)];
       const rel = relGroupPath(key);
       const ok = o.hier && rel !== null ? keyForRel(o.hier, rel) : null;
       if (ok && o.expanded.has(ok) !== open) {
         o.expanded = toggleGroup(o.expanded, ok);
-        jobs.push(o.relayout({ anchor: ok }));
+        jobs.push(o.relayout({ anchor: ok, legible: open }));
       }
     }
     await Promise.all(jobs);
@@ -428,8 +428,11 @@ export class CompareView {
     for (const side of ["a", "b"] as Side[]) {
       const p = this.panes[side];
       if (!p.hier) continue;
+      // What is under each pane's centre stays on screen.
+      const anchor = p.graph.anchorKey() ?? undefined;
+      const before = p.expanded.size;
       p.expanded = expandedToDepth(p.hier, depth);
-      jobs.push(p.relayout({ fit: true }));
+      jobs.push(p.relayout({ anchor, legible: p.expanded.size > before, fit: !anchor }));
     }
     await Promise.all(jobs);
   }

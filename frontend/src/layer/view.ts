@@ -329,11 +329,11 @@ export class LayerView {
 
   // ---------------------------------------------------------------- layout and drawing
 
-  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
     const hier = this.pane.hier;
     if (!hier) return;
     const ok = await this.pane.relayout({
-      centre: opts.centre, anchor: opts.anchor, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
+      centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
     });
     if (!ok) return;
     this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
@@ -382,7 +382,7 @@ export class LayerView {
     const sel = this.pane.selected;
     if (sel && !this.pane.expanded.has(key) && ancestors(hier, sel).includes(key)) this.setSelected(key);
     this.markCustomDepth();
-    await this.relayout({ what: "toggle", t0, fetchMs: 0, anchor: key });
+    await this.relayout({ what: "toggle", t0, fetchMs: 0, anchor: key, legible: this.pane.expanded.has(key) });
   }
 
   private async onDepthChange(): Promise<void> {
@@ -391,12 +391,15 @@ export class LayerView {
     const v = this.depthSel.value;
     const t0 = performance.now();
     const depth = v === "all" ? maxGroupDepth(hier) + 1 : Number(v);
+    // The selection, or the group under the view's centre, stays on screen.
+    const anchor = this.pane.graph.anchorKey() ?? undefined;
+    const before = this.pane.expanded.size;
     this.pane.expanded = expandedToDepth(hier, depth);
     this.store.set({ depth });
     // A selection hidden by the new depth moves to the collapsed group that now shows it.
     const sel = this.pane.selected;
     if (sel) this.setSelected(visibleGraph(hier, this.pane.expanded).rep.get(sel) ?? null);
-    await this.relayout({ what: "depth", t0, fetchMs: 0, fit: true });
+    await this.relayout({ what: "depth", t0, fetchMs: 0, anchor, legible: this.pane.expanded.size > before, fit: !anchor });
   }
 
   /** Collapses everything below depth `d` ("all": nothing). */

@@ -78,7 +78,7 @@ export class StageView {
       onSelect: (k) => void this.pane.select(k),
       onToggle: (k) => {
         this.pane.expanded = toggleGroup(this.pane.expanded, k);
-        void this.pane.relayout({ anchor: k });
+        void this.pane.relayout({ anchor: k, legible: this.pane.expanded.has(k) });
       },
     }, () => this.paint());
     const side = h("div", { class: "adl-side adl-sside", "data-testid": "stage-side-panel" });
