@@ -20,7 +20,7 @@ const STRINGS = {
   kernels: { en: "{n} kernels", zh: "{n} 个内核" },
   nodeCount: { en: "Nodes", zh: "节点数" },
   edgesN: { en: "{n} edges", zh: "{n} 条边" },
-  depth: { en: "Expand depth", zh: "展开深度" },
+  depth: { en: "Depth", zh: "展开深度" },
   depthAll: { en: "all", zh: "全部" },
   depthLayers: { en: "{d} · layers", zh: "{d} · 层" },
   depthGroups: { en: "{d} · groups", zh: "{d} · 分组" },
@@ -30,7 +30,6 @@ const STRINGS = {
   statusLine: { en: "{nodes} · {drawn} drawn · {edges} · fetch {fetch} ms · layout {layout} ms (worker {worker} ms, {cached}/{groups} groups cached) · draw {draw} ms · total {total} ms", zh: "{nodes} · 已绘制 {drawn} · {edges} · 获取 {fetch} ms · 布局 {layout} ms(worker {worker} ms,缓存 {cached}/{groups} 个分组)· 绘制 {draw} ms · 总计 {total} ms" },
   needsTrace: { en: "needs a trace", zh: "需要 trace" },
   depthTitle: { en: "Collapse every group below this depth (1 = layers, 2 = groups, 3 = sub-groups)", zh: "折叠此深度以下的所有分组(1 = 层,2 = 分组,3 = 子分组)" },
-  fit: { en: "Fit", zh: "适应窗口" },
   copyLink: { en: "Link", zh: "链接" },
   copyLinkTitle: { en: "Copy a link to this view (opens the panel on its own, with the same run, stage, layer and node)", zh: "复制此视图的链接(单独打开面板,保留运行、阶段、层和节点)" },
   copied: { en: "Copied", zh: "已复制" },
@@ -53,6 +52,9 @@ const STRINGS = {
   langToggleTitle: { en: "Switch language", zh: "切换语言" },
   loading: { en: "Loading…", zh: "加载中…" },
   layingOut: { en: "Laying out {n} nodes…", zh: "正在布局 {n} 个节点…" },
+  runsUnreadable: { en: "Cannot be read", zh: "无法读取" },
+  runUnreadable: { en: "run {run} cannot be read: {error}", zh: "运行 {run} 无法读取:{error}" },
+  noReadableRuns: { en: "No run can be read: {runs}", zh: "没有可读取的运行:{runs}" },
   noRuns: { en: "No runs found. Convert a dump directory with `tb-ad-layer convert` into the logdir.", zh: "未找到运行。请用 `tb-ad-layer convert` 将转储目录转换到 logdir 中。" },
   error: { en: "Error: {msg}", zh: "错误:{msg}" },
   requestFailed: { en: "{url} failed: {msg}", zh: "{url} 请求失败:{msg}" },
@@ -119,9 +121,9 @@ const STRINGS = {
   lodNote: { en: "merged into buckets by the server; zoom in for kernels", zh: "服务器已合并为区间;放大可查看内核" },
   // Downloads
   download: { en: "Download", zh: "下载" },
-  dlJson: { en: "layer JSON", zh: "层 JSON" },
+  dlJson: { en: "JSON", zh: "层 JSON" },
   dlDot: { en: "DOT", zh: "DOT" },
-  dlTrace: { en: "Chrome trace", zh: "Chrome trace" },
+  dlTrace: { en: "Trace", zh: "Trace" },
   // Stage diff annotations
   stageDiff: { en: "+{a} −{r} ~{c}", zh: "+{a} −{r} ~{c}" },
   // "Phase" (prefill / decode, what a trace recorded) and "stage" (a transform of the graph) are

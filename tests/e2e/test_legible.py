@@ -205,3 +205,26 @@ def test_minimap_never_covers_the_graph(page: Any, tb: TensorBoard) -> None:
     mm = rect(page, "[data-testid=minimap]")
     assert mm["w"] > 0 and not overlaps(mm, rect(page, "[data-testid=graph]"))
     shot(page, "legible_minimap")
+
+
+#: Vertical centres of the visible toolbar controls (one per row they sit on), and their boxes.
+TOOLBAR = """() => { const out = []; for (const el of document.querySelectorAll('[data-testid=toolbar] .row > *')) {
+  if (el.closest('[hidden]') || el.classList.contains('spacer')) continue;
+  const r = el.getBoundingClientRect(); if (!r.width) continue;
+  out.push({x: r.left, y: r.top, w: r.width, h: r.height}); } return out; }"""
+
+
+def test_toolbar_fits_two_rows_at_1500_px_and_stays_usable_at_1024(page: Any, tb: TensorBoard) -> None:
+    for width, most_rows in ((1500, 2), (1024, 4)):
+        page.set_viewport_size({"width": width, "height": 768})
+        open_panel(page, tb, run="dsv3_decode", layer=3)
+        boxes = page.evaluate(TOOLBAR)
+        rows = {round(b["y"] + b["h"] / 2) for b in boxes}
+        assert len(rows) <= most_rows, (width, sorted(rows))
+        # Every control is inside the window, none over another, and the graph keeps its room.
+        assert all(b["x"] >= 0 and b["x"] + b["w"] <= width for b in boxes), (width, boxes)
+        for i, a in enumerate(boxes):
+            assert not any(overlaps(a, b) for b in boxes[i + 1:]), (width, a)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert rect(page, "[data-testid=graph]")["h"] >= 300, width
+        shot(page, f"toolbar_{width}")
