@@ -332,6 +332,29 @@ def test_compare_choosers_switch_sides(cpage, api):
     assert page.inner_text("[data-testid=compare-count-same]") == str(exp["counts"]["same"])
 
 
+def test_svg_ids_are_unique_and_each_pane_uses_its_own(cpage, api):
+    page = cpage
+    open_decode_vs_unfused(page, api)
+    page.click("[data-testid=view-stages]")
+    wait_stage(page)
+    page.click("[data-testid=view-layer]")
+    ready(page)
+    found = page.evaluate("""() => {
+      const ids = [...document.querySelectorAll('[id]')].map((e) => e.id);
+      const foreign = [];
+      for (const svg of document.querySelectorAll('svg')) {
+        for (const el of svg.querySelectorAll('[marker-end]')) {
+          const id = el.getAttribute('marker-end').replace(/^url\\(#|\\)$/g, '');
+          if (!svg.querySelector(`[id="${id}"]`)) foreign.push(id);
+        }
+      }
+      return {ids, foreign, svgs: document.querySelectorAll("svg .vp").length, refs: document.querySelectorAll("svg [marker-end]").length};
+    }""")
+    assert found["svgs"] >= 4  # the layer view, both comparison panes, the stage view
+    assert len(found["ids"]) == len(set(found["ids"])), sorted(found["ids"])
+    assert found["refs"] > 10 and not found["foreign"], found["foreign"][:5]
+
+
 # ------------------------------------------------------------------------------------------ stages
 
 def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
