@@ -152,6 +152,7 @@ def test_large_layer_folds_repeats_and_opens_them_on_demand(page: Any, tb: Tenso
     box = rect(page, f"[data-group-id='{gid}'] rect.box")
     assert pane["x"] <= box["x"] and box["x"] + box["w"] <= pane["x"] + pane["w"], (box, pane)
     assert pane["y"] <= box["y"] and box["y"] + box["h"] <= pane["y"] + pane["h"], (box, pane)
+    shot(page, "legible_large_layer_fold")
 
 
 def test_inputs_of_one_kind_fold_and_do_not_set_the_width(page: Any, tb: TensorBoard) -> None:
