@@ -196,8 +196,10 @@ export class LayerView {
     }
     if (changed.has("view")) this.shown();
     if (this.loading) return;
-    if (changed.has("depth") && st.depth !== null && st.depth !== this.depthShown) void this.setDepth(st.depth);
-    else if (changed.has("selected") && st.selected !== (this.pane.selected ? publicId(this.pane.selected) : null)) {
+    // A depth or selection set while the view was hidden is applied when it shows.
+    const shows = changed.has("view");
+    if ((shows || changed.has("depth")) && st.depth !== null && st.depth !== this.depthShown) void this.setDepth(st.depth);
+    else if ((shows || changed.has("selected")) && st.selected !== (this.pane.selected ? publicId(this.pane.selected) : null)) {
       const key = st.selected ? this.keyForNode(st.selected) : null;
       void this.select(key, { centre: true, reveal: true });
     }
