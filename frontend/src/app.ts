@@ -115,15 +115,12 @@ export class App {
   /**
    * Two rows: what is shown (views, phase, run, stage, layer) and how (the layer view's depth,
    * colour, hotspots, search; downloads, link, theme, language, help). Each row wraps on its own
-   * in a narrow window.
+   * in a narrow window; in the comparison view, which has its own choosers, they share one row.
    */
   private buildToolbar(): HTMLElement {
     const tb = h("div", { class: "adl-toolbar", "data-testid": "toolbar" });
     this.toolbarEl = tb;
-    const what = h("div", { class: "row" });
-    const how = h("div", { class: "row" });
-    tb.append(what, how);
-    what.appendChild(text("span", t("appTitle"), { class: "title" }));
+    tb.appendChild(text("span", t("appTitle"), { class: "title" }));
     this.tabBar = h("div", { class: "seg tabs", role: "tablist", "aria-label": t("views"), "data-testid": "view-tabs" });
     const tabNames: Record<ViewName, "viewLayer" | "viewCompare" | "viewStages" | "viewOverview"> = {
       layer: "viewLayer", compare: "viewCompare", stages: "viewStages", overview: "viewOverview",
@@ -134,7 +131,7 @@ export class App {
       b.addEventListener("click", () => this.setView(v));
       this.tabBar.appendChild(b);
     });
-    what.appendChild(this.tabBar);
+    tb.appendChild(this.tabBar);
     this.phaseSel = h("select", { "data-testid": "phase-select", "aria-label": t("phase"), title: t("phase") });
     for (const [value, label] of [["", t("phaseAll")], ["decode", t("phaseDecode")], ["prefill", t("phasePrefill")], ["none", t("phaseNone")]]) {
       const o = h("option", { value });
@@ -149,17 +146,18 @@ export class App {
     this.runSel.addEventListener("change", () => act(this.actions.chooseRun(this.runSel.value)));
     this.stageSel.addEventListener("change", () => act(this.actions.chooseStage(Number(this.stageSel.value))));
     this.layerSel.addEventListener("change", () => this.actions.chooseLayer(this.layerSel.value === "all" ? "all" : Number(this.layerSel.value)));
-    what.append(
+    tb.append(
       h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("phase"), { class: "sr" }), this.phaseSel),
       h("span", { class: "grp", "data-views": "layer stages overview" }, h("label", { for: "adl-run" }, t("run")), this.runSel),
       h("span", { class: "grp", "data-views": "layer overview" }, text("label", t("stage")), this.stageSel),
       h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("layer")), this.layerSel),
     );
+    tb.appendChild(h("span", { class: "break", "data-views": "layer stages overview" }));
     for (const el of this.layerView.toolbarItems) {
       el.dataset.views = "layer";
-      how.appendChild(el);
+      tb.appendChild(el);
     }
-    how.appendChild(h("span", { class: "spacer" }));
+    tb.appendChild(h("span", { class: "spacer" }));
     this.dlLinks = h("div", { class: "grp", "data-testid": "downloads" });
     const themeBtn = h("button", { class: "btn iconbtn", type: "button", title: t("themeToggle"), "aria-label": t("themeToggle"), "data-testid": "theme-toggle" });
     const setThemeIcon = () => (themeBtn.textContent = this.store.get().theme === "dark" ? "☀" : "☾");
@@ -174,7 +172,7 @@ export class App {
     linkBtn.addEventListener("click", () => void this.copyLink(linkBtn));
     const helpBtn = h("button", { class: "btn iconbtn", type: "button", title: `${t("helpTitle")} (?)`, "aria-label": t("helpTitle"), "data-testid": "help-button" }, "?");
     helpBtn.addEventListener("click", () => this.help.toggle());
-    how.append(this.dlLinks, linkBtn, themeBtn, langBtn, helpBtn);
+    tb.append(this.dlLinks, linkBtn, themeBtn, langBtn, helpBtn);
     return tb;
   }
 

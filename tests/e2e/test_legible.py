@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.e2e.conftest import HOSTILE, HOSTILE_RUN, LARGE_RUN, TensorBoard
-from tests.e2e.panel import drawn, open_panel, ready, seq, shot
+from tests.e2e.panel import drawn, open_panel, ready, seq, shot, wait_compare
 
 #: On-screen node text at the default view (CSS px), and the least any summary card text may be.
 READABLE_PX = 11
@@ -209,8 +209,8 @@ def test_minimap_never_covers_the_graph(page: Any, tb: TensorBoard) -> None:
 
 
 #: Vertical centres of the visible toolbar controls (one per row they sit on), and their boxes.
-TOOLBAR = """() => { const out = []; for (const el of document.querySelectorAll('[data-testid=toolbar] .row > *')) {
-  if (el.closest('[hidden]') || el.classList.contains('spacer')) continue;
+TOOLBAR = """() => { const out = []; for (const el of document.querySelectorAll('[data-testid=toolbar] > *')) {
+  if (el.closest('[hidden]') || el.classList.contains('spacer') || el.classList.contains('break')) continue;
   const r = el.getBoundingClientRect(); if (!r.width) continue;
   out.push({x: r.left, y: r.top, w: r.width, h: r.height}); } return out; }"""
 
@@ -229,3 +229,11 @@ def test_toolbar_fits_two_rows_at_1500_px_and_stays_usable_at_1024(page: Any, tb
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert rect(page, "[data-testid=graph]")["h"] >= 300, width
         shot(page, f"toolbar_{width}")
+    # The comparison view has its own choosers: the toolbar and its bar take one row each.
+    page.set_viewport_size({"width": 1500, "height": 950})
+    page.click("[data-testid=view-compare]")
+    wait_compare(page)
+    assert len({round(b["y"] + b["h"] / 2) for b in page.evaluate(TOOLBAR)}) == 1
+    bar = page.eval_on_selector_all("[data-testid=compare-view] .adl-vbar > *", "els => els.filter((e) => e.getBoundingClientRect().width)"
+                                    ".map((e) => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })")
+    assert len(set(bar)) == 1, bar

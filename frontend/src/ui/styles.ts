@@ -22,9 +22,9 @@ export const CSS = `
 html, body { margin: 0; padding: 0; height: 100%; background: var(--bg); color: var(--fg); }
 body { font: 13px/1.4 var(--sans); overflow: hidden; }
 .adl-root { display: flex; flex-direction: column; height: 100vh; }
-.adl-toolbar { display: flex; flex-direction: column; gap: 6px; padding: 6px 10px; border-bottom: 1px solid var(--border); background: var(--panel); }
-.adl-toolbar > .row { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; }
-.adl-toolbar > .row:empty { display: none; }
+.adl-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; padding: 6px 10px; border-bottom: 1px solid var(--border); background: var(--panel); }
+.adl-toolbar > .break { flex-basis: 100%; height: 0; }
+.adl-toolbar > [hidden] { display: none; }
 .adl-toolbar .grp { display: flex; align-items: center; gap: 5px; }
 .adl-toolbar label { color: var(--muted); font-size: 12px; }
 .adl-toolbar .title { font-weight: 600; margin-right: 4px; }
@@ -173,8 +173,8 @@ a.btn { display: inline-block; line-height: 18px; text-decoration: none; }
 .adl-vbar .spacer, .adl-clegend .spacer { flex: 1; }
 .adl-vbar .title { font-weight: 600; }
 .adl-vbar .grp { display: flex; align-items: center; gap: 5px; }
-.adl-compare .adl-vbar select { max-width: 170px; }
-.adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 230px; }
+.adl-compare .adl-vbar select { max-width: 160px; }
+.adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 200px; }
 .adl-compare .adl-vbar .side { gap: 4px; }
 .adl-vbar .chk { display: inline-flex; align-items: center; gap: 4px; color: var(--muted); font-size: 12px; cursor: pointer; }
 .adl-vmain { flex: 1; display: flex; min-height: 0; position: relative; }
