@@ -11,6 +11,6 @@ cp "$shots/compare_no_trace_side.png" docs/screenshots/compare_no_trace.png
 cp "$shots/stages_before_removed.png" docs/screenshots/stages.png
 cp "$shots/overview.png" docs/screenshots/overview.png
 cp "$shots/legible_summary_cards.png" docs/screenshots/summary_cards.png
-cp "$shots/legible_large_layer.png" docs/screenshots/large_layer.png
+cp "$shots/legible_large_layer_fold.png" docs/screenshots/large_layer.png
 cp "$shots/tensorboard_dark_mode.png" docs/screenshots/tensorboard.png
 echo "copied $(ls docs/screenshots | wc -l) screenshots into docs/screenshots/"

@@ -64,7 +64,7 @@ def main() -> int:
         page.goto(base + "#run=dsv3_decode&layer=1&depth=9")
         s = drawn(page)
         for tid in ("run-select", "stage-select", "layer-select", "depth-select", "search-input", "theme-toggle",
-                    "timeline-canvas", "color-group", "color-time", "hotspots-select", "fit-button"):
+                    "timeline-canvas", "color-group", "color-time", "hotspots-select", "graph-fit"):
             check(page.locator(f"[data-testid={tid}]").count() == 1, f"data-testid={tid} present")
         check(page.locator("[data-testid=graph-node]").count() == 300, "300 graph nodes with data-node-id")
         check(page.locator("[data-node-id=noaux_tc_op]").count() == 1, "node addressable by data-node-id")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.e2e.conftest import HOSTILE, HOSTILE_RUN, LARGE_RUN, TensorBoard
-from tests.e2e.panel import drawn, open_panel, ready, seq, shot
+from tests.e2e.panel import drawn, open_panel, ready, seq, shot, wait_compare
 
 #: On-screen node text at the default view (CSS px), and the least any summary card text may be.
 READABLE_PX = 11
@@ -19,6 +19,22 @@ TEXT_SIZES = """(sel) => {
     const r = t.getBoundingClientRect();
     if (!r.width || getComputedStyle(t).display === 'none') continue;
     if (r.right < pane.left || r.left > pane.right || r.bottom < pane.top || r.top > pane.bottom) continue;
+    out.push(parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+  }
+  return out;
+}"""
+
+
+#: Sizes of the on-screen text of `sel` inside the group `group` (its public id).
+TEXT_SIZES_IN = """({sel, group}) => {
+  const pane = document.querySelector('[data-testid=graph]').getBoundingClientRect();
+  const g = document.querySelector(`[data-group-id='${group}'] > rect.cbox`).getBoundingClientRect();
+  const out = [];
+  for (const t of document.querySelectorAll(sel)) {
+    const r = t.getBoundingClientRect();
+    if (!r.width || getComputedStyle(t).display === 'none') continue;
+    const inside = (b) => r.right >= b.left && r.left <= b.right && r.bottom >= b.top && r.top <= b.bottom;
+    if (!inside(pane) || !inside(g)) continue;
     out.push(parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
   }
   return out;
@@ -121,6 +137,22 @@ def test_large_layer_folds_repeats_and_opens_them_on_demand(page: Any, tb: Tenso
     assert page.locator("[data-testid=graph-node]").count() >= before + count * period - 1
     assert t2["leaves"] > t["leaves"]
     shot(page, "legible_large_layer_fold_open")
+    # The expanded fold is on screen (its top-left in view) and its node text is legible there.
+    pane = rect(page, "[data-testid=graph]")
+    box = rect(page, f"[data-group-id='{gid}'] > rect.cbox")
+    assert overlaps(box, pane), (box, pane)
+    assert pane["x"] <= box["x"] < pane["x"] + pane["w"] and pane["y"] <= box["y"] < pane["y"] + pane["h"], (box, pane)
+    sizes = page.evaluate(TEXT_SIZES_IN, {"sel": "[data-testid=graph-node] text.l", "group": gid})
+    assert len(sizes) >= 5, "no node text of the expanded fold on screen"
+    assert min(sizes) >= LEGIBLE_PX, sorted(sizes)[:5]
+    # Collapsed again, it is still on screen, all of it.
+    s = seq(page)
+    page.evaluate("(g) => window.__adLayer.toggleGroup(g)", gid)
+    drawn(page, s)
+    box = rect(page, f"[data-group-id='{gid}'] rect.box")
+    assert pane["x"] <= box["x"] and box["x"] + box["w"] <= pane["x"] + pane["w"], (box, pane)
+    assert pane["y"] <= box["y"] and box["y"] + box["h"] <= pane["y"] + pane["h"], (box, pane)
+    shot(page, "legible_large_layer_fold")
 
 
 def test_inputs_of_one_kind_fold_and_do_not_set_the_width(page: Any, tb: TensorBoard) -> None:
@@ -174,3 +206,34 @@ def test_minimap_never_covers_the_graph(page: Any, tb: TensorBoard) -> None:
     mm = rect(page, "[data-testid=minimap]")
     assert mm["w"] > 0 and not overlaps(mm, rect(page, "[data-testid=graph]"))
     shot(page, "legible_minimap")
+
+
+#: Vertical centres of the visible toolbar controls (one per row they sit on), and their boxes.
+TOOLBAR = """() => { const out = []; for (const el of document.querySelectorAll('[data-testid=toolbar] > *')) {
+  if (el.closest('[hidden]') || el.classList.contains('spacer') || el.classList.contains('break')) continue;
+  const r = el.getBoundingClientRect(); if (!r.width) continue;
+  out.push({x: r.left, y: r.top, w: r.width, h: r.height}); } return out; }"""
+
+
+def test_toolbar_fits_two_rows_at_1500_px_and_stays_usable_at_1024(page: Any, tb: TensorBoard) -> None:
+    for width, most_rows in ((1500, 2), (1024, 4)):
+        page.set_viewport_size({"width": width, "height": 768})
+        open_panel(page, tb, run="dsv3_decode", layer=3)
+        boxes = page.evaluate(TOOLBAR)
+        rows = {round(b["y"] + b["h"] / 2) for b in boxes}
+        assert len(rows) <= most_rows, (width, sorted(rows))
+        # Every control is inside the window, none over another, and the graph keeps its room.
+        assert all(b["x"] >= 0 and b["x"] + b["w"] <= width for b in boxes), (width, boxes)
+        for i, a in enumerate(boxes):
+            assert not any(overlaps(a, b) for b in boxes[i + 1:]), (width, a)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert rect(page, "[data-testid=graph]")["h"] >= 300, width
+        shot(page, f"toolbar_{width}")
+    # The comparison view has its own choosers: the toolbar and its bar take one row each.
+    page.set_viewport_size({"width": 1500, "height": 950})
+    page.click("[data-testid=view-compare]")
+    wait_compare(page)
+    assert len({round(b["y"] + b["h"] / 2) for b in page.evaluate(TOOLBAR)}) == 1
+    bar = page.eval_on_selector_all("[data-testid=compare-view] .adl-vbar > *", "els => els.filter((e) => e.getBoundingClientRect().width)"
+                                    ".map((e) => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })")
+    assert len(set(bar)) == 1, bar

@@ -164,6 +164,50 @@ def test_a_run_converted_again_shows_fresh_data_on_the_next_choice(page: Any, fr
     assert layers[:-1] == [str(L["layer"]) for L in next(r for r in tb.api("runs")["runs"] if r["run"] == "fresh")["layers"]]
 
 
+# ----------------------------------------------------------------------------- runs that cannot be read
+
+@pytest.fixture
+def damaged(tmp_path: Path, panel_built: None) -> Any:
+    """A TensorBoard of its own over a logdir with a run ``good`` and a run ``broken`` whose store
+    file is not SQLite at all."""
+    from tests.conftest import DUMPS
+    from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
+
+    logdir = tmp_path / "logs"
+    subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(DUMPS / "ad_llama"), "--logdir", str(logdir),
+                    "--run", "good", "-q"], cwd=REPO, check=True)
+    store = logdir.joinpath("broken", *STORE_DIR, STORE_FILE)
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a run store, nor any SQLite file\n" * 64)
+    gen = _start_tensorboard(logdir, tmp_path, "")
+    yield next(gen)
+    gen.close()
+
+
+def test_runs_that_cannot_be_read_are_listed_disabled_with_their_reason(page: Any, damaged: TensorBoard) -> None:
+    tb = damaged
+    bad = next(r for r in tb.api("runs")["runs"] if r["run"] == "broken")
+    assert "not a database" in bad["error"], bad
+    open_panel(page, tb)
+    # The readable run is shown; the other is in the run chooser, disabled, with its reason.
+    assert page.input_value("[data-testid=run-select]") == "good"
+    entry = page.locator("[data-testid=run-select] option[data-testid=run-unreadable]")
+    assert entry.count() == 1
+    assert entry.get_attribute("value") == "broken" and entry.is_disabled()
+    assert entry.get_attribute("title") == bad["error"]
+    label = entry.text_content() or ""
+    assert label.startswith("broken — ") and "not a database" in label, label
+    assert page.get_attribute("[data-testid=runs-unreadable]", "label") == "Cannot be read"
+    # A link that names it says why, and opens the readable run instead.
+    page.goto("about:blank")
+    page.goto(tb.panel(run="broken"))
+    drawn(page)
+    err = page.inner_text("[data-testid=error]")
+    assert "run broken cannot be read" in err and "not a database" in err, err
+    assert page.input_value("[data-testid=run-select]") == "good"
+    shot(page, "run_chooser_unreadable_run")
+
+
 # ----------------------------------------------------------------------------- search, labels
 
 def test_search_highlights_while_typing_and_enter_steps_through_hits(page: Any, tb: TensorBoard) -> None:

@@ -332,6 +332,29 @@ def test_compare_choosers_switch_sides(cpage, api):
     assert page.inner_text("[data-testid=compare-count-same]") == str(exp["counts"]["same"])
 
 
+def test_svg_ids_are_unique_and_each_pane_uses_its_own(cpage, api):
+    page = cpage
+    open_decode_vs_unfused(page, api)
+    page.click("[data-testid=view-stages]")
+    wait_stage(page)
+    page.click("[data-testid=view-layer]")
+    ready(page)
+    found = page.evaluate("""() => {
+      const ids = [...document.querySelectorAll('[id]')].map((e) => e.id);
+      const foreign = [];
+      for (const svg of document.querySelectorAll('svg')) {
+        for (const el of svg.querySelectorAll('[marker-end]')) {
+          const id = el.getAttribute('marker-end').replace(/^url\\(#|\\)$/g, '');
+          if (!svg.querySelector(`[id="${id}"]`)) foreign.push(id);
+        }
+      }
+      return {ids, foreign, svgs: document.querySelectorAll("svg .vp").length, refs: document.querySelectorAll("svg [marker-end]").length};
+    }""")
+    assert found["svgs"] >= 4  # the layer view, both comparison panes, the stage view
+    assert len(found["ids"]) == len(set(found["ids"])), sorted(found["ids"])
+    assert found["refs"] > 10 and not found["foreign"], found["foreign"][:5]
+
+
 # ------------------------------------------------------------------------------------------ stages
 
 def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
@@ -422,6 +445,42 @@ def test_overview_bar_opens_layer(page, panel_url, api):
     assert page.locator("[data-group-id='L7']").count() == 1
     assert "layer=7" in page.evaluate("location.hash")
     shot(page, "overview_opened_layer7")
+
+
+def test_every_view_follows_the_shared_state(page, panel_url, api):
+    """Run, stage, layer and selection are one state: a choice made in one view (or a link) is
+    what every other view shows."""
+    runs = runs_by_name(api)
+    stages = sorted(s["index"] for s in runs["dsv3_decode"]["stages"])
+    page.goto(panel_url + "#view=overview&run=dsv3_decode&layer=3")
+    page.wait_for_selector("[data-testid=overview-bar].cur[data-layer='3']")
+    ready(page)
+    # The layer chooser moves the overview's outline; the stage chooser its figures.
+    page.select_option("[data-testid=layer-select]", "5")
+    page.wait_for_selector("[data-testid=overview-bar].cur[data-layer='5']")
+    page.select_option("[data-testid=stage-select]", str(stages[-2]))
+    ready(page)
+    transform = next(s["transform"] for s in runs["dsv3_decode"]["stages"] if s["index"] == stages[-2])
+    assert page.inner_text("[data-testid=overview-title]").endswith(transform)
+    # The stage view opens on that layer and stage.
+    page.click("[data-testid=view-stages]")
+    st = wait_stage(page)
+    assert (st["layer"], st["stage"]) == (5, stages[-2])
+    # A link followed in the stage view: the layer view shows its layer with its node selected.
+    doc = api("layer", run="dsv3_decode", layer=7)
+    node = doc["nodes"][len(doc["nodes"]) // 2]["id"]
+    s0 = seq(page)
+    page.evaluate("(n) => { location.hash = `#run=dsv3_decode&layer=7&node=${n}`; }", node)
+    drawn(page, s0)
+    assert page.evaluate("window.__adLayer.view()") == "layer"
+    assert page.input_value("[data-testid=layer-select]") == "7"
+    assert page.evaluate("window.__adLayer.state().selected") == node
+    assert page.locator(f"[data-testid=graph] [data-node-id='{node}'].sel").count() == 1
+    # The theme is shared too: every pane follows the toggle.
+    page.click("[data-testid=theme-toggle]")
+    ready(page)
+    theme = page.evaluate("document.documentElement.dataset.theme")
+    assert page.evaluate("window.__adLayer.state().theme") == theme
 
 
 # ------------------------------------------------------------------------------------------ language

@@ -11,16 +11,16 @@ import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";
 import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
 import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
+import { changedAny, type PanelState, type Store } from "../state/store";
+import { activity } from "../ui/activity";
 import { clear, h, text } from "../ui/dom";
 import {
-  applyManualPairs, buildCompareModel, DEFAULT_DELTA_SORT, deltaBadge, deltaRows, keyForRel, listedNodes, mirrorExpanded, nextSort, relGroupPath,
+  applyManualPairs, buildCompareModel, DEFAULT_DELTA_SORT, deltaBadge, deltaRows, formatPairs, keyForRel, listedNodes, mirrorExpanded, nextSort, parsePairs, relGroupPath,
   sortDeltaRows, statusByKey, stepIndex, topNodeDeltas, followView, type CompareModel, type DeltaRow, type DeltaSort, type ListedNode,
   type DeltaSortKey, type Side, type SideChoice,
 } from "./model";
 
 export interface CompareCallbacks {
-  /** The chosen sides changed (the controller records them in the URL). */
-  onChange(a: SideChoice, b: SideChoice): void;
   onError(e: unknown): void;
 }
 
@@ -30,6 +30,10 @@ const STATUS_LABEL: Record<string, StringKey> = {
   only_a: "statusOnlyA",
   only_b: "statusOnlyB",
 };
+
+function sidesKey(a: SideChoice, b: SideChoice): string {
+  return [a.run, a.stage, a.layer, b.run, b.stage, b.layer].join("\u0000");
+}
 
 export function fmtSignedUs(us: number): string {
   if (!Number.isFinite(us)) return "–";
@@ -159,15 +163,18 @@ export class CompareView {
   /** Which sides have GPU times (a trace); deltas exist only where both do. */
   private timed: Record<Side, boolean> = { a: false, b: false };
 
-  constructor(private readonly api: Api, private readonly cb: CompareCallbacks) {
+  /** The sides last asked for (loaded, or being loaded). */
+  private requested = "";
+
+  constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: CompareCallbacks) {
     this.el = h("div", { class: "adl-view adl-compare", "data-testid": "compare-view" });
     const bar = h("div", { class: "adl-vbar" });
     this.choosers = {
-      a: new SideChooser("a", api, () => void this.onChoose()),
-      b: new SideChooser("b", api, () => void this.onChoose()),
+      a: new SideChooser("a", api, () => this.onChoose()),
+      b: new SideChooser("b", api, () => this.onChoose()),
     };
     const swap = h("button", { class: "btn", type: "button", title: `${t("swapSides")} (X)`, "data-testid": "compare-swap" }, "⇄");
-    swap.addEventListener("click", () => void this.swap());
+    swap.addEventListener("click", () => this.swap());
     this.syncBox = h("input", { type: "checkbox", checked: true, "data-testid": "compare-sync", id: "adl-cmp-sync" });
     const syncLbl = h("label", { class: "chk", for: "adl-cmp-sync", title: t("syncTitle") }, this.syncBox, t("syncPanes"));
     const expAll = h("button", { class: "btn", type: "button", "data-testid": "compare-expand-all" });
@@ -205,15 +212,30 @@ export class CompareView {
     this.sideEl.append(h("div", { class: "adl-maps" }, this.panes.a.minimap.el, this.panes.b.minimap.el), this.selEl, this.tableEl, this.listsEl, this.topEl);
     main.append(panesEl, this.sideEl);
     this.el.appendChild(main);
+    this.theme = store.get().theme;
+    store.subscribe((st, changed) => this.follow(st, changed));
   }
 
-  setRuns(runs: RunInfo[]): void {
+  /** Follows the store: the theme, the run list; while shown, the sides and the pairs matched by hand. */
+  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+    if (changed.has("theme")) this.setTheme(st.theme);
+    if (changed.has("runs")) this.setRuns(st.runs);
+    if (st.view !== "compare" || !st.compare || !changedAny(changed, "view", "compare", "runs")) return;
+    void activity.track(this.open(st.compare.a, st.compare.b, parsePairs(st.compare.mp)));
+  }
+
+  /** Records the sides and the pairs matched by hand in the store (and so in the URL). */
+  private record(a: SideChoice, b: SideChoice): void {
+    this.store.set({ compare: { a, b, mp: formatPairs(this.manual) } });
+  }
+
+  private setRuns(runs: RunInfo[]): void {
     this.runs = runs;
     this.choosers.a.setRuns(runs);
     this.choosers.b.setRuns(runs);
   }
 
-  setTheme(th: Theme): void {
+  private setTheme(th: Theme): void {
     this.theme = th;
     this.panes.a.setTheme(th);
     this.panes.b.setTheme(th);
@@ -230,16 +252,22 @@ export class CompareView {
     return this.loading;
   }
 
-  /** Opens a comparison (no reload when it is already shown); `pairs`: manual matches to apply. */
-  async open(a: SideChoice, b: SideChoice, pairs?: [string, string][]): Promise<void> {
-    const fa = await this.choosers.a.fill(a);
-    const fb = await this.choosers.b.fill(b);
-    const cur = this.loaded;
-    if (cur && same(cur.a, fa) && same(cur.b, fb) && this.res) {
-      if (pairs && JSON.stringify(pairs) !== JSON.stringify(this.manual)) this.setManual(pairs);
+  /**
+   * Opens a comparison (no reload when it is shown or being loaded); `pairs`: manual matches to
+   * apply. Sides the choosers cannot offer (a layer a stage lacks) fall back to what exists.
+   */
+  private async open(a: SideChoice, b: SideChoice, pairs: [string, string][]): Promise<void> {
+    const want = sidesKey(a, b);
+    if (want === this.requested && (this.loading || this.res)) {
+      if (!this.loading && JSON.stringify(pairs) !== JSON.stringify(this.manual)) this.setManual(pairs);
       return;
     }
-    await this.load(fa, fb, pairs ?? []);
+    this.requested = want;
+    const fa = await this.choosers.a.fill(a);
+    const fb = await this.choosers.b.fill(b);
+    if (want !== this.requested) return;
+    this.requested = sidesKey(fa, fb);
+    await this.load(fa, fb, pairs);
   }
 
   /** Node pairs matched by hand. */
@@ -257,7 +285,7 @@ export class CompareView {
     this.renderLegend();
     this.renderSide();
     const cur = this.loaded;
-    if (cur) this.cb.onChange(cur.a, cur.b);
+    if (cur) this.record(cur.a, cur.b);
   }
 
   private recompute(): void {
@@ -272,16 +300,14 @@ export class CompareView {
     this.unmatchedIdx = -1;
   }
 
-  private async onChoose(): Promise<void> {
-    await this.load(this.choosers.a.value(), this.choosers.b.value());
+  private onChoose(): void {
+    this.manual = [];
+    this.record(this.choosers.a.value(), this.choosers.b.value());
   }
 
-  private async swap(): Promise<void> {
-    const a = this.choosers.a.value();
-    const b = this.choosers.b.value();
-    await this.choosers.a.fill(b);
-    await this.choosers.b.fill(a);
-    await this.load(b, a);
+  private swap(): void {
+    this.manual = [];
+    this.record(this.choosers.b.value(), this.choosers.a.value());
   }
 
   private async load(a: SideChoice, b: SideChoice, pairs: [string, string][] = []): Promise<void> {
@@ -290,7 +316,7 @@ export class CompareView {
     this.manual = pairs;
     this.pick = { a: null, b: null };
     this.loading = true;
-    this.cb.onChange(a, b);
+    this.record(a, b);
     // Keep the user's expansion (by in-layer path) across reloads.
     const prevHier = this.panes.a.hier;
     const prevExpanded = this.panes.a.expanded;
@@ -317,7 +343,7 @@ export class CompareView {
     this.recompute();
     const lists = listedNodes(this.model!, da, db);
     this.listTab = lists.onlyA.length ? "only_a" : lists.onlyB.length ? "only_b" : "changed";
-    if (this.manual.length !== pairs.length) this.cb.onChange(a, b);
+    if (this.manual.length !== pairs.length) this.record(a, b);
     const expandFor = (hh: Hierarchy): Set<string> => {
       if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, defaultExpanded(hh));
       return defaultExpanded(hh);
@@ -410,14 +436,14 @@ export class CompareView {
     if (!pane.hier || key === SCENE) return;
     pane.expanded = toggleGroup(pane.expanded, key);
     const open = pane.expanded.has(key);
-    const jobs = [pane.relayout({ anchor: key })];
+    const jobs = [pane.relayout({ anchor: key, legible: open })];
     if (this.synced()) {
       const o = this.panes[this.other(side)];
       const rel = relGroupPath(key);
       const ok = o.hier && rel !== null ? keyForRel(o.hier, rel) : null;
       if (ok && o.expanded.has(ok) !== open) {
         o.expanded = toggleGroup(o.expanded, ok);
-        jobs.push(o.relayout({ anchor: ok }));
+        jobs.push(o.relayout({ anchor: ok, legible: open }));
       }
     }
     await Promise.all(jobs);
@@ -428,8 +454,11 @@ export class CompareView {
     for (const side of ["a", "b"] as Side[]) {
       const p = this.panes[side];
       if (!p.hier) continue;
+      // What is under each pane's centre stays on screen.
+      const anchor = p.graph.anchorKey() ?? undefined;
+      const before = p.expanded.size;
       p.expanded = expandedToDepth(p.hier, depth);
-      jobs.push(p.relayout({ fit: true }));
+      jobs.push(p.relayout({ anchor, legible: p.expanded.size > before, fit: !anchor }));
     }
     await Promise.all(jobs);
   }
@@ -518,7 +547,7 @@ export class CompareView {
       return true;
     }
     if (k === "x" || k === "X") {
-      void this.swap();
+      this.swap();
       return true;
     }
     if (k === "Escape") {
@@ -836,8 +865,4 @@ export class CompareView {
       timed: { ...this.timed },
     };
   }
-}
-
-function same(x: SideChoice, y: SideChoice): boolean {
-  return x.run === y.run && x.stage === y.stage && x.layer === y.layer;
 }

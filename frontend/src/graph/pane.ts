@@ -49,8 +49,10 @@ export function setPaneWorkerUrl(url: string): void {
 
 export interface RelayoutOptions {
   fit?: boolean;
-  /** A toggled group that stays where it was on screen. */
+  /** A toggled group (or what a depth change keeps in place) that stays on screen (see keepInView). */
   anchor?: string;
+  /** With `anchor`: groups were expanded, so the zoom is raised to a legible one (LEGIBLE_K). */
+  legible?: boolean;
   /** A key to centre on. */
   centre?: string;
   /** Open at the readable default view (see GraphView.readableView). */
@@ -231,13 +233,10 @@ export class GraphPane {
     this.graph.setSelected(this.selected ? vis.rep.get(this.selected) ?? null : null);
     const centre = opts.centre ? vis.rep.get(opts.centre) : undefined;
     if (centre) this.graph.centreOn(centre, false);
-    else if (anchorScreen && opts.anchor) {
+    else if (opts.anchor) {
       // A follower pane moves without telling the controller, so no panBy here.
-      const d = this.graph.shiftToKeep(opts.anchor, vis.rep.get(opts.anchor), anchorScreen);
-      if (d) {
-        const v = this.graph.getView();
-        this.setViewport({ x: v.x + d.dx, y: v.y + d.dy, k: v.k });
-      }
+      const v = this.graph.viewKeeping(opts.anchor, vis.rep.get(opts.anchor), anchorScreen, !!opts.legible);
+      if (v) this.setViewport(v);
     } else if (opts.initial === "readable") {
       const hot = hottestGroup(hier, vis);
       const hidden = this.graph.readableView(hot, !opts.collapsedAbove);

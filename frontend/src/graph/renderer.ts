@@ -12,7 +12,7 @@ import { edgeLabel } from "../model/visible";
 import { activity } from "../ui/activity";
 import { capture, s } from "../ui/dom";
 import { roundedPath } from "./paths";
-import { centreOn, clampK, fit, isVisible, pan, zoomAt, type Viewport } from "./viewport";
+import { centreOn, clampK, fit, isVisible, keepInView, pan, zoomAt, type Viewport } from "./viewport";
 
 export type ColorMode = "group" | "time";
 /** "status": op nodes coloured by their difference status (comparison and stage views). */
@@ -27,6 +27,11 @@ export const READABLE_K = 1;
  * cards (name, node count, GPU time, top kernels) in screen-sized text instead of their nodes.
  */
 export const SUMMARY_K = 8 / FONT_PX;
+/**
+ * The least zoom at which an expanded group is shown, and below which fitting a grown group does
+ * not zoom out: node text at 8.25 CSS px, just above SUMMARY_K, so its nodes are drawn and legible.
+ */
+export const LEGIBLE_K = 0.75;
 /** Summary card text: line height and advance of one character, in screen pixels (12 px font). */
 const SUMMARY_LINE_PX = 16;
 const SUMMARY_CHAR_PX = 7.3;
@@ -861,17 +866,57 @@ export class GraphView {
     return this.boxes.get(key);
   }
 
+  /**
+   * What a change of expansion keeps in place: the selected box when it is in view, else the
+   * innermost group box under the view's centre, else the drawn box nearest that centre.
+   */
+  anchorKey(): string | null {
+    const d = this.data;
+    if (!d) return null;
+    const { w, h } = this.size();
+    const sel = this.selected ? this.boxes.get(this.selected) : undefined;
+    if (sel && this.selected && isVisible(this.view, sel, w, h)) return this.selected;
+    const cx = (w / 2 - this.view.x) / this.view.k;
+    const cy = (h / 2 - this.view.y) / this.view.k;
+    let best: string | null = null;
+    let bestDepth = -1;
+    let near: string | null = null;
+    let nearD = Infinity;
+    for (const b of d.layout.boxes) {
+      if (b.key === SCENE) continue;
+      const inside = cx >= b.x && cx <= b.x + b.w && cy >= b.y && cy <= b.y + b.h;
+      const depth = d.h.items.get(b.key)?.depth ?? 0;
+      if (inside && isGroupKey(b.key) && depth > bestDepth) {
+        best = b.key;
+        bestDepth = depth;
+      }
+      const dx = Math.max(b.x - cx, 0, cx - b.x - b.w);
+      const dy = Math.max(b.y - cy, 0, cy - b.y - b.h);
+      const dist = dx * dx + dy * dy;
+      if (dist < nearD) {
+        nearD = dist;
+        near = b.key;
+      }
+    }
+    return best ?? near;
+  }
+
   /** Where the box of `key` is on screen now (null when it is not drawn). */
   screenOf(key: string): { x: number; y: number } | null {
     const b = this.boxes.get(key);
     return b ? { x: b.x * this.view.k + this.view.x, y: b.y * this.view.k + this.view.y } : null;
   }
 
-  /** The pan that puts `key` back where it was on screen (`before`, from screenOf before a new
-   * layout), or puts there the group that now stands for it (`rep`); null if neither is drawn. */
-  shiftToKeep(key: string, rep: string | undefined, before: { x: number; y: number }): { dx: number; dy: number } | null {
-    const now = this.screenOf(key) ?? (rep ? this.screenOf(rep) : null);
-    return now ? { dx: before.x - now.x, dy: before.y - now.y } : null;
+  /**
+   * The view that keeps `key` (or the group that now stands for it, `rep`) on screen after a new
+   * layout, its top-left at `before` (from screenOf before the layout): see keepInView. `legible`:
+   * it was expanded, so the zoom is raised to LEGIBLE_K. Null when neither is drawn.
+   */
+  viewKeeping(key: string, rep: string | undefined, before: { x: number; y: number } | null, legible: boolean): Viewport | null {
+    const b = this.boxes.get(key) ?? (rep ? this.boxes.get(rep) : undefined);
+    if (!b) return null;
+    const { w, h } = this.size();
+    return keepInView(this.view, b, before, w, h, legible ? LEGIBLE_K : 0);
   }
 
   // ---------------------------------------------------------------- events
@@ -968,7 +1013,7 @@ export class GraphView {
     );
   }
 
-  /** Keyboard navigation (W/S zoom, A/D pan, arrows pan, F fit); returns true when handled. */
+  /** Keyboard navigation (W/S zoom, A/D pan, arrows pan, F fit, Enter toggles the selected group); true when handled. */
   handleKey(ev: KeyboardEvent): boolean {
     const step = 80;
     switch (ev.key.toLowerCase()) {
@@ -997,6 +1042,11 @@ export class GraphView {
         return true;
       case "f":
         this.fit(true);
+        return true;
+      case "enter":
+        // Expands or collapses the selected group (it stays on screen, as on a double-click).
+        if (!this.selected || !isGroupKey(this.selected)) return false;
+        this.cb.onToggle(this.selected);
         return true;
       default:
         return false;

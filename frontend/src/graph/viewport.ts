@@ -53,3 +53,36 @@ export function isVisible(v: Viewport, r: { x: number; y: number; w: number; h: 
   const y0 = r.y * v.k + v.y;
   return x0 >= margin && y0 >= margin && x0 + r.w * v.k <= w - margin && y0 + r.h * v.k <= h - margin;
 }
+
+/** A rectangle in world units. */
+export interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/**
+ * The view after a group was expanded or collapsed, such that the group stays on screen. `box` is
+ * the group's box in the new layout (world units), `before` the screen point where its top-left
+ * was (null when it was not drawn), the view is w x h pixels.
+ *
+ * At the current zoom (raised to `minK` when it is lower: an expanded group shows its nodes at a
+ * size that can be read), the box keeps its top-left at `before`, moved the least that brings all
+ * of it into the view. A box larger than the view is fitted, zooming out no further than
+ * `min(zoom, minK)`; along an axis where it still does not fit, its top-left edge is shown.
+ */
+export function keepInView(v: Viewport, box: Box, before: { x: number; y: number } | null, w: number, h: number, minK = 0, margin = 16): Viewport {
+  const availW = Math.max(1, w - 2 * margin);
+  const availH = Math.max(1, h - 2 * margin);
+  const k0 = clampK(Math.max(v.k, minK));
+  const fitK = Math.min(availW / Math.max(1, box.w), availH / Math.max(1, box.h));
+  const k = fitK < k0 ? clampK(Math.max(fitK, Math.min(k0, minK))) : k0;
+  const place = (at: number | undefined, size: number, avail: number, extent: number): number => {
+    if (size > avail || at === undefined || !Number.isFinite(at)) return margin;
+    return Math.min(Math.max(at, margin), extent - margin - size);
+  };
+  const sx = place(before?.x, box.w * k, availW, w);
+  const sy = place(before?.y, box.h * k, availH, h);
+  return { k, x: sx - box.x * k, y: sy - box.y * k };
+}

@@ -16,7 +16,7 @@ import {
 import { visibleGraph } from "../model/visible";
 import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } from "../search/search";
 import type { TimelineScope } from "../state/hash";
-import type { PanelState, Store } from "../state/store";
+import { changedAny, layerNumbers, shownRun, type PanelState, type Store } from "../state/store";
 import { makeLane, type Lane } from "../timeline/lod";
 import { TimelineView, type BucketLane } from "../timeline/timeline";
 import { activity } from "../ui/activity";
@@ -44,8 +44,6 @@ export interface LayerViewCallbacks {
   onError(e: unknown): void;
   /** The view's status line changed (timings of the last draw). */
   onStatus(line: string): void;
-  /** The layer view moved to another layer (a kernel of another layer was clicked). */
-  onLayer(layer: number): void;
 }
 
 function storageGet(k: string): string | null {
@@ -67,7 +65,7 @@ function storageSet(k: string, v: string): void {
 export class LayerView {
   readonly el: HTMLDivElement;
   readonly pane: GraphPane;
-  /** Toolbar groups that belong to this view (depth, colour, hotspots, search). */
+  /** Toolbar groups that belong to this view (depth, colour, hotspots, search); fitting is the pane's (its button, F). */
   readonly toolbarItems: HTMLElement[];
   readonly searchInput: HTMLInputElement;
   private details = new DetailsPanel();
@@ -101,6 +99,10 @@ export class LayerView {
   private tlWindow: { t0: number; t1: number; lod: boolean } | null = null;
   /** The graph is out of date (run, stage or layer changed while the view was hidden). */
   dirty = true;
+  /** The load under way (or the last one). */
+  private pending: Promise<void> = Promise.resolve();
+  /** The depth the graph was last expanded to by depth (null: by hand or by default). */
+  private depthShown: number | null = null;
   /** Loading a layer (fetch and first draw). */
   loading = false;
 
@@ -162,27 +164,45 @@ export class LayerView {
     prev.addEventListener("click", () => void this.stepSearch(-1));
     next.addEventListener("click", () => void this.stepSearch(1));
     this.searchCount = h("span", { class: "count", "data-testid": "search-count" });
-    const fitBtn = h("button", { class: "btn", type: "button", title: t("fitTitle"), "data-testid": "fit-button" });
-    fitBtn.textContent = t("fit");
-    fitBtn.addEventListener("click", () => this.pane.graph.fit(true));
     this.toolbarItems = [
       h("span", { class: "grp" }, text("label", t("depth")), this.depthSel),
       h("span", { class: "grp" }, text("label", t("colorBy")), this.colorSeg),
       h("span", { class: "grp" }, text("label", t("hotspots")), this.hotSel),
       h("span", { class: "grp search" }, this.searchInput, prev, next, this.searchCount),
-      fitBtn,
     ];
-    this.store.subscribe((st, changed) => {
-      if (changed.has("color")) {
-        this.updateColorButtons();
-        this.repaint();
-      }
-      if (changed.has("tl")) {
-        this.updateScopeButtons();
-        void this.loadTimeline();
-      }
-      void st;
-    });
+    this.setTheme(store.get().theme);
+    this.store.subscribe((st, changed) => this.follow(st, changed));
+  }
+
+  /** Follows the store: theme, run, colour, timeline scope; a run, stage or layer to load; a selection. */
+  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+    if (changed.has("theme")) this.setTheme(st.theme);
+    if (changedAny(changed, "run", "runs")) this.setRun(shownRun(st));
+    if (changed.has("color")) {
+      this.updateColorButtons();
+      this.repaint();
+    }
+    const data = changedAny(changed, "run", "stage", "layer");
+    if (changed.has("tl") && !data) {
+      this.updateScopeButtons();
+      void this.loadTimeline();
+    }
+    if (data) this.dirty = true;
+    if (st.view !== "layer") return;
+    if (this.dirty && (data || changed.has("view"))) {
+      const what = changed.has("run") ? "run" : changed.has("stage") ? "stage" : changed.has("layer") ? "layer" : "view";
+      this.pending = this.load(what);
+      return;
+    }
+    if (changed.has("view")) this.shown();
+    if (this.loading) return;
+    // A depth or selection set while the view was hidden is applied when it shows.
+    const shows = changed.has("view");
+    if ((shows || changed.has("depth")) && st.depth !== null && st.depth !== this.depthShown) void this.setDepth(st.depth);
+    else if ((shows || changed.has("selected")) && st.selected !== (this.pane.selected ? publicId(this.pane.selected) : null)) {
+      const key = st.selected ? this.keyForNode(st.selected) : null;
+      void this.select(key, { centre: true, reveal: true });
+    }
   }
 
   // ---------------------------------------------------------------- construction
@@ -231,10 +251,10 @@ export class LayerView {
   // ---------------------------------------------------------------- loading
 
   /** The run whose layers are shown (colour by time, hotspots and the timeline need its trace). */
-  setRun(run: RunInfo): void {
-    if (this.run !== run) this.timeline.setData([], [], [0, 1], () => null);
+  private setRun(run: RunInfo | null): void {
+    if (this.run?.run !== run?.run) this.timeline.setData([], [], [0, 1], () => null);
     this.run = run;
-    const has = !!run.trace;
+    const has = !!run?.trace;
     if (!has && this.store.get().color === "time") this.store.set({ color: "group" });
     for (const b of Array.from(this.colorSeg.children) as HTMLButtonElement[]) {
       if (b.dataset.mode === "time") {
@@ -247,13 +267,15 @@ export class LayerView {
   }
 
   /**
-   * Loads and draws the store's run, stage and layer (every layer in `layerNums` for "all");
-   * `node`: a node id to select and reveal.
+   * Loads and draws the store's run, stage and layer (every layer of the stage for "all"), with
+   * its selected node or group revealed; `what` names the change in the timing.
    */
-  async load(what: string, layerNums: number[], node: string | null = null): Promise<void> {
+  private async load(what: string): Promise<void> {
     const run = this.run;
     if (!run) return;
     const st = this.store.get();
+    const node = st.selected;
+    const layerNums = layerNumbers(st);
     this.dirty = false;
     const seq = ++this.loadSeq;
     const t0 = performance.now();
@@ -297,8 +319,9 @@ export class LayerView {
       this.index = buildSearchIndex(hier);
       this.nodeGroup = new Map();
       for (const L of layers) for (const n of L.nodes) this.nodeGroup.set(n.id, n.group);
-      this.store.set({ depth: depth !== null && depth <= maxGroupDepth(hier) ? depth : st.depth === null ? null : depth, selected: focus ? publicId(focus) : null });
       this.pane.selected = focus;
+      this.depthShown = depth;
+      this.store.set({ depth: depth !== null && depth <= maxGroupDepth(hier) ? depth : st.depth === null ? null : depth, selected: focus ? publicId(focus) : null });
       this.fillDepth();
       this.hits = [];
       this.hitIdx = -1;
@@ -329,11 +352,11 @@ export class LayerView {
 
   // ---------------------------------------------------------------- layout and drawing
 
-  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
     const hier = this.pane.hier;
     if (!hier) return;
     const ok = await this.pane.relayout({
-      centre: opts.centre, anchor: opts.anchor, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
+      centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
     });
     if (!ok) return;
     this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
@@ -382,7 +405,7 @@ export class LayerView {
     const sel = this.pane.selected;
     if (sel && !this.pane.expanded.has(key) && ancestors(hier, sel).includes(key)) this.setSelected(key);
     this.markCustomDepth();
-    await this.relayout({ what: "toggle", t0, fetchMs: 0, anchor: key });
+    await this.relayout({ what: "toggle", t0, fetchMs: 0, anchor: key, legible: this.pane.expanded.has(key) });
   }
 
   private async onDepthChange(): Promise<void> {
@@ -391,12 +414,16 @@ export class LayerView {
     const v = this.depthSel.value;
     const t0 = performance.now();
     const depth = v === "all" ? maxGroupDepth(hier) + 1 : Number(v);
+    // The selection, or the group under the view's centre, stays on screen.
+    const anchor = this.pane.graph.anchorKey() ?? undefined;
+    const before = this.pane.expanded.size;
     this.pane.expanded = expandedToDepth(hier, depth);
+    this.depthShown = depth;
     this.store.set({ depth });
     // A selection hidden by the new depth moves to the collapsed group that now shows it.
     const sel = this.pane.selected;
     if (sel) this.setSelected(visibleGraph(hier, this.pane.expanded).rep.get(sel) ?? null);
-    await this.relayout({ what: "depth", t0, fetchMs: 0, fit: true });
+    await this.relayout({ what: "depth", t0, fetchMs: 0, anchor, legible: this.pane.expanded.size > before, fit: !anchor });
   }
 
   /** Collapses everything below depth `d` ("all": nothing). */
@@ -406,6 +433,7 @@ export class LayerView {
   }
 
   private markCustomDepth(): void {
+    this.depthShown = null;
     this.store.set({ depth: null });
     this.depthSel.value = "";
   }
@@ -529,9 +557,9 @@ export class LayerView {
     }
     const layer = this.store.get().layer;
     if (k.layer !== null && k.layer !== undefined && layer !== "all") {
-      this.cb.onLayer(k.layer);
-      this.store.set({ layer: k.layer, selected: null, depth: null });
-      await this.load("kernel", [k.layer], k.node);
+      // Another layer: the store moves there with the kernel's node selected; the view loads it.
+      this.store.set({ layer: k.layer, selected: k.node, depth: null });
+      await this.pending;
       this.timeline.setHighlight(this.kernelIdsOf(this.pane.selected), k.id);
       return true;
     }
@@ -613,7 +641,7 @@ export class LayerView {
     }
   }
 
-  setTheme(th: Theme): void {
+  private setTheme(th: Theme): void {
     this.theme = th;
     this.pane.setTheme(th);
     this.updateLegend();
@@ -749,7 +777,7 @@ export class LayerView {
   }
 
   /** Shown again after another view: the graph keeps its view; the minimap re-measures. */
-  shown(): void {
+  private shown(): void {
     this.pane.minimap.schedule();
   }
 

@@ -32,8 +32,16 @@ const CANDIDATES = 3;
 
 const B = 0x9e3779b1 | 0;
 
-/** Maximal runs of repeated blocks, left to right, non-overlapping. */
-export function findRepeats(seq: SeqNode[], minNodes = MIN_RUN_NODES): RepeatRun[] {
+/** Counts the elementary steps of a search (tests check that it grows linearly). */
+export interface WorkCounter {
+  steps: number;
+}
+
+/**
+ * Maximal runs of repeated blocks, left to right, non-overlapping. `work`, when given, counts the
+ * steps taken: positions visited, candidate periods tried and node offsets compared.
+ */
+export function findRepeats(seq: SeqNode[], minNodes = MIN_RUN_NODES, work?: WorkCounter): RepeatRun[] {
   const n = seq.length;
   if (n < minNodes) return [];
   // Token of a node: its op and which of its inputs come from outside the sequence ("^"); the
@@ -64,8 +72,10 @@ export function findRepeats(seq: SeqNode[], minNodes = MIN_RUN_NODES): RepeatRun
     last.set(tok[i], i);
   }
   const sameBlock = (a: number, b: number, p: number, runStart: number): boolean => {
+    if (work) work.steps++;
     if (win(a, p) !== win(b, p)) return false;
     for (let o = 0; o < p; o++) {
+      if (work) work.steps++;
       const x = seq[b + o];
       const y = seq[a + o];
       if (tok[a + o] !== tok[b + o] || x.inputs.length !== y.inputs.length) return false;
@@ -88,9 +98,11 @@ export function findRepeats(seq: SeqNode[], minNodes = MIN_RUN_NODES): RepeatRun
   const runs: RepeatRun[] = [];
   let i = 0;
   while (i < n) {
+    if (work) work.steps++;
     let best: RepeatRun | null = null;
     let j = next[i];
     for (let c = 0; c < CANDIDATES && j > i && !best; c++, j = next[j]) {
+      if (work) work.steps++;
       const p = j - i;
       if (i + 2 * p > n) break;
       let count = 1;

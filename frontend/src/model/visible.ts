@@ -1,6 +1,7 @@
 // From the hierarchy and the set of expanded groups to what is drawn: visible leaves (op nodes,
 // inputs, collapsed groups), expanded containers, and edges aggregated between visible leaves.
 // Pure functions (unit-tested).
+import { ellipsizeMiddle } from "./format";
 import { SCENE, type Hierarchy, type TreeItem } from "./hierarchy";
 
 export interface VisibleEdge {
@@ -78,8 +79,16 @@ export function representative(v: VisibleGraph, key: string): string | undefined
 }
 
 /** Label of an aggregated edge: the shape, or "shape ×n" / "n edges". */
+/**
+ * Characters of a shape an edge label shows: labels take no room in the layout, so a long
+ * symbolic shape ("s44x4x1x((s70 + (Mod(64 - …") is elided in the middle (the node cards and the
+ * details panel show it whole) rather than run over its neighbours.
+ */
+export const EDGE_LABEL_CHARS = 24;
+
 export function edgeLabel(e: VisibleEdge): string {
-  if (e.count === 1) return e.shapes[0] ?? "";
-  if (e.shapes.length === 1) return `${e.shapes[0]} ×${e.count}`;
+  const shape = (s: string) => ellipsizeMiddle(s, EDGE_LABEL_CHARS);
+  if (e.count === 1) return shape(e.shapes[0] ?? "");
+  if (e.shapes.length === 1) return `${shape(e.shapes[0])} ×${e.count}`;
   return `×${e.count}`;
 }

@@ -7,11 +7,12 @@ import type { ExportPart } from "../graph/export";
 import { nodesText, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs } from "../model/format";
+import { changedAny, shownRun, type PanelState, type Store } from "../state/store";
+import { activity } from "../ui/activity";
 import { clear, h, s, text } from "../ui/dom";
 import { chartGeom, groupTotals, overviewModel, UNMAPPED, type OverviewMetric, type OverviewModel } from "./model";
 
 export interface OverviewCallbacks {
-  onOpenLayer(layer: number): void;
   onError(e: unknown): void;
 }
 
@@ -48,7 +49,7 @@ export class OverviewView {
   private size = { w: 0, h: 0 };
   loading = false;
 
-  constructor(private readonly api: Api, private readonly cb: OverviewCallbacks) {
+  constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: OverviewCallbacks) {
     this.el = h("div", { class: "adl-view adl-overview", "data-testid": "overview-view" });
     const bar = h("div", { class: "adl-vbar" });
     this.titleEl = h("span", { class: "title", "data-testid": "overview-title" });
@@ -78,9 +79,24 @@ export class OverviewView {
       if (Math.abs(r.width - this.size.w) > 1 || Math.abs(r.height - this.size.h) > 1) this.draw();
     });
     ro.observe(this.chartEl);
+    this.theme = store.get().theme;
+    store.subscribe((st, changed) => this.follow(st, changed));
   }
 
-  setTheme(th: Theme): void {
+  /** Follows the store: the theme; while shown, the run, stage and layer (outlined). */
+  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+    if (changed.has("theme")) this.setTheme(st.theme);
+    if (st.view !== "overview" || !changedAny(changed, "view", "run", "runs", "stage", "layer")) return;
+    const run = shownRun(st);
+    if (run) void activity.track(this.open(run, st.stage, st.layer));
+  }
+
+  /** Opens a layer in the layer view. */
+  private openLayer(layer: number): void {
+    this.store.set({ layer, selected: null, depth: null, stageShown: null, view: "layer" });
+  }
+
+  private setTheme(th: Theme): void {
     this.theme = th;
     this.draw();
     this.renderSide();
@@ -88,7 +104,7 @@ export class OverviewView {
   }
 
   /** Shows the overview of (run, stage) with `current` outlined. */
-  async open(run: RunInfo, stage: number, current: number | "all"): Promise<void> {
+  private async open(run: RunInfo, stage: number, current: number | "all"): Promise<void> {
     this.current = current;
     if (this.run?.run === run.run && this.stage === stage && this.res) {
       this.draw();
@@ -213,11 +229,11 @@ export class OverviewView {
         lt.textContent = String(b.layer);
         bg.appendChild(lt);
       }
-      bg.addEventListener("click", () => this.cb.onOpenLayer(b.layer));
+      bg.addEventListener("click", () => this.openLayer(b.layer));
       bg.addEventListener("keydown", (ev) => {
         if (ev.key === "Enter" || ev.key === " ") {
           ev.preventDefault();
-          this.cb.onOpenLayer(b.layer);
+          this.openLayer(b.layer);
         }
       });
       bg.addEventListener("mouseenter", () => {
@@ -265,7 +281,7 @@ export class OverviewView {
       sec.appendChild(tb);
       const open = h("button", { class: "btn", type: "button", "data-testid": "overview-open" });
       open.textContent = t("openLayer", { n: L.layer });
-      open.addEventListener("click", () => this.cb.onOpenLayer(L.layer));
+      open.addEventListener("click", () => this.openLayer(L.layer));
       sec.appendChild(open);
     } else {
       sec.appendChild(text("p", t("overviewPick"), { class: "hint" }));

@@ -11,14 +11,12 @@ import { nodesText, t } from "../i18n";
 import type { Theme } from "../model/colors";
 import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
 import { aggregateStatus, countsBadge, STAGE_STATUSES, statusColor, type DiffStatus } from "../model/status";
+import { changedAny, shownRun, singleLayer, type PanelState, type Store } from "../state/store";
+import { activity } from "../ui/activity";
 import { clear, h, text } from "../ui/dom";
 import { stageDiff, stageLists, stageStatus, stageSteps, stepStage, type StageDiffModel, type StageListItem, type StageSide, type StageStep } from "./model";
 
 export interface StageCallbacks {
-  /** The user stepped to another stage (the controller keeps its stage in step). */
-  onStage(index: number): void;
-  /** "Compare with the previous stage": open the comparison view on (prev, cur). */
-  onCompare(run: string, layer: number, prev: number, cur: number): void;
   onError(e: unknown): void;
 }
 
@@ -46,26 +44,31 @@ export class StageView {
   private docs: { cur: LayerResponse | null; prev: LayerResponse | null } = { cur: null, prev: null };
   private seq = 0;
   private loading = false;
+  /** A node to select once the side being drawn is shown (from the lists of added, removed, changed). */
+  private focus: string | null = null;
 
-  constructor(private readonly api: Api, private readonly cb: StageCallbacks) {
+  constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: StageCallbacks) {
     this.el = h("div", { class: "adl-view adl-stages", "data-testid": "stage-view" });
     const bar = h("div", { class: "adl-vbar stagebar" });
     this.prevBtn = h("button", { class: "btn", type: "button", "data-testid": "stage-prev", title: `${t("prevStage")} ([)` }, `‹ ${t("prev")}`);
     this.nextBtn = h("button", { class: "btn", type: "button", "data-testid": "stage-next", title: `${t("nextStage")} (])` }, `${t("next")} ›`);
-    this.prevBtn.addEventListener("click", () => void this.step(-1));
-    this.nextBtn.addEventListener("click", () => void this.step(1));
+    this.prevBtn.addEventListener("click", () => this.step(-1));
+    this.nextBtn.addEventListener("click", () => this.step(1));
     this.stripEl = h("div", { class: "adl-strip", "data-testid": "stage-strip", role: "listbox", "aria-label": t("stages") });
     this.sideSeg = h("div", { class: "seg", role: "group", "data-testid": "stage-side" });
     for (const [side, key] of [["before", "showBefore"], ["after", "showAfter"]] as const) {
       const b = h("button", { type: "button", "data-side": side, "data-testid": `stage-side-${side}`, "aria-pressed": String(side === this.side), title: `${t(key)} (B)` });
       b.textContent = t(key);
-      b.addEventListener("click", () => void this.setSide(side));
+      b.addEventListener("click", () => this.chooseSide(side));
       this.sideSeg.appendChild(b);
     }
     this.compareBtn = h("button", { class: "btn", type: "button", "data-testid": "stage-compare", title: t("compareWithPrevTitle") });
     this.compareBtn.textContent = t("compareWithPrev");
     this.compareBtn.addEventListener("click", () => {
-      if (this.run && this.diff?.prev !== null && this.diff) this.cb.onCompare(this.run.run, this.layer, this.diff.prev!, this.index);
+      const prev = this.diff?.prev ?? null;
+      if (!this.run || prev === null) return;
+      const side = (stage: number) => ({ run: this.run!.run, stage, layer: this.layer });
+      this.store.set({ view: "compare", compare: { a: side(prev), b: side(this.index), mp: "" } });
     });
     bar.append(this.prevBtn, this.stripEl, this.nextBtn);
     this.el.appendChild(bar);
@@ -78,7 +81,7 @@ export class StageView {
       onSelect: (k) => void this.pane.select(k),
       onToggle: (k) => {
         this.pane.expanded = toggleGroup(this.pane.expanded, k);
-        void this.pane.relayout({ anchor: k });
+        void this.pane.relayout({ anchor: k, legible: this.pane.expanded.has(k) });
       },
     }, () => this.paint());
     const side = h("div", { class: "adl-side adl-sside", "data-testid": "stage-side-panel" });
@@ -87,9 +90,22 @@ export class StageView {
     side.append(h("div", { class: "adl-maps" }, this.pane.minimap.el), this.infoEl, this.listsEl);
     main.append(this.pane.el, side);
     this.el.appendChild(main);
+    this.theme = store.get().theme;
+    store.subscribe((st, changed) => this.follow(st, changed));
   }
 
-  setTheme(th: Theme): void {
+  /**
+   * Follows the store: the theme; while shown, the run and layer (the stage's first for "all"),
+   * its own stage (the panel's until it steps) and which side of the transform it shows.
+   */
+  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+    if (changed.has("theme")) this.setTheme(st.theme);
+    if (st.view !== "stages" || !changedAny(changed, "view", "run", "runs", "layer", "layers", "stage", "stageShown", "stageSide")) return;
+    const run = shownRun(st);
+    if (run) void activity.track(this.open(run, singleLayer(st), st.stageShown ?? st.stage, st.stageSide));
+  }
+
+  private setTheme(th: Theme): void {
     this.theme = th;
     this.pane.setTheme(th);
     this.renderLegend();
@@ -104,10 +120,20 @@ export class StageView {
     return { run: this.run?.run ?? null, layer: this.layer, stage: this.index, side: this.side };
   }
 
-  /** Shows (run, layer) at stage `index` (reloads what changed). */
-  async open(run: RunInfo, layer: number, index: number): Promise<void> {
+  /** Shows (run, layer) at stage `index`, the graph after the transform or before it (reloads what changed). */
+  private async open(run: RunInfo, layer: number, index: number, side: StageSide): Promise<void> {
     const sameLayer = this.run?.run === run.run && this.layer === layer && this.res;
-    if (sameLayer && this.index === index && this.docs.cur && !this.loading) return;
+    if (sameLayer && this.index === index && this.loading) {
+      // That stage is being loaded: it is drawn on the side asked last.
+      this.side = side;
+      return;
+    }
+    if (sameLayer && this.index === index && this.docs.cur) {
+      if (side !== this.side) await this.setSide(side);
+      else if (this.focus) await this.selectFocus();
+      return;
+    }
+    this.side = side;
     this.run = run;
     this.layer = layer;
     this.index = index;
@@ -135,7 +161,11 @@ export class StageView {
     if (!run) return;
     if (!this.steps.some((s) => s.index === this.index) && this.steps.length) this.index = this.steps[this.steps.length - 1].index;
     this.diff = stageDiff(this.res, this.index);
-    if (this.diff.prev === null && this.side === "before") this.side = "after";
+    if (this.diff.prev === null && this.side === "before") {
+      // The first stage has no "before".
+      this.side = "after";
+      this.store.set({ stageSide: "after" });
+    }
     this.renderStrip();
     this.renderButtons();
     this.pane.setBusy(t("loading"));
@@ -167,7 +197,8 @@ export class StageView {
     await this.draw(seq);
   }
 
-  private async draw(seq: number, focus?: string): Promise<void> {
+  private async draw(seq: number): Promise<void> {
+    for (const b of Array.from(this.sideSeg.children) as HTMLButtonElement[]) b.setAttribute("aria-pressed", String(b.dataset.side === this.side));
     const doc = this.side === "after" ? this.docs.cur : this.docs.prev;
     if (!doc) {
       this.pane.setBusy(null);
@@ -187,56 +218,50 @@ export class StageView {
       return defaultExpanded(hh);
     }, { initial: "readable", keepExpanded: true });
     if (seq !== this.seq) return;
-    if (focus) {
-      const k = this.pane.keyForNode(focus);
-      if (k) await this.pane.select(k, { centre: true, reveal: true });
-    }
+    await this.selectFocus();
     this.loading = false;
   }
 
-  async step(dir: 1 | -1): Promise<void> {
+  private async selectFocus(): Promise<void> {
+    const focus = this.focus;
+    this.focus = null;
+    const k = focus ? this.pane.keyForNode(focus) : null;
+    if (k) await this.pane.select(k, { centre: true, reveal: true });
+  }
+
+  /** Steps to the previous or next stage (the panel's stage, that of the other views, stays). */
+  step(dir: 1 | -1): void {
     const next = stepStage(this.steps, this.index, dir);
-    if (next === this.index) return;
-    await this.goto(next);
+    if (next !== this.index) this.store.set({ stageShown: next });
   }
 
-  async goto(index: number): Promise<void> {
-    this.index = index;
-    this.cb.onStage(index);
-    const seq = ++this.seq;
-    this.loading = true;
-    await this.show(seq);
-  }
-
-  async setSide(side: StageSide, focus?: string): Promise<void> {
+  private chooseSide(side: StageSide, focus?: string): void {
     if (side === "before" && this.diff?.prev === null) return;
-    const changed = side !== this.side;
+    this.focus = focus ?? null;
+    if (side === this.store.get().stageSide) void activity.track(this.selectFocus());
+    else this.store.set({ stageSide: side });
+  }
+
+  private async setSide(side: StageSide): Promise<void> {
+    if (side === "before" && this.diff?.prev === null) return;
     this.side = side;
-    for (const b of Array.from(this.sideSeg.children) as HTMLButtonElement[]) b.setAttribute("aria-pressed", String(b.dataset.side === side));
     this.renderLegend();
-    if (!changed) {
-      if (focus) {
-        const k = this.pane.keyForNode(focus);
-        if (k) await this.pane.select(k, { centre: true, reveal: true });
-      }
-      return;
-    }
     const seq = ++this.seq;
     this.loading = true;
-    await this.draw(seq, focus);
+    await this.draw(seq);
   }
 
   handleKey(ev: KeyboardEvent): boolean {
     if (ev.key === "[") {
-      void this.step(-1);
+      this.step(-1);
       return true;
     }
     if (ev.key === "]") {
-      void this.step(1);
+      this.step(1);
       return true;
     }
     if (ev.key === "b" || ev.key === "B") {
-      void this.setSide(this.side === "after" ? "before" : "after");
+      this.chooseSide(this.side === "after" ? "before" : "after");
       return true;
     }
     if (ev.key === "Escape") {
@@ -316,7 +341,7 @@ export class StageView {
       }
       card.appendChild(meta);
       card.title = `${s.file}\n${nodesText(s.nodeCount)}${s.pos > 0 ? `\n+${s.added} ${t("statusAdded")} · −${s.removed} ${t("statusRemoved")} · ~${s.changed} ${t("statusChanged")}` : ""}`;
-      card.addEventListener("click", () => void this.goto(s.index));
+      card.addEventListener("click", () => this.store.set({ stageShown: s.index }));
       this.stripEl.appendChild(card);
       if (cur) curCard = card;
     }
@@ -385,7 +410,7 @@ export class StageView {
         dot.style.background = statusColor(status, this.theme).solid;
         btn.append(dot, text("span", it.label, {}), text("span", ` %${it.id}`, { class: "dim mono" }));
         if (it.group) btn.appendChild(text("span", ` · ${it.group}`, { class: "dim" }));
-        btn.addEventListener("click", () => void this.setSide(status === "changed" ? this.side : side, it.id));
+        btn.addEventListener("click", () => this.chooseSide(status === "changed" ? this.side : side, it.id));
         ul.appendChild(h("li", {}, btn));
       }
       el.appendChild(ul);

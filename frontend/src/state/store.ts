@@ -1,12 +1,22 @@
-// The panel's shared state (run, stage, layer, selection, view, comparison sides, options) in one
-// small observable store: views and the URL writer subscribe to it; nothing else holds a copy.
+// The panel's shared state (the run list, run, stage, layer, selection, view, comparison sides,
+// stage view, options, theme, language) in one small observable store: every view and the URL
+// writer subscribe to it; nothing else holds a copy.
+import type { LayerSummary, RunInfo, UnreadableRun } from "../api/types";
+import type { Lang } from "../i18n";
+import type { Theme } from "../model/colors";
 import type { ColorMode, PhaseFilter, SideRef, TimelineScope, ViewName } from "./hash";
 
 export interface PanelState {
+  /** The runs of the logdir that can be read (sorted by name), and those that cannot, with why. */
+  runs: RunInfo[];
+  unreadable: UnreadableRun[];
+  /** Run chooser filter (undefined = every run). */
   phase: PhaseFilter | undefined;
   /** Name of the run shown (null before the run list arrives). */
   run: string | null;
   stage: number;
+  /** The layers of the shown run's stage, in order (its overview's list). */
+  layers: LayerSummary[];
   layer: number | "all";
   /** Public id of the selected node or group in the layer view. */
   selected: string | null;
@@ -15,10 +25,14 @@ export interface PanelState {
   /** "Collapse below depth N"; null = the view's default expansion. */
   depth: number | null;
   tl: TimelineScope;
-  /** The comparison's sides and manual pairs ("a1>b1,..."), while it has been opened. */
+  /** The comparison's sides and manual pairs ("a1>b1,..."), once it has been opened. */
   compare: { a: SideRef; b: SideRef; mp: string } | null;
   /** Which graph the stage view shows. */
   stageSide: "before" | "after";
+  /** The stage the stage view shows: it steps on its own; null = the panel's stage. */
+  stageShown: number | null;
+  theme: Theme;
+  lang: Lang;
 }
 
 export type Listener<S> = (state: Readonly<S>, changed: ReadonlySet<keyof S>) => void;
@@ -26,6 +40,8 @@ export type Listener<S> = (state: Readonly<S>, changed: ReadonlySet<keyof S>) =>
 export class Store<S extends object> {
   private state: S;
   private listeners: Listener<S>[] = [];
+  private pending = new Set<keyof S>();
+  private notifying = false;
 
   constructor(initial: S) {
     this.state = { ...initial };
@@ -35,20 +51,35 @@ export class Store<S extends object> {
     return this.state;
   }
 
-  /** Merges `patch`; listeners hear about the keys whose value changed (once per call). */
+  /**
+   * Merges `patch`; listeners hear about the keys whose value changed (once per call). A change
+   * made by a listener takes effect at once (get() returns it) and is told to every listener
+   * after the current round, so each round sees one consistent state.
+   */
   set(patch: Partial<S>): void {
-    const changed = new Set<keyof S>();
     const next = { ...this.state };
+    let any = false;
     for (const k of Object.keys(patch) as (keyof S)[]) {
       const v = patch[k] as S[keyof S];
       if (!sameValue(next[k], v)) {
         next[k] = v;
-        changed.add(k);
+        this.pending.add(k);
+        any = true;
       }
     }
-    if (!changed.size) return;
+    if (!any) return;
     this.state = next;
-    for (const fn of this.listeners) fn(this.state, changed);
+    if (this.notifying) return;
+    this.notifying = true;
+    try {
+      while (this.pending.size) {
+        const changed = this.pending;
+        this.pending = new Set();
+        for (const fn of [...this.listeners]) fn(this.state, changed);
+      }
+    } finally {
+      this.notifying = false;
+    }
   }
 
   /** Calls `fn` after every change; returns the function that unsubscribes it. */
@@ -66,9 +97,29 @@ function sameValue(a: unknown, b: unknown): boolean {
   return false;
 }
 
-export function initialPanelState(): PanelState {
+export function initialPanelState(theme: Theme = "light", lang: Lang = "en"): PanelState {
   return {
-    phase: undefined, run: null, stage: 0, layer: 0, selected: null, view: "layer", color: "group", depth: null,
-    tl: "layer", compare: null, stageSide: "after",
+    runs: [], unreadable: [], phase: undefined, run: null, stage: 0, layers: [], layer: 0, selected: null, view: "layer",
+    color: "group", depth: null, tl: "layer", compare: null, stageSide: "after", stageShown: null, theme, lang,
   };
+}
+
+/** The shown run's description, or null. */
+export function shownRun(st: Readonly<PanelState>): RunInfo | null {
+  return st.runs.find((r) => r.run === st.run) ?? null;
+}
+
+/** The layer numbers of the shown stage. */
+export function layerNumbers(st: Readonly<PanelState>): number[] {
+  return st.layers.map((l) => l.layer);
+}
+
+/** One layer for the views that show one (stages, a default comparison): the shown one, or the stage's first. */
+export function singleLayer(st: Readonly<PanelState>): number {
+  return st.layer === "all" ? st.layers[0]?.layer ?? 0 : st.layer;
+}
+
+/** Whether any of `keys` changed. */
+export function changedAny<S>(changed: ReadonlySet<keyof S>, ...keys: (keyof S)[]): boolean {
+  return keys.some((k) => changed.has(k));
 }

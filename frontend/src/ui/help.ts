@@ -30,7 +30,7 @@ export const SHORTCUTS: ShortcutSection[] = [
       { keys: ["A", "D", "←", "→", "↑", "↓"], what: "keyPan" },
       { keys: ["F"], what: "keyFit" },
       { keys: ["M"], what: "keyMinimap" },
-      { keys: ["dblclick"], what: "keyToggleGroup" },
+      { keys: ["dblclick", "Enter"], what: "keyToggleGroup" },
       { keys: ["drag", "wheel"], what: "keyMouse" },
     ],
   },

@@ -23,6 +23,8 @@ html, body { margin: 0; padding: 0; height: 100%; background: var(--bg); color: 
 body { font: 13px/1.4 var(--sans); overflow: hidden; }
 .adl-root { display: flex; flex-direction: column; height: 100vh; }
 .adl-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; padding: 6px 10px; border-bottom: 1px solid var(--border); background: var(--panel); }
+.adl-toolbar > .break { flex-basis: 100%; height: 0; }
+.adl-toolbar > [hidden] { display: none; }
 .adl-toolbar .grp { display: flex; align-items: center; gap: 5px; }
 .adl-toolbar label { color: var(--muted); font-size: 12px; }
 .adl-toolbar .title { font-weight: 600; margin-right: 4px; }
@@ -31,7 +33,8 @@ select, input[type=search], .btn, .seg button {
   font: inherit; color: var(--fg); background: var(--btn); border: 1px solid var(--border); border-radius: 5px; padding: 3px 7px; height: 26px; box-sizing: border-box;
 }
 select { max-width: 320px; }
-select#adl-run { max-width: 220px; }
+.adl-toolbar select { max-width: 250px; }
+.adl-toolbar select#adl-run { max-width: 210px; }
 .btn, .seg button { cursor: pointer; }
 .btn:hover, .seg button:hover { background: var(--btn-hover); }
 .btn:focus-visible, select:focus-visible, input:focus-visible, .seg button:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
@@ -41,7 +44,7 @@ select#adl-run { max-width: 220px; }
 .seg button:last-child { border-radius: 0 5px 5px 0; }
 .seg button:disabled, .btn:disabled, select:disabled { opacity: 0.45; cursor: not-allowed; }
 .seg button[aria-pressed="true"] { background: var(--accent-bg); border-color: var(--accent); color: var(--accent); position: relative; z-index: 1; }
-input[type=search] { width: 230px; }
+input[type=search] { width: 200px; }
 .search .count { color: var(--muted); font-size: 12px; min-width: 52px; font-variant-numeric: tabular-nums; }
 .iconbtn { width: 28px; padding: 0; text-align: center; }
 .adl-error { display: none; padding: 6px 12px; background: var(--err-bg); color: var(--err-fg); border-bottom: 1px solid var(--border); white-space: pre-wrap; }
@@ -170,8 +173,8 @@ a.btn { display: inline-block; line-height: 18px; text-decoration: none; }
 .adl-vbar .spacer, .adl-clegend .spacer { flex: 1; }
 .adl-vbar .title { font-weight: 600; }
 .adl-vbar .grp { display: flex; align-items: center; gap: 5px; }
-.adl-compare .adl-vbar select { max-width: 170px; }
-.adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 230px; }
+.adl-compare .adl-vbar select { max-width: 160px; }
+.adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 200px; }
 .adl-compare .adl-vbar .side { gap: 4px; }
 .adl-vbar .chk { display: inline-flex; align-items: center; gap: 4px; color: var(--muted); font-size: 12px; cursor: pointer; }
 .adl-vmain { flex: 1; display: flex; min-height: 0; position: relative; }

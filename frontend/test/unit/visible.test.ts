@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { buildHierarchy, expandedToDepth, groupKey, inputKey, layerKey, maxGroupDepth, opKey, SCENE } from "../../src/model/hierarchy";
-import { edgeLabel, visibleGraph } from "../../src/model/visible";
+import { EDGE_LABEL_CHARS, edgeLabel, visibleGraph } from "../../src/model/visible";
 import { loadLayer, miniLayer } from "./helpers";
 
 describe("visibleGraph", () => {
@@ -33,6 +33,11 @@ describe("visibleGraph", () => {
     const n2m = v.edges.find((e) => e.from === groupKey(3, "norm") && e.to === mla)!;
     assert.equal(n2m.count, 2, "n1->q1 and n1->k1 merge");
     assert.equal(edgeLabel(n2m), "8x16 ×2");
+    // A long symbolic shape is elided in the middle.
+    const long = "s44x4x1x((s70 + (Mod(64 - (Mod(s70, 64)), 64)))//64)x64";
+    const lab = edgeLabel({ ...n2m, count: 1, shapes: [long] });
+    assert.equal(lab.length, EDGE_LABEL_CHARS);
+    assert.ok(lab.startsWith("s44x4x1x((s") && lab.endsWith("64)x64") && lab.includes("…"), lab);
     assert.ok(!v.edges.some((e) => e.from === e.to), "no self loops");
   });
 

@@ -1,0 +1,129 @@
+// What the user asks for (a run, phase, stage or layer chosen, a view, a link or a reload) turned
+// into the panel's state: fetches what it takes to decide it (the run list, a stage's layers),
+// then sets the store once; the views follow the store.
+import { Api, ApiError } from "../api/client";
+import type { LayerSummary, RunInfo, UnreadableRun } from "../api/types";
+import { defaultPair } from "../compare/model";
+import { t } from "../i18n";
+import { runsForPhase, type PhaseFilter, type SideRef, type ViewName, type ViewState } from "./hash";
+import { shownRun, singleLayer, type PanelState, type Store } from "./store";
+
+export class PanelActions {
+  constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly onError: (e: unknown) => void) {}
+
+  /**
+   * Fetches the run list into the store: runs that can be read, and those that cannot (listed
+   * with their reason). False when the list could not be fetched.
+   */
+  async loadRuns(): Promise<boolean> {
+    let entries;
+    try {
+      entries = (await this.api.runs()).runs ?? [];
+    } catch (e) {
+      this.onError(e);
+      return false;
+    }
+    const runs: RunInfo[] = [];
+    const unreadable: UnreadableRun[] = [];
+    for (const r of entries) {
+      if (typeof r.error === "string") unreadable.push(r);
+      else runs.push(r);
+    }
+    this.store.set({ runs, unreadable });
+    return true;
+  }
+
+  /**
+   * Opens a view state (the URL at start, a hash change, a reload inside TensorBoard): its run
+   * (the first one the phase filter shows when it names none, or one that cannot be read), stage,
+   * layer, selection, options and view. `keepRun`: a state that names no run keeps the run shown.
+   */
+  async apply(vs: ViewState, keepRun = false): Promise<void> {
+    const st = this.store.get();
+    const bad = vs.run ? st.unreadable.find((r) => r.run === vs.run) : undefined;
+    if (bad) this.onError(new Error(t("runUnreadable", { run: bad.run, error: bad.error })));
+    const shown = runsForPhase(st.runs, vs.phase);
+    const named = vs.run ? st.runs.find((r) => r.run === vs.run) : undefined;
+    const run = named ?? (keepRun && !vs.run ? shownRun(st) : null) ?? shown[0] ?? st.runs[0];
+    if (!run) return;
+    const at = await this.resolve(run, vs.stage, vs.layer);
+    const view: ViewName = vs.view ?? "layer";
+    const patch: Partial<PanelState> = {
+      phase: vs.phase, color: vs.color ?? "group", tl: vs.tl ?? "layer", stageSide: vs.sv ?? "after", ...at,
+      depth: vs.depth ?? null, selected: vs.node ?? null, stageShown: vs.ss ?? null, view,
+    };
+    if (view === "compare") patch.compare = vs.a && vs.b ? { a: vs.a, b: vs.b, mp: vs.mp ?? "" } : st.compare ?? this.defaultCompare({ ...st, ...at });
+    this.store.set(patch);
+  }
+
+  /** The run chooser: that run (the run list fetched again first, so a run converted again shows what it holds now). */
+  async chooseRun(name: string): Promise<void> {
+    await this.loadRuns();
+    const st = this.store.get();
+    const run = st.runs.find((r) => r.run === name);
+    if (!run) return;
+    const at = await this.resolve(run, undefined, typeof st.layer === "number" ? st.layer : undefined);
+    this.store.set({ ...at, selected: null, depth: null, stageShown: null });
+  }
+
+  /** The phase filter: the run chooser lists that phase's runs; the shown run changes when it is not one. */
+  async choosePhase(phase: PhaseFilter | undefined): Promise<void> {
+    this.store.set({ phase });
+    const st = this.store.get();
+    const shown = runsForPhase(st.runs, phase);
+    if (shown.length && !shown.some((r) => r.run === st.run)) await this.chooseRun(shown[0].run);
+  }
+
+  /** The stage chooser: the layer stays when the stage has it, and so does a selected node. */
+  async chooseStage(stage: number): Promise<void> {
+    const st = this.store.get();
+    const run = shownRun(st);
+    if (!run) return;
+    const at = await this.resolve(run, stage, st.layer);
+    const selected = st.selected && !st.selected.includes("/") ? st.selected : null;
+    this.store.set({ ...at, selected });
+  }
+
+  /** The layer chooser (a layer number or "all"). */
+  chooseLayer(layer: number | "all"): void {
+    this.store.set({ layer, selected: null, depth: null, stageShown: null });
+  }
+
+  /** Shows a view; the comparison opens on a useful pair the first time. */
+  showView(view: ViewName): void {
+    const st = this.store.get();
+    const patch: Partial<PanelState> = { view };
+    if (view === "compare" && !st.compare) patch.compare = this.defaultCompare(st);
+    this.store.set(patch);
+  }
+
+  /** Opens the comparison of two sides. */
+  openCompare(a: SideRef, b: SideRef): void {
+    this.store.set({ view: "compare", compare: { a, b, mp: "" } });
+  }
+
+  private defaultCompare(st: Readonly<PanelState>): PanelState["compare"] {
+    if (!st.run) return null;
+    const pair = defaultPair({ run: st.run, stage: st.stage, layer: singleLayer(st) }, st.runs);
+    return { a: pair.a, b: pair.b, mp: "" };
+  }
+
+  /** A run's stage (the asked one when it has it, else its default), its layers and the layer to show. */
+  private async resolve(run: RunInfo, stage: number | undefined, layer: number | "all" | undefined): Promise<Pick<PanelState, "run" | "stage" | "layers" | "layer">> {
+    const s = stage !== undefined && run.stages.some((x) => x.index === stage) ? stage : run.default_stage;
+    const layers = await this.stageLayers(run, s);
+    const nums = layers.map((l) => l.layer);
+    const shown = layer === "all" ? "all" : layer !== undefined && nums.includes(layer) ? layer : nums[0] ?? 0;
+    return { run: run.run, stage: s, layers, layer: shown };
+  }
+
+  /** The layers of one stage of a run (its overview); the run's own list when the overview is missing. */
+  private async stageLayers(run: RunInfo, stage: number): Promise<LayerSummary[]> {
+    try {
+      return (await this.api.overview(run.run, stage)).layers;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) this.onError(e);
+      return run.layers;
+    }
+  }
+}
