@@ -5,7 +5,8 @@ whose one-line message names the input; nothing else escapes, and nothing runs p
 :data:`~tests.fuzz.cases.LIMIT_S`. On the command line, the exit status is 0 or 2; on 2 stderr is
 exactly one line, ``tb-ad-layer: error: ...``, naming the input, with no traceback and no Python
 exception text; the process ends within the limit. After a failed conversion the previous run is
-unchanged byte for byte, and no conversion leaves a ``.run.sqlite.tmp-*`` behind.
+unchanged byte for byte, and no conversion leaves a ``.run.sqlite.tmp-*`` behind. A dump in which
+a node reads its own value is never accepted: no FX graph holds one.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ import pytest
 
 from tb_ad_layer.errors import InputError
 from tests.fuzz.cases import LIMIT_S, Case
+from tests.fuzz.classes import node_reads_itself
+from tests.fuzz.inputs import DumpInput
 
 _CONSOLE_SCRIPT = Path(sys.executable).with_name("tb-ad-layer")
 CLI = [str(_CONSOLE_SCRIPT)] if _CONSOLE_SCRIPT.is_file() else [sys.executable, "-m", "tb_ad_layer.cli"]
@@ -36,6 +39,8 @@ PYTHON_TEXT = ("Traceback", "sys.set_int_max_str_digits", "invalid literal for i
                "maximum recursion depth", "positional argument", "division by zero", "math domain error",
                "cannot convert float", "out of range for", 'File "')
 _EXCEPTION_NAME = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b")
+#: A dump file name the converter reads from a directory.
+_STAGE_FILE = re.compile(r"\d{3,}_.+\.txt")
 TEMP_GLOB = ".run.sqlite.tmp-*"
 
 
@@ -157,3 +162,14 @@ def check_store_after(case: Case, run_dir: Path, before: dict[str, str], failed:
             changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
             pytest.fail(f"{case.describe()}\na failed conversion changed the previous run: {changed}",
                         pytrace=False)
+
+
+def check_not_accepted_if_invalid(dump: DumpInput, accepted: bool) -> None:
+    """A converted dump whose mutated file holds a node reading itself: the reader let an
+    invalid graph through."""
+    path = dump.case.kept
+    assert path is not None
+    read = dump.target == path or _STAGE_FILE.fullmatch(path.name) is not None
+    if accepted and read and node_reads_itself(path):
+        pytest.fail(f"{dump.case.describe()}\naccepted a dump in which a node reads its own value",
+                    pytrace=False)

@@ -18,7 +18,7 @@ from tb_ad_layer.convert import convert
 from tests.conftest import DUMPS
 from tests.fuzz.cases import case_ids, case_index, case_rng
 from tests.fuzz.inputs import build_dump, build_trace
-from tests.fuzz.properties import check_store_after, run_cli, snapshot
+from tests.fuzz.properties import check_not_accepted_if_invalid, check_store_after, run_cli, snapshot
 
 RUN = "previous"
 SCENARIOS = ("convert", "convert-trace", "inspect", "kernels")
@@ -53,6 +53,7 @@ def test_cli_case(case_id: str, tmp_path: Path, previous_run: Path) -> None:
         run = run_cli(dump.case, ["convert", str(dump.target), "--logdir", str(logdir), "--run", RUN,
                                   "--stages", *dump.stages, "-q"], dump.directory, tmp_path)
         check_store_after(dump.case, logdir / RUN, before, failed=run.code != 0)
+        check_not_accepted_if_invalid(dump, accepted=run.code == 0)
         return
     trace = build_trace(case_id, tmp_path, rotation)
     if scenario == "convert-trace":

@@ -2,7 +2,8 @@
 
 Every case converts a mutated dump into a logdir that already holds a run: the conversion either
 succeeds or raises ``InputError`` naming the dump, within the time limit; a refused one leaves
-the previous run byte for byte as it was, and none leaves a temporary store. See
+the previous run byte for byte as it was, none leaves a temporary store, and none accepts a
+node that reads its own value. See
 :mod:`tests.fuzz.cases` for the seed, the count and running one case alone.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from tb_ad_layer.convert import convert
 from tests.conftest import DUMPS
 from tests.fuzz.cases import case_ids
 from tests.fuzz.inputs import build_dump
-from tests.fuzz.properties import check_store_after, in_process, snapshot
+from tests.fuzz.properties import check_not_accepted_if_invalid, check_store_after, in_process, snapshot
 
 RUN = "previous"
 
@@ -36,3 +37,4 @@ def test_dump_case(case_id: str, tmp_path: Path, logdir: Path) -> None:
     err = in_process(dump.case, lambda: convert(dump.target, logdir, run=RUN, stages=dump.stages),
                      dump.directory)
     check_store_after(dump.case, run_dir, before, failed=err is not None)
+    check_not_accepted_if_invalid(dump, accepted=err is None)
