@@ -125,10 +125,30 @@ def deep_nesting(rng: random.Random, text: bytes) -> tuple[bytes, str]:
         f"{depth:,}-deep value of {m.group(1).decode()}"
 
 
+_KEPT_NAME = re.compile(_KEPT_EVENT + rb'"(name)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def giant_text(rng: random.Random) -> bytes:
+    """Hundreds of kilobytes shaped like a kernel name gone wrong: templates nested thousands
+    deep, one long word, a long namespace path, unclosed parentheses, or syntax soup."""
+    n = rng.choice([20_000, 100_000])
+    return rng.choice([b"void f<" * n + b"int" + b">" * n + b"(int)", b"a" * (n * 8), b"ns::" * n + b"kernel()",
+                       b"(" * n, bytes(rng.choice(b"<>():,_ ab01") for _ in range(n))])
+
+
+def giant_name(rng: random.Random, text: bytes) -> tuple[bytes, str]:
+    """A kept event's name of hundreds of kilobytes (JSON-escaped as it stands)."""
+    m = _near(rng, _KEPT_NAME, text)
+    if m is None:
+        return text, "giant name (no kept event with a name)"
+    name = giant_text(rng)
+    return text[:m.start(2)] + name + text[m.end(2):], f"a name of {len(name):,} bytes ({name[:12]!r}...)"
+
+
 JSON_MUTATIONS: dict[str, JsonMutation] = {
     "truncate_text": truncate_text, "flip_text": flip_text, "odd_numbers": odd_numbers,
     "non_finite_times": non_finite_times, "beyond_64_bits": beyond_64_bits, "wrong_types": wrong_types,
-    "deep_nesting": deep_nesting,
+    "deep_nesting": deep_nesting, "giant_name": giant_name,
 }
 
 

@@ -13,6 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
+from tests.fuzz.json_mutations import giant_text
+
 SqliteMutation = Callable[[random.Random, Path], str]
 
 #: Tables and columns the reader reads, in the export's spelling.
@@ -184,8 +186,30 @@ def broken_view(rng: random.Random, path: Path) -> str:
         return drop_table(rng, path)
 
 
+def giant_string(rng: random.Random, path: Path) -> str:
+    """A kernel name of hundreds of kilobytes, in StringIds or inline."""
+    def change(conn: sqlite3.Connection) -> str:
+        tables = _tables(conn)
+        kernel = "CUPTI_ACTIVITY_KIND_KERNEL"
+        if kernel not in tables:
+            return "no kernel table; nothing changed"
+        cols = _columns(conn, kernel)
+        col = next((c for c in ("demangledName", "shortName") if c in cols), None)
+        row = conn.execute(f'SELECT "{col}" FROM {kernel} ORDER BY rowid LIMIT 1 OFFSET ?',
+                           (rng.randrange(50),)).fetchone() if col else None
+        if row is None:
+            return "no kernel name; nothing changed"
+        name = giant_text(rng).decode()
+        if isinstance(row[0], int) and "StringIds" in tables:
+            conn.execute("UPDATE StringIds SET value = ? WHERE id = ?", (name, row[0]))
+        else:
+            conn.execute(f'UPDATE {kernel} SET "{col}" = ? WHERE "{col}" = ?', (name, row[0]))
+        return f"a kernel name ({col}) of {len(name):,} characters ({name[:12]!r}...)"
+    return _schema_change(path, change)
+
+
 SQLITE_MUTATIONS: dict[str, SqliteMutation] = {
     "truncate_pages": truncate_pages, "flip_in_pages": flip_in_pages, "drop_table": drop_table,
     "rename_column": rename_column, "odd_values": odd_values, "dangling_ids": dangling_ids,
-    "broken_view": broken_view,
+    "broken_view": broken_view, "giant_string": giant_string,
 }
