@@ -303,8 +303,9 @@ DUMP_MUTATIONS: dict[str, Mutation] = {
 
 def mutate_name(rng: random.Random, name: str) -> tuple[str, str]:
     """A damaged ``NNN_`` counter of a dump file name (past 64 bits, zero-padded, four digits,
-    too short, in other scripts' digits), or a name with a byte that is not UTF-8."""
+    too short, in other scripts' digits, the first stage's again), or a name with a byte that is
+    not UTF-8."""
     rest = name.split("_", 1)[1] if "_" in name else name
     counter = rng.choice(["1000", "0" * 25 + "1", str(1 << 64), "9" * 200, "01", "\u0661\u0662\u0663",
-                          "000", "\uff11\uff12\uff13", "001\udcff", "001_\udcff"])
+                          "000", "001", "\uff11\uff12\uff13", "001\udcff", "001_\udcff"])
     return f"{counter}_{rest}", f"file named {counter[:30]!r}_..."
