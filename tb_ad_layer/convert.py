@@ -121,6 +121,8 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
         run = _guess_model(src)
     _check_run_name(run)
     files = resolve_inputs(src, stages)
+    for path in [src.resolve()] + [f.path for f in files]:
+        _check_path_text(path)
     total = sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
     result = ConvertResult(store=store_path(logdir, run), run=run)
@@ -170,6 +172,16 @@ def _created() -> str:
 
 def _guess_model(src: Path) -> str:
     return src.stem if src.is_file() else src.resolve().name
+
+
+def _check_path_text(path: Path) -> None:
+    """Refuse a path whose name holds bytes that are not UTF-8: the run store records it as
+    UTF-8 text."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("the path is not UTF-8 text, which the run store records; rename it",
+                         path=path) from None
 
 
 def _check_run_name(run: str) -> None:

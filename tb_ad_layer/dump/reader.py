@@ -149,7 +149,9 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
                 stage = m.group(2).strip()
             else:
                 count = m.group(2).strip()
-                declared = int(count) if count.isdigit() else None
+                # Informative only: a count no file could hold (Python also refuses to convert
+                # thousands of digits) is not kept.
+                declared = int(count) if count.isdigit() and len(count) <= 9 else None
         elif line.strip() and not line.startswith("#"):
             raise InputError(f"not an AutoDeploy graph dump (unexpected text before the first "
                              f"node line: {_preview(line)!r})", path=p, line=i + 1)

@@ -16,6 +16,9 @@ from tb_ad_layer.dump.reader import read_header
 from tb_ad_layer.errors import InputError
 
 _STAGE_FILE = re.compile(r"(\d{3,})_(.+)\.txt")
+#: Largest counter: the run store keeps it as a 64-bit integer (writers count transforms, a few
+#: thousand at most).
+MAX_ORDER = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +55,19 @@ def discover_stages(dump_dir: str | Path) -> list[StageFile]:
         m = _STAGE_FILE.fullmatch(p.name)
         if not m or not p.is_file():
             continue
+        order = int(m.group(1))
+        if order > MAX_ORDER:
+            digits = m.group(1)
+            shown = digits if len(digits) <= 30 else digits[:30] + "..."
+            raise InputError(f"the counter {shown} of this file name is out of range (at most "
+                             f"{MAX_ORDER})", path=p)
         transform, stage = read_header(p)
         if not transform:
             # Fall back to the name: NNN_<stage>_<transform> with a one-word stage.
             rest = m.group(2)
             stage, _, transform = rest.partition("_")
             transform = transform or rest
-        found.append(StageFile(path=p, order=int(m.group(1)), stage=stage, transform=transform))
+        found.append(StageFile(path=p, order=order, stage=stage, transform=transform))
     if not found:
         raise InputError("no graph dump files (NNN_<stage>_<transform>.txt) in directory", path=d)
     found.sort(key=lambda s: (s.order, s.path.name))

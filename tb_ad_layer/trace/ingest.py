@@ -156,7 +156,13 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
                 warnings.append("no per-kernel data to map onto the graph's layers")
         else:
             found = annotated_layers(db, kernels)
-            seg = segment_layers(kernels, expected, matcher, found, warnings)
+            try:
+                seg = segment_layers(kernels, expected, matcher, found, warnings)
+            except InputError as err:
+                if err.path is not None:
+                    raise
+                # Segmentation sees kernels, not files: the message names the trace here.
+                raise InputError(err.message, path=path, field=err.field) from None
             t1 = _timed(progress, f"split into {len(seg.layers)} layers by {seg.method} ({seg.detail})", t1)
             if expected is not None:
                 for layer in expected.layers:

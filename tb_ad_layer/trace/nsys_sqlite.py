@@ -15,7 +15,8 @@ from typing import Callable
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock
-from tb_ad_layer.trace.tracedb import MAX_VALUE, TraceDB, kernel_name_resolver
+from tb_ad_layer.trace.tracedb import (DATABASE_ERRORS, MAX_VALUE, TraceDB, database_error_text,
+                                       kernel_name_resolver)
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -36,13 +37,20 @@ def pid_of(global_pid: int | None) -> int:
     return 0 if global_pid is None else global_pid // 0x1000000 % 0x1000000
 
 
+def _text(value: bytes) -> str:
+    # A damaged page or a truncated name can hold bytes that are not UTF-8: shown replaced,
+    # rather than failing the whole trace on one string.
+    return value.decode("utf-8", "replace")
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.text_factory = _text
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
-    except sqlite3.DatabaseError as err:
-        raise InputError(f"not a readable SQLite database ({err})", path=path) from None
+    except DATABASE_ERRORS as err:
+        raise InputError(f"not a readable SQLite database ({database_error_text(err)})", path=path) from None
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -266,12 +274,17 @@ def _runtime_names(conn: sqlite3.Connection, tables: set[str]) -> dict[int, str]
         if v is not None}
 
 
-def _string_lookup(conn: sqlite3.Connection, tables: set[str]) -> Callable[[int], str | None]:
+def _string_lookup(conn: sqlite3.Connection, tables: set[str], path: Path) -> Callable[[int], str | None]:
     if "StringIds" not in tables:
         return lambda sid: None
 
     def lookup(sid: int) -> str | None:
-        row = conn.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
+        # Called while kernels are read, long after opening: damage found here is reported here.
+        try:
+            row = conn.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
+        except DATABASE_ERRORS as err:
+            raise InputError(f"corrupt or unreadable nsys export ({database_error_text(err)})",
+                             path=path) from None
         return None if row is None or row[0] is None else str(row[0])
     return lookup
 
@@ -297,9 +310,10 @@ def read_nsys_sqlite(path: str | Path, progress: Progress | None = None) -> Trac
     conn = _connect(path)
     try:
         return _open(conn, path, progress)
-    except sqlite3.DatabaseError as err:
+    except DATABASE_ERRORS as err:
         conn.close()
-        raise InputError(f"corrupt or unreadable nsys export ({err})", path=path) from None
+        raise InputError(f"corrupt or unreadable nsys export ({database_error_text(err)})",
+                         path=path) from None
     except InputError:
         conn.close()
         raise
@@ -320,7 +334,7 @@ def _open(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
     _range_view(conn, tables)
     has_events = _node_events_view(conn, tables)
     db = TraceDB(source=path, format="nsys-sqlite", conn=conn,
-                 name_resolver=kernel_name_resolver(_string_lookup(conn, tables)))
+                 name_resolver=kernel_name_resolver(_string_lookup(conn, tables, path)))
     db.schema_version = _meta(conn, tables, "META_DATA_EXPORT", "EXPORT_SCHEMA_VERSION")
     db.graph_trace_mode = _meta(conn, tables, "META_DATA_CAPTURE", "CUDA_GRAPH_TRACE_OPTIONS:MODE")
     db.runtime_names = _runtime_names(conn, tables)

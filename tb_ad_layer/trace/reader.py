@@ -45,6 +45,11 @@ def read_trace(path: str | Path, progress: Callable[[str], None] | None = None) 
     if path.stat().st_size == 0:
         raise InputError("trace file is empty", path=path)
     try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        # Its name goes into JSON output and the run store, both UTF-8 text.
+        raise InputError("the trace's path is not UTF-8 text; rename it", path=path) from None
+    try:
         kind = sniff(path)
     except OSError as err:
         raise InputError(f"cannot read trace ({err.strerror or err})", path=path) from None

@@ -66,8 +66,10 @@ def _load_json(path: Path) -> Any:
         raise InputError(f"truncated or corrupt gzip data ({err})", path=path) from None
     except UnicodeDecodeError as err:
         raise InputError(f"not UTF-8 text at byte {err.start}", path=path) from None
-    except ValueError as err:  # e.g. an integer of thousands of digits
-        raise InputError(f"unreadable JSON value ({err})", path=path) from None
+    except ValueError:
+        # Python's json refuses to convert an integer of more than 4,300 digits (its message
+        # is advice to Python programmers, not to the user).
+        raise InputError("unreadable JSON value: a number thousands of digits long", path=path) from None
     except OSError as err:
         raise InputError(f"cannot read trace ({err.strerror or err})", path=path) from None
 

@@ -36,6 +36,16 @@ GRAPH_LAUNCH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
 UNKNOWN_NAME = "<unknown kernel name #"
 #: Largest time or id accepted (ns); beyond it a value is damage, not a measurement.
 MAX_VALUE = (1 << 62) - 1
+#: What reading a damaged database raises: SQLite's errors, and UnicodeDecodeError when SQLite's
+#: own message quotes damaged schema text that is not UTF-8.
+DATABASE_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def database_error_text(err: Exception) -> str:
+    """SQLite's message of ``err``, also when it quotes bytes that are not UTF-8."""
+    if isinstance(err, UnicodeDecodeError) and isinstance(err.object, bytes):
+        return err.object.decode("utf-8", "replace")
+    return str(err)
 
 
 @dataclass(slots=True, frozen=True)
@@ -111,8 +121,9 @@ class TraceDB:
         """All rows of ``sql``; database damage becomes an ``InputError`` naming the file."""
         try:
             return self.conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as err:
-            raise InputError(f"corrupt or unreadable trace ({err})", path=self.source) from None
+        except DATABASE_ERRORS as err:
+            raise InputError(f"corrupt or unreadable trace ({database_error_text(err)})",
+                             path=self.source) from None
 
     def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first column of the first row of ``sql`` (None when there is no row)."""
@@ -163,8 +174,9 @@ class TraceDB:
                 self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS graph_launch (c INTEGER PRIMARY KEY)")
                 self.conn.executemany("INSERT OR IGNORE INTO graph_launch VALUES (?)",
                                       ((c,) for c in self.graph_launch_correlations()))
-            except sqlite3.DatabaseError as err:
-                raise InputError(f"corrupt or unreadable trace ({err})", path=self.source) from None
+            except DATABASE_ERRORS as err:
+                raise InputError(f"corrupt or unreadable trace ({database_error_text(err)})",
+                                 path=self.source) from None
             self._graph_launch_table = True
         return "temp.graph_launch"
 
