@@ -71,7 +71,7 @@ class Payload:
         return self._etag
 
     @property
-    def size(self) -> int:
+    def size_bytes(self) -> int:
         """Bytes held (for the cache's budget), counting the gzip form once it exists."""
         return len(self.body) + (len(self._gz) if self._gz is not None else 0)
 

@@ -28,8 +28,15 @@ import msgspec
 
 from tb_ad_layer.contract.document import LayerDocument, OutsideNodes, TraceSummary
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.store.records import (FileRecord, KernelSpan, LayerRecord, StageRecord,
-                                       StoredKernel, StoreMeta, StreamRow)
+from tb_ad_layer.store.records import (
+    FileRecord,
+    KernelSpan,
+    LayerRecord,
+    StageRecord,
+    StoredKernel,
+    StoreMeta,
+    StreamRow,
+)
 from tb_ad_layer.store.schema import DDL, SCHEMA_VERSION, STORE_DIR
 
 #: A store record type (a NamedTuple of :mod:`tb_ad_layer.store.records`).
