@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from importlib.machinery import ExtensionFileLoader, ModuleSpec, PathFinder
 from types import ModuleType
-from typing import Sequence
 
 PACKAGE = "tb_ad_layer"
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
