@@ -25,14 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> int:
     from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
-    from tests.trace.accuracy import (
-        MODEL_DUMPS,
-        agreement,
-        baseline_agreement,
-        dump_model,
-        generate_from_dump,
-        load,
-    )
+    from tests.trace.accuracy import (MODEL_DUMPS, agreement, baseline_agreement, dump_model, generate_from_dump,
+                                      load)
     from tests.trace.helpers import FIXTURES, SHARED_TRACES, load_truth
 
     print(f"{'trace':52} {'layers':>7} {'layer':>7} {'node':>7} {'outside':>8} | {'seed layers':>11} "
@@ -42,8 +36,8 @@ def main() -> int:
     try:
         for name in sorted(MODEL_DUMPS):
             _, model = dump_model(name)
-            paths = generate_from_dump(Path(tmp) / name, name, ("sqlite", "torch"), layout="per-layer",
-                                       replays=8, seed=7, jitter=0.15, reshuffle_streams=True)
+            paths = generate_from_dump(Path(tmp) / name, name, ("sqlite", "torch"), layout="per-layer", replays=8,
+                                       seed=7, jitter=0.15, reshuffle_streams=True)
             truth = load(paths)
             for fmt in ("sqlite", "torch"):
                 rows.append((f"{name} decode, per-layer streams ({fmt})", paths[fmt], truth, model))
@@ -57,9 +51,9 @@ def main() -> int:
             result = ingest_trace(path, model)
             got = agreement(truth, result.kernels)
             found, seed = baseline_agreement(truth, result.kernels, model)
-            print(f"{label:52} {result.meta['layers_found']:>3}/{truth['num_layers']:<3} "
-                  f"{got.layer_share:>7.1%} {got.node_share:>7.1%} {got.outside_share:>8.1%} | "
-                  f"{found:>11} {seed.layer_share:>7.1%} {seed.node_share:>7.1%}")
+            print(f"{label:52} {result.meta['layers_found']:>3}/{truth['num_layers']:<3} {got.layer_share:>7.1%} "
+                  f"{got.node_share:>7.1%} {got.outside_share:>8.1%} | {found:>11} {seed.layer_share:>7.1%} "
+                  f"{seed.node_share:>7.1%}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("\nreal traces (no dump): layers found, kernels per layer, outside, how")
@@ -69,8 +63,8 @@ def main() -> int:
         sizes = Counter(layer["kernel_count"] for layer in seq["layers"])
         outside = sum(1 for k in seq["outside"] if k["kind"] == "kernel")
         seg = seq["segmentation"]
-        print(f"  {name:48} {seq['num_layers']:>3} layers, kernels per layer {dict(sizes)}, "
-              f"{outside} outside (step {seq['step']}), {seg['method']} confidence {seg['confidence']}")
+        print(f"  {name:48} {seq['num_layers']:>3} layers, kernels per layer {dict(sizes)}, {outside} outside "
+              f"(step {seq['step']}), {seg['method']} confidence {seg['confidence']}")
     return 0
 
 
