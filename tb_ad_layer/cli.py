@@ -64,6 +64,7 @@ def _add_trace_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command and its options."""
     parser = argparse.ArgumentParser(
         prog="tb-ad-layer",
         description="Turn TensorRT-LLM AutoDeploy FX graph dumps (and Nsight Systems / PyTorch "
@@ -338,6 +339,8 @@ def _stop_signals_unwind() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (``argv``, or the process's arguments) and return its exit status:
+    0, 2 for bad input (one line on stderr), 128 + N when stopped by signal N."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:

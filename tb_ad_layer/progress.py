@@ -25,4 +25,5 @@ class Progress:
 
 
 def quiet_progress() -> Progress:
+    """A progress printer that prints warnings only."""
     return Progress(quiet=True)

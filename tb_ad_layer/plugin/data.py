@@ -99,6 +99,7 @@ class PayloadCache:
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Payload | None:
+        """The answer cached under ``key`` (now the most recently used), or None."""
         with self._lock:
             item = self._items.get(key)
             if item is not None:
@@ -106,6 +107,7 @@ class PayloadCache:
             return item
 
     def put(self, key: Hashable, payload: Payload) -> None:
+        """Cache ``payload``, dropping the least recently used answers beyond the budget."""
         size_bytes = payload.size_bytes
         if size_bytes > self.budget_bytes // 4:
             return  # one huge answer must not flush everything else

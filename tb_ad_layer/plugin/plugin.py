@@ -86,6 +86,7 @@ class AdLayerPlugin(base_plugin.TBPlugin):  # type: ignore[misc]  # TensorBoard 
             return False
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        """The panel's ES module and the tab's name, for TensorBoard's frontend."""
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="AD Layers",
                                             disable_reload=True)
 

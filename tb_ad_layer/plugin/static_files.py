@@ -72,6 +72,7 @@ _HTML_CSP = ("default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'se
 
 
 def content_type(name: str) -> str:
+    """The Content-Type of a file, by its extension."""
     return CONTENT_TYPES.get(os.path.splitext(name)[1].lower(), "application/octet-stream")
 
 
@@ -108,6 +109,7 @@ class StaticFiles:
         return files
 
     def names(self) -> list[str]:
+        """The ``/``-separated names of every file served, sorted."""
         return sorted(self._listing())
 
     def get(self, name: str) -> Payload | None:

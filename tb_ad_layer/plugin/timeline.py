@@ -86,6 +86,7 @@ class KernelIndex:
 
     @classmethod
     def from_store(cls, store: RunStore) -> KernelIndex:
+        """An index over a run store's kernels, read per selection when first asked for."""
         return cls(store.streams(), lambda layer: store.kernel_spans(layer))
 
     @classmethod

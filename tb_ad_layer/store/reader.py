@@ -121,6 +121,7 @@ class RunStore:
             raise
 
     def close(self) -> None:
+        """Close the SQLite connection."""
         self._conn.close()
 
     # -- opening --------------------------------------------------------------------------
@@ -345,6 +346,7 @@ class RunStore:
         return counts[0].value if counts else 0
 
     def kernel_count(self) -> int:
+        """How many kernel rows the store holds."""
         rows = self._fetch("SELECT COUNT(*) FROM kernels", (), "kernels")
         return int(rows[0][0])
 
