@@ -57,7 +57,11 @@ setup(
     include_package_data=True,
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2", "msgspec>=0.18"],
     extras_require={
-        "test": ["pytest>=8", "playwright>=1.45", "build>=1.2"],
+        # The checks are pinned so that every checkout checks by the same rules; mypy is the
+        # version the build compiles with (pyproject.toml [build-system]), and types-setuptools
+        # types build_support/.
+        "test": ["pytest>=8", "playwright>=1.45", "build>=1.2", "ruff==0.17.6", "mypy==2.4.1",
+                 "types-setuptools==84.2.0.20261104"],
     },
     entry_points={
         "console_scripts": ["tb-ad-layer = tb_ad_layer.cli:main"],

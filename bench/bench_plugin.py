@@ -45,8 +45,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from urllib.parse import quote
 
 import msgspec
@@ -103,7 +103,7 @@ def build_logdir(experts: int, kernels_per_node: int,
     store = RunStore(path)
     stage = store.stages()[-1].idx
     layers = store.layers(stage)
-    best = min(layers, key=lambda l: abs(l.node_count - 300))
+    best = min(layers, key=lambda row: abs(row.node_count - 300))
     text = store.layer_doc_text(stage, best.layer) or ""
     kernels = store.kernels()
     print(f"store: {path}\n  {len(layers)} layers, layer {best.layer} has "

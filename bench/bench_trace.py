@@ -77,12 +77,13 @@ def measure(path: Path) -> dict:
     t1 = time.perf_counter()
     floor_rows = seed_baseline().first_replay_query(path, truth["graph_id"])
     floor = time.perf_counter() - t1
-    return {"rows": sum(t["kernels"] for t in result.meta["stream_totals"]), "replays": result.meta["replays"],
-            "replay_kernels": result.meta["kernel_count"], "layers": result.meta["layers_found"],
-            "streams": len(result.meta["stream_totals"]), "total_s": total, "steps": steps,
-            "peak_rss_mb": peak, "floor_s": floor, "floor_rows": floor_rows,
-            "layer_share": got.layer_share, "node_share": got.node_share, "outside_share": got.outside_share,
-            "seed_layers": layers_found, "seed_layer_share": seed.layer_share, "seed_node_share": seed.node_share,
+    return {"rows": sum(t["kernels"] for t in result.meta["stream_totals"]),
+            "replays": result.meta["replays"], "replay_kernels": result.meta["kernel_count"],
+            "layers": result.meta["layers_found"], "streams": len(result.meta["stream_totals"]),
+            "total_s": total, "steps": steps, "peak_rss_mb": peak, "floor_s": floor,
+            "floor_rows": floor_rows, "layer_share": got.layer_share, "node_share": got.node_share,
+            "outside_share": got.outside_share, "seed_layers": layers_found,
+            "seed_layer_share": seed.layer_share, "seed_node_share": seed.node_share,
             "segmentation": result.meta["segmentation"]}
 
 
@@ -108,7 +109,8 @@ def main() -> int:
           f"{r['replay_kernels']:,} kernels, {r['layers']} layers ({r['segmentation']})")
     for what, seconds in r["steps"]:
         print(f"  {seconds:6.2f} s  {what}")
-    print(f"  total {r['total_s']:.2f} s (target < 10 s), peak RSS {r['peak_rss_mb']:.0f} MB (target < 150 MB)")
+    print(f"  total {r['total_s']:.2f} s (target < 10 s), peak RSS {r['peak_rss_mb']:.0f} MB "
+          f"(target < 150 MB)")
     print(f"  floor: seed 000's single first-replay query, {r['floor_rows']:,} rows in {r['floor_s']:.2f} s")
     print(f"  agreement with the truth: layer {r['layer_share']:.2%}, node {r['node_share']:.2%}, "
           f"outside nodes {r['outside_share']:.2%}")

@@ -14,8 +14,8 @@ script knows.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
 
@@ -57,9 +57,11 @@ def first_replay_query(path: Path, graph_id: int) -> int:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         rows = conn.execute(
-            "SELECT gn.graphNodeId, k.start, k.end, s.value, k.streamId FROM (SELECT graphNodeId, MIN(start) AS "
-            "first_start FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId = ? GROUP BY graphNodeId) gn "
-            "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.graphNodeId = gn.graphNodeId AND k.start = gn.first_start "
+            "SELECT gn.graphNodeId, k.start, k.end, s.value, k.streamId "
+            "FROM (SELECT graphNodeId, MIN(start) AS first_start FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "WHERE graphId = ? GROUP BY graphNodeId) gn "
+            "JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
+            "ON k.graphNodeId = gn.graphNodeId AND k.start = gn.first_start "
             "JOIN StringIds s ON k.demangledName = s.id WHERE k.graphId = ? ORDER BY k.start",
             (graph_id, graph_id)).fetchall()
     finally:

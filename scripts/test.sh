@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Command 2: set everything up and run every test: Python, panel unit tests, and browser
-# end-to-end tests (headless Chromium driven by Playwright against a real TensorBoard).
+# Command 2: set everything up, run the checks (ruff, mypy, the panel's type-check) and every
+# test: Python, panel unit tests, and browser end-to-end tests (headless Chromium driven by
+# Playwright against a real TensorBoard).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null || ! command -v dot >/dev/null; then
@@ -16,6 +17,9 @@ fi
 TB_AD_LAYER_EXTRAS=test bash scripts/setup.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
+echo "== checks: ruff (lint), mypy --strict (types; configured in pyproject.toml)"
+ruff check --quiet .
+mypy
 echo "== panel unit tests"
 (cd frontend && npm run --silent typecheck && npm test --silent)
 echo "== python and end-to-end tests"

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from importlib.machinery import ExtensionFileLoader, ModuleSpec, PathFinder
 from types import ModuleType
-from typing import Sequence
 
 PACKAGE = "tb_ad_layer"
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -130,6 +130,8 @@ class CompiledModuleGuard:
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
+        """The spec of a ``tb_ad_layer`` submodule: the path finder's, or its source's in place
+        of a compiled module the verdict refuses; None for every other module."""
         if path is None or not fullname.startswith(PACKAGE + "."):
             return None
         spec = PathFinder.find_spec(fullname, path, target)

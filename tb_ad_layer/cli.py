@@ -1,9 +1,10 @@
-"""The ``tb-ad-layer`` command line.
+"""The ``tb-ad-layer`` command line: parse the arguments, run one command, report its outcome.
 
-Every bad input ends as one line on stderr and exit status 2; nothing half-written is left, also
-when the command is stopped by Ctrl-C, SIGTERM (``kill``, a batch scheduler) or SIGHUP (the SSH
-session to the GPU server closing): those unwind like an error, so every temporary file is
-removed on the way out.
+The arguments become typed option records (:mod:`tb_ad_layer.options`) or plain typed
+arguments before any library code sees them. Every bad input ends as one line on stderr and exit
+status 2; nothing half-written is left, also when the command is stopped by Ctrl-C, SIGTERM
+(``kill``, a batch scheduler) or SIGHUP (the SSH session to the GPU server closing): those
+unwind like an error, so every temporary file is removed on the way out.
 """
 from __future__ import annotations
 
@@ -13,14 +14,20 @@ import signal
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import PHASES, ConvertOptions, TraceOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.version import __version__
+
+if TYPE_CHECKING:
+    from tb_ad_layer.layers.layered import LayeredGraph
+    from tb_ad_layer.store.writer import StoreWriter
 
 EPILOG = """\
 examples:
@@ -45,7 +52,7 @@ def _add_trace_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("trace")
     g.add_argument("--trace", metavar="TRACE",
                    help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
-    g.add_argument("--phase", choices=["decode", "prefill"],
+    g.add_argument("--phase", choices=PHASES,
                    help="what the trace captured (default: detect; decode = CUDA graph replays)")
     g.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
     g.add_argument("--graph-id", type=int, metavar="ID",
@@ -57,6 +64,7 @@ def _add_trace_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command and its options."""
     parser = argparse.ArgumentParser(
         prog="tb-ad-layer",
         description="Turn TensorRT-LLM AutoDeploy FX graph dumps (and Nsight Systems / PyTorch "
@@ -97,20 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("trace", metavar="TRACE")
     k.add_argument("--layer", type=int, metavar="N")
     k.add_argument("-o", "--output", metavar="kernels.json")
-    k.add_argument("--phase", choices=["decode", "prefill"])
+    k.add_argument("--phase", choices=PHASES)
     k.add_argument("--device", type=int, metavar="N")
     k.add_argument("--graph-id", type=int, metavar="ID")
-    k.add_argument("--step", type=int, metavar="N", help="profiler step to use (default: the last complete one)")
+    k.add_argument("--step", type=int, metavar="N",
+                   help="profiler step to use (default: the last complete one)")
     k.add_argument("--dump", metavar="DUMP_DIR",
-                   help="cut the trace by this dump's layers and map kernels to its nodes; without it, layers "
-                        "come from the trace's own layer ranges or from repetition, with a stated confidence")
+                   help="cut the trace by this dump's layers and map kernels to its nodes; without "
+                        "it, layers come from the trace's own layer ranges or from repetition, "
+                        "with a stated confidence")
     k.add_argument("--module", help="GraphModule section of --dump to use")
     k.add_argument("-q", "--quiet", action="store_true")
 
     i = sub.add_parser("inspect", help="list what a trace holds and what convert would pick from it")
     i.add_argument("trace", metavar="TRACE")
     i.add_argument("--json", action="store_true", help="write the inventory as JSON on stdout")
-    i.add_argument("--phase", choices=["decode", "prefill"])
+    i.add_argument("--phase", choices=PHASES)
     i.add_argument("--device", type=int, metavar="N")
     i.add_argument("--graph-id", type=int, metavar="ID")
     i.add_argument("--step", type=int, metavar="N")
@@ -122,15 +132,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def trace_options(args: argparse.Namespace) -> TraceOptions | None:
+    """The trace options of ``convert`` or ``extract``; None without ``--trace``."""
+    if not args.trace:
+        return None
+    return TraceOptions(path=Path(args.trace), phase=args.phase, device=args.device,
+                        graph_id=args.graph_id, step=args.step,
+                        kernel_map=Path(args.kernel_map) if args.kernel_map else None)
+
+
+def convert_options(args: argparse.Namespace) -> ConvertOptions:
+    """The options of ``convert``."""
+    return ConvertOptions(source=Path(args.dump_dir), logdir=Path(args.logdir), run=args.run,
+                          stages=tuple(args.stages), module=args.module, model=args.model,
+                          trace=trace_options(args))
+
+
+def _trace_attacher(options: TraceOptions, progress: Progress
+                    ) -> Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None],
+                                  dict[str, Any]]:
+    from tb_ad_layer.trace_attach import trace_attacher
+
+    # trace_attacher still reads its options as attributes of a namespace; it takes the
+    # TraceOptions record itself once it is changed, and this adapter goes.
+    return trace_attacher(argparse.Namespace(
+        trace=str(options.path), phase=options.phase, device=options.device,
+        graph_id=options.graph_id, step=options.step,
+        kernel_map=str(options.kernel_map) if options.kernel_map is not None else None),
+        progress)
+
+
 def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.convert import convert
 
-    attach = None
-    if args.trace:
-        from tb_ad_layer.trace_attach import trace_attacher
-        attach = trace_attacher(args, progress)
-    convert(args.dump_dir, args.logdir, run=args.run, stages=args.stages, module=args.module,
-            model=args.model, attach_trace=attach, progress=progress)
+    options = convert_options(args)
+    attach = _trace_attacher(options.trace, progress) if options.trace is not None else None
+    convert(options.source, options.logdir, run=options.run, stages=list(options.stages),
+            module=options.module, model=options.model, attach_trace=attach, progress=progress)
     return 0
 
 
@@ -149,9 +187,9 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
         raise InputError(f"layer {args.layer} does not exist; layers here: "
                          f"{_ranges(have) if have else 'none'}", path=stage.path, field="--layer")
     docs = [layer_document(ls.lg, i) for i in sorted(ls.lg.layers)]
-    if args.trace:
-        from tb_ad_layer.trace_attach import trace_attacher
-        trace_attacher(args, progress)(ls.lg, docs, None)
+    trace = trace_options(args)
+    if trace is not None:
+        _trace_attacher(trace, progress)(ls.lg, docs, None)
     doc = next(d for d in docs if d["layer"] == args.layer)
     out = Path(args.output) if args.output else (
         Path(args.dump_dir) if Path(args.dump_dir).is_dir() else Path(args.dump_dir).parent
@@ -250,15 +288,15 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _ranges(values: list[int]) -> str:
+    """Sorted integers as runs: ``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
     out: list[str] = []
     start = prev = values[0]
-    for v in values[1:] + [None]:  # type: ignore[list-item]
-        if v is not None and v == prev + 1:
-            prev = v
-            continue
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-        if v is not None:
-            start = prev = v
+    for v in values[1:]:
+        if v != prev + 1:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = v
+        prev = v
+    out.append(f"{start}" if start == prev else f"{start}-{prev}")
     return ", ".join(out)
 
 
@@ -301,6 +339,8 @@ def _stop_signals_unwind() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (``argv``, or the process's arguments) and return its exit status:
+    0, 2 for bad input (one line on stderr), 128 + N when stopped by signal N."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:

@@ -12,11 +12,11 @@ class Progress:
     def __init__(self, quiet: bool = False, stream: TextIO | None = None) -> None:
         self.quiet = quiet
         self.stream = stream if stream is not None else sys.stderr
-        self.t0 = time.perf_counter()
+        self.start_s = time.perf_counter()
 
     def __call__(self, message: str) -> None:
         if not self.quiet:
-            print(f"[{time.perf_counter() - self.t0:7.2f}s] {message}", file=self.stream,
+            print(f"[{time.perf_counter() - self.start_s:7.2f}s] {message}", file=self.stream,
                   flush=True)
 
     def warn(self, message: str) -> None:
@@ -25,4 +25,5 @@ class Progress:
 
 
 def quiet_progress() -> Progress:
+    """A progress printer that prints warnings only."""
     return Progress(quiet=True)

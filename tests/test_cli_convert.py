@@ -29,11 +29,12 @@ def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                                        "060_sharding_sharding_transform_executor.txt",
                                        "085_compile_compile_model.txt"]
     assert stages[-1].module == "(root)" and stages[2].modules == ["submod_0", "(root)"]
-    assert [layer.kind for layer in store.layers(3)] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe", "mla+moe"]
+    assert [layer.kind for layer in store.layers(3)] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe",
+                                                         "mla+moe"]
     doc = store.layer_doc(3, 3)
     assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 45
     assert store.meta.run == "dsv3" and store.meta.converter_version
-    files = [(f.path, f.sha256, f.size) for f in store.files()]
+    files = [(f.path, f.sha256, f.size_bytes) for f in store.files()]
     assert len(files) == 4 and all(len(h) == 64 for _, h, _ in files)
     nodes = store.nodes(3, 3)
     assert [n["id"] for n in nodes] == [n["id"] for n in doc["nodes"]]

@@ -46,7 +46,8 @@ def test_convert_with_trace(tmp_path: Path, decode_trace: Path, capsys) -> None:
     timed = [n for n in doc["nodes"] if n["kernels"]]
     assert timed and all(n["time_us"] > 0 for n in timed)
     k = timed[0]["kernels"][0]
-    assert k["stats"]["count"] == 20 and k["stats"]["min_us"] <= k["stats"]["median_us"] <= k["stats"]["max_us"]
+    stats = k["stats"]
+    assert stats["count"] == 20 and stats["min_us"] <= stats["median_us"] <= stats["max_us"]
     assert len(store.streams()) >= 2  # main + aux
     assert (store.layers(3)[0].gpu_time_us or 0) > 0
     assert store.layers(0)[0].gpu_time_us is None  # the trace maps onto the last stage only
@@ -68,7 +69,8 @@ def test_layer_count_mismatch_writes_nothing(tmp_path: Path, decode_trace: Path,
     assert main(["convert", str(DUMPS / "ad_llama"), "--logdir", str(tmp_path), "--run", "x",
                  "-q", "--trace", str(decode_trace)]) == 2
     err = capsys.readouterr().err
-    assert "the graph has 3 layers (3 attention+mlp)" in err and "same model" in err and len(err.splitlines()) == 1
+    assert "the graph has 3 layers (3 attention+mlp)" in err and "same model" in err
+    assert len(err.splitlines()) == 1
     assert not (tmp_path / "x").exists()
 
 
@@ -89,7 +91,8 @@ def test_kernels_command(tmp_path: Path, decode_trace: Path) -> None:
     assert main(["kernels", str(decode_trace), "--dump", str(DUMPS / "ad_dsv3"), "-o", str(out),
                  "-q"]) == 0
     data = json.loads(out.read_text())
-    assert [layer["kind"] for layer in data["layers"]] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe", "mla+moe"]
+    assert [layer["kind"] for layer in data["layers"]] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe",
+                                                           "mla+moe"]
     assert main(["kernels", str(decode_trace), "--dump", str(DUMPS / "ad_dsv3"), "--layer", "9",
                  "-q"]) == 2
 
@@ -109,9 +112,10 @@ def test_export_trace(tmp_path: Path, decode_trace: Path) -> None:
 @pytest.fixture(scope="module")
 def per_layer_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("streams")
-    subprocess.run([sys.executable, str(REPO / "tools" / "make_traces.py"), "--out", str(out), "--name", "dsv3",
-                    "--plan-from", str(TRUTH), "--replays", "8", "--layout", "per-layer", "--reshuffle-streams",
-                    "--format", "sqlite"], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(REPO / "tools" / "make_traces.py"), "--out", str(out),
+                    "--name", "dsv3", "--plan-from", str(TRUTH), "--replays", "8",
+                    "--layout", "per-layer", "--reshuffle-streams", "--format", "sqlite"],
+                   check=True, capture_output=True)
     return out / "dsv3.sqlite"
 
 
@@ -135,8 +139,8 @@ def test_convert_per_layer_streams_and_outside_time(tmp_path: Path, per_layer_tr
     # Model-level kernels (embedding, final norm, lm head, gather) sit on the nodes outside layers.
     outside = store.nodes(0, -1)
     timed = {n["id"]: n["time_us"] for n in outside if n["kernels"]}
-    assert set(timed) == {"embedding", "flashinfer_fused_add_rms_norm_default_2", "torch_linear_simple_default_3",
-                          "trtllm_dist_all_gather_default"}
+    assert set(timed) == {"embedding", "flashinfer_fused_add_rms_norm_default_2",
+                          "torch_linear_simple_default_3", "trtllm_dist_all_gather_default"}
     assert all(t > 0 for t in timed.values())
     assert sum(timed.values()) == pytest.approx(trace.outside_time_us, rel=0.05)
     overview = call(PluginData(tmp_path), "overview", run="d")

@@ -71,7 +71,7 @@ def shp(*dims):
     return "x".join(str(d) for d in dims)
 
 
-class Raw(object):
+class Raw:
     """A non-node argument whose str() is given verbatim (e.g. torch.float32)."""
 
     __slots__ = ("s",)
@@ -85,7 +85,7 @@ class Raw(object):
     __str__ = __repr__
 
 
-class Ref(object):
+class Ref:
     """A value that prints as ``%name : shape : dtype``: node output or weight.
 
     A multi-output node has ``shapes``/``dtypes`` lists; referenced as an
@@ -148,7 +148,7 @@ def short_op(target):
 # --------------------------------------------------------------------------
 
 
-class Namespace(object):
+class Namespace:
     """torch.fx-like name allocation shared by all stages of one run."""
 
     def __init__(self):
@@ -161,7 +161,7 @@ class Namespace(object):
             return prev[1]
         n = self.counts.get(base, 0)
         self.counts[base] = n + 1
-        nm = base if n == 0 else "%s_%d" % (base, n)
+        nm = base if n == 0 else f"{base}_{n}"
         self.by_key[key] = (target, nm)
         return nm
 
@@ -169,7 +169,7 @@ class Namespace(object):
 def derive_module(layer, group, sub):
     if layer is None:
         return None
-    base = "model.layers.%d" % layer
+    base = f"model.layers.{layer}"
     if group in ("mla", "attention"):
         return base + ".self_attn"
     if group == "moe":
@@ -180,7 +180,7 @@ def derive_module(layer, group, sub):
     return base
 
 
-class Graph(object):
+class Graph:
     def __init__(self, ns, export_naming):
         self.ns = ns
         self.export_naming = export_naming
@@ -220,7 +220,7 @@ class Graph(object):
     def call(self, key, target, args, shape, dtype, group=None, sub=None, base=None):
         """Emit one call node. ``shape``/``dtype`` are lists for multi-output."""
         if key in self.keys:
-            raise RuntimeError("duplicate node key %r" % key)
+            raise RuntimeError(f"duplicate node key {key!r}")
         self.keys.add(key)
         if base is None:
             base = short_op(target)
@@ -242,7 +242,7 @@ class Graph(object):
         return Ref(name, shape, dtype)
 
     def getitem(self, src, i, group=None, sub=None):
-        return self.call(src.name + "[%d]" % i, "<built-in function getitem>",
+        return self.call(src.name + f"[{i}]", "<built-in function getitem>",
                          [src, i], src.shapes[i], src.dtypes[i], group, sub,
                          base="getitem")
 
@@ -258,7 +258,7 @@ class Graph(object):
 # --------------------------------------------------------------------------
 
 
-class Stage(object):
+class Stage:
     def __init__(self, num, stage, transform, **kw):
         self.num = num
         self.stage = stage
@@ -286,7 +286,7 @@ class Stage(object):
 
     @property
     def stem(self):
-        return "%03d_%s_%s" % (self.num, self.stage, self.transform)
+        return f"{self.num:03d}_{self.stage}_{self.transform}"
 
 
 def stage_presets(which, unfused_moe, world):
@@ -315,7 +315,7 @@ def scale_shape(out_f, in_f):
     return shp(int(math.ceil(out_f / 128.0)), int(math.ceil(in_f / 128.0)))
 
 
-class Builder(object):
+class Builder:
     def __init__(self, g, cfg, st):
         self.g = g
         self.c = cfg
@@ -442,9 +442,9 @@ class Builder(object):
         """Layer n's input norm, unless the previous layer's fused add+norm made it already."""
         if normed is not None:
             return normed
-        self.g.at(n, "norm", mod="model.layers.%d.input_layernorm" % n)
-        return self.norm("L%d.in_norm" % n, resid,
-                         self.w("model_layers_%d_input_layernorm_weight" % n, shp(self.d.H)))
+        self.g.at(n, "norm", mod=f"model.layers.{n}.input_layernorm")
+        return self.norm(f"L{n}.in_norm", resid,
+                         self.w(f"model_layers_{n}_input_layernorm_weight", shp(self.d.H)))
 
     def end_layer(self, n, ffn, resid2, reduced, ffn_group):
         """The end of layer n: the residual add of its FFN output ``ffn``, returned as
@@ -453,15 +453,15 @@ class Builder(object):
         ``reduced``: the FFN already all-reduced its output."""
         g, c, W = self.g, self.c, self.W
         H = self.d.H
-        L = "L%d." % n
+        L = f"L{n}."
         last = n == c.layers - 1
         nxt = None if last else n + 1
         nxt_w = (self.w("model_norm_weight", shp(H)) if last
-                 else self.w("model_layers_%d_input_layernorm_weight" % (n + 1), shp(H)))
+                 else self.w(f"model_layers_{n + 1}_input_layernorm_weight", shp(H)))
         if self.st.fuse_norm:
             g.at(nxt, "norm", mod=("model.norm" if last
-                                   else "model.layers.%d.input_layernorm" % nxt))
-            f = self.add_norm(("L%d." % (n + 1) if not last else "final_") + "in_norm",
+                                   else f"model.layers.{nxt}.input_layernorm"))
+            f = self.add_norm((f"L{n + 1}." if not last else "final_") + "in_norm",
                               ffn, resid2, nxt_w, allreduce=not reduced and W > 1)
             nn_ = g.getitem(f, 0)
             if last:
@@ -489,7 +489,7 @@ class Builder(object):
 # --------------------------------------------------------------------------
 
 
-class Dsv3Dims(object):
+class Dsv3Dims:
     def __init__(self, H, E, world):
         self.H = H
         if H >= 7168:
@@ -540,7 +540,7 @@ class Dsv3(Builder):
             md["last_page_len_host"] = g.placeholder("last_page_len_host", shp(B), I32)
             md["seq_len_with_cache_host"] = g.placeholder("seq_len_with_cache_host", shp(B), I32)
             self.caches = [
-                g.placeholder("mla_cache_%d" % n,
+                g.placeholder(f"mla_cache_{n}",
                               shp(d.num_pages, d.page_size, d.kv_lora + d.rope), BF16)
                 for n in range(c.layers)]
         self.md = md
@@ -580,8 +580,8 @@ class Dsv3(Builder):
     def layer(self, n, resid, normed):
         g, st, c, d = self.g, self.st, self.c, self.d
         H, W = d.H, self.W
-        L = "L%d." % n
-        pre = "model_layers_%d_" % n
+        L = f"L{n}."
+        pre = f"model_layers_{n}_"
         dense = n < c.dense_layers
         normed = self.input_norm(n, resid, normed)
         # -- MLA -----------------------------------------------------------------
@@ -589,7 +589,7 @@ class Dsv3(Builder):
         # -- post-attention residual + norm --
         post_w = self.w(pre + "post_attention_layernorm_weight", shp(H))
         if st.fuse_norm:
-            g.at(n, "norm", mod="model.layers.%d.post_attention_layernorm" % n)
+            g.at(n, "norm", mod=f"model.layers.{n}.post_attention_layernorm")
             f = self.add_norm(L + "post_norm", o, resid, post_w, allreduce=W > 1)
             normed2 = g.getitem(f, 0)
             resid2 = g.getitem(f, 1)
@@ -599,7 +599,7 @@ class Dsv3(Builder):
                 o = self.all_reduce(L + "attn.ar", o)
             g.at(n, "mla")
             resid2 = g.call(L + "attn.resid", "aten.add.Tensor", [resid, o], resid.shape, BF16)
-            g.at(n, "norm", mod="model.layers.%d.post_attention_layernorm" % n)
+            g.at(n, "norm", mod=f"model.layers.{n}.post_attention_layernorm")
             normed2 = self.norm(L + "post_norm", resid2, post_w)
         # -- FFN ---------------------------------------------------------------
         if dense:
@@ -612,15 +612,15 @@ class Dsv3(Builder):
     def mla(self, n, x):
         g, st, d = self.g, self.st, self.d
         H, W = d.H, self.W
-        L = "L%d." % n
-        pre = "model_layers_%d_self_attn_" % n
+        L = f"L{n}."
+        pre = f"model_layers_{n}_self_attn_"
         hl = d.heads // W
         kv_a_out = d.kv_lora + d.rope
         g.at(n, "mla")
         if st.fuse_gemms:
             qkv_out = d.q_lora + kv_a_out
             g.at(n, "mla", None)
-            qkv = self.linear(L + "qkv_a", x, "fused_qkv_a_%d_weight" % n, qkv_out, H,
+            qkv = self.linear(L + "qkv_a", x, f"fused_qkv_a_{n}_weight", qkv_out, H,
                               self.bs(qkv_out), fp8=True)
             sp = g.call(L + "qkv_a.split", "aten.split_with_sizes.default",
                         [qkv, [d.q_lora, kv_a_out], -1],
@@ -635,7 +635,7 @@ class Dsv3(Builder):
             kv_a = self.linear(L + "kv_a", x, pre + "kv_a_proj_with_mqa_weight", kv_a_out, H,
                                self.bs(kv_a_out), fp8=True)
         # q branch
-        g.at(n, "mla", "q_branch", mod="model.layers.%d.self_attn.q_a_layernorm" % n)
+        g.at(n, "mla", "q_branch", mod=f"model.layers.{n}.self_attn.q_a_layernorm")
         q_an = self.norm(L + "q_a_norm", q_a, self.w(pre + "q_a_layernorm_weight", shp(d.q_lora)))
         g.at(n, "mla", "q_branch")
         q = self.linear(L + "q_b", q_an, pre + "q_b_proj_weight", hl * d.qk, d.q_lora,
@@ -652,7 +652,7 @@ class Dsv3(Builder):
                      [self.bs(d.kv_lora), self.bs(d.rope)], [BF16, BF16])
         ckv = g.getitem(kvs, 0)
         k_pe = g.getitem(kvs, 1)
-        g.at(n, "mla", "kv_branch", mod="model.layers.%d.self_attn.kv_a_layernorm" % n)
+        g.at(n, "mla", "kv_branch", mod=f"model.layers.{n}.self_attn.kv_a_layernorm")
         ckv_n = self.norm(L + "kv_a_norm", ckv, self.w(pre + "kv_a_layernorm_weight", shp(d.kv_lora)))
         g.at(n, "mla", "kv_branch")
         k_pe_v = g.call(L + "k_pe.view", "aten.view.default",
@@ -733,18 +733,18 @@ class Dsv3(Builder):
                            self.w(down_name + "_scale_inv", scale_shape(H, il), F32)],
                           out_shape, BF16)
         lead = out_shape.rsplit("x", 1)[0]
-        gt = self.linear(key + ".gate", x, gate_name, il, H, lead + "x%d" % il, fp8=True)
-        up = self.linear(key + ".up", x, up_name, il, H, lead + "x%d" % il, fp8=True)
+        gt = self.linear(key + ".gate", x, gate_name, il, H, lead + f"x{il}", fp8=True)
+        up = self.linear(key + ".up", x, up_name, il, H, lead + f"x{il}", fp8=True)
         si = g.call(key + ".silu", "aten.silu.default", [gt], gt.shape, BF16)
         mu = g.call(key + ".mul", "aten.mul.Tensor", [si, up], gt.shape, BF16)
         return self.linear(key + ".down", mu, down_name, H, il, out_shape, fp8=True)
 
     def dense_mlp(self, n, x):
-        g, st = self.g, self.st
-        pre = "model_layers_%d_mlp_" % n
+        g = self.g
+        pre = f"model_layers_{n}_mlp_"
         g.at(n, "mlp")
-        out = self.swiglu("L%d.mlp" % n, x, pre + "gate_proj_weight", pre + "up_proj_weight",
-                          pre + "down_proj_weight", "fused_gate_up_%d_weight" % n,
+        out = self.swiglu(f"L{n}.mlp", x, pre + "gate_proj_weight", pre + "up_proj_weight",
+                          pre + "down_proj_weight", f"fused_gate_up_{n}_weight",
                           self.d.inter, x.shape)
         return out, False
 
@@ -752,8 +752,8 @@ class Dsv3(Builder):
         """Returns (output [B,S,H], already_all_reduced)."""
         g, st, c, d = self.g, self.st, self.c, self.d
         H, W = d.H, self.W
-        L = "L%d." % n
-        pre = "model_layers_%d_mlp_" % n
+        L = f"L{n}."
+        pre = f"model_layers_{n}_mlp_"
         shared_pre = pre + "shared_experts_"
         ms = st.multistream
 
@@ -822,17 +822,17 @@ class Dsv3(Builder):
             if c.expert_dequant == "none":
                 # get_attr nodes inside a list print as their bare names
                 for proj in ("gate_proj", "down_proj", "up_proj"):
-                    lists.append([Raw(pre + "experts_%d_%s_weight" % (e, proj)) for e in range(ne)])
+                    lists.append([Raw(pre + f"experts_{e}_{proj}_weight") for e in range(ne)])
                 for proj in ("gate_proj", "down_proj", "up_proj"):
-                    lists.append([Raw(pre + "experts_%d_%s_weight_scale_inv" % (e, proj))
+                    lists.append([Raw(pre + f"experts_{e}_{proj}_weight_scale_inv")
                                   for e in range(ne)])
             else:
                 deq = {"gate_proj": [], "down_proj": [], "up_proj": []}
                 for e in range(ne):
                     for proj in ("gate_proj", "up_proj", "down_proj"):
                         deq[proj].append(self.dequant(
-                            "%sexp%d.%s" % (L, e, proj),
-                            pre + "experts_%d_%s_weight" % (e, proj), *wshape[proj]))
+                            f"{L}exp{e}.{proj}",
+                            pre + f"experts_{e}_{proj}_weight", *wshape[proj]))
                 lists = [deq["gate_proj"], deq["down_proj"], deq["up_proj"]]
             routed = g.call(L + "moe", "auto_deploy.torch_moe.default",
                             [x2, ids, weights] + lists, self.t2(H), BF16)
@@ -877,7 +877,7 @@ class Dsv3(Builder):
     def router_aten(self, L, x2, gate_w, bias):
         """HF DeepseekV3TopkRouter as exported (noaux_tc in aten ops)."""
         g, d = self.g, self.d
-        T, E = self.T, d.E
+        E = d.E
         lg = self.linear(L + "router.linear", x2, None, E, d.H, self.t2(E), fp8=False, wref=gate_w)
         f = g.call(L + "router.to32", "aten._to_copy.default", [lg], lg.shape, F32)
         sg = g.call(L + "router.sigmoid", "aten.sigmoid.default", [f], f.shape, F32)
@@ -915,7 +915,7 @@ class Dsv3(Builder):
 # --------------------------------------------------------------------------
 
 
-class LlamaDims(object):
+class LlamaDims:
     def __init__(self, H):
         self.H = H
         if H >= 2048:
@@ -953,7 +953,7 @@ class Llama(Builder):
                           ("cache_loc", shp(d.num_pages)), ("last_page_len", shp(B)),
                           ("last_page_len_host", shp(B)), ("seq_len_with_cache_host", shp(B))):
                 md[nm] = g.placeholder(nm, s, I32)
-            self.caches = [g.placeholder("kv_cache_%d" % n,
+            self.caches = [g.placeholder(f"kv_cache_{n}",
                                          shp(d.num_pages, 2, d.page_size, d.kv // W, d.hd), BF16)
                            for n in range(c.layers)]
         self.md = md
@@ -980,13 +980,13 @@ class Llama(Builder):
     def layer(self, n, resid, normed):
         g, st, d = self.g, self.st, self.d
         H, W = d.H, self.W
-        L = "L%d." % n
-        pre = "model_layers_%d_" % n
+        L = f"L{n}."
+        pre = f"model_layers_{n}_"
         normed = self.input_norm(n, resid, normed)
         o = self.attention(n, normed)
         post_w = self.w(pre + "post_attention_layernorm_weight", shp(H))
         if st.fuse_norm:
-            g.at(n, "norm", mod="model.layers.%d.post_attention_layernorm" % n)
+            g.at(n, "norm", mod=f"model.layers.{n}.post_attention_layernorm")
             f = self.add_norm(L + "post_norm", o, resid, post_w, allreduce=W > 1)
             normed2, resid2 = g.getitem(f, 0), g.getitem(f, 1)
         else:
@@ -995,7 +995,7 @@ class Llama(Builder):
                 o = self.all_reduce(L + "attn.ar", o)
             g.at(n, "attention")
             resid2 = g.call(L + "attn.resid", "aten.add.Tensor", [resid, o], resid.shape, BF16)
-            g.at(n, "norm", mod="model.layers.%d.post_attention_layernorm" % n)
+            g.at(n, "norm", mod=f"model.layers.{n}.post_attention_layernorm")
             normed2 = self.norm(L + "post_norm", resid2, post_w)
         # MLP
         g.at(n, "mlp")
@@ -1016,14 +1016,14 @@ class Llama(Builder):
     def attention(self, n, x):
         g, st, d = self.g, self.st, self.d
         H, W = d.H, self.W
-        L = "L%d." % n
-        pre = "model_layers_%d_self_attn_" % n
+        L = f"L{n}."
+        pre = f"model_layers_{n}_self_attn_"
         hl, kl = d.heads // W, max(1, d.kv // W)
         qo, ko = hl * d.hd, kl * d.hd
         Bi, Si = self.B_int(), self.S_int()
         if st.fuse_gemms:
             g.at(n, "attention", None)
-            qkv = self.linear(L + "qkv", x, "fused_qkv_%d_weight" % n, qo + 2 * ko, H,
+            qkv = self.linear(L + "qkv", x, f"fused_qkv_{n}_weight", qo + 2 * ko, H,
                               self.bs(qo + 2 * ko), fp8=False)
             sp = g.call(L + "qkv.split", "aten.split_with_sizes.default", [qkv, [qo, ko, ko], -1],
                         [self.bs(qo), self.bs(ko), self.bs(ko)], [BF16, BF16, BF16])
@@ -1061,9 +1061,9 @@ class Llama(Builder):
                     m1 = g.call(kk + ".mulcos", "aten.mul.Tensor", [t, cu], t.shape, BF16)
                     lead = t.shape.rsplit("x", 1)[0]
                     s1 = g.call(kk + ".slice1", "aten.slice.Tensor", [t, 3, 0, d.hd // 2],
-                                lead + "x%d" % (d.hd // 2), BF16)
+                                lead + f"x{d.hd // 2}", BF16)
                     s2 = g.call(kk + ".slice2", "aten.slice.Tensor",
-                                [t, 3, d.hd // 2, 9223372036854775807], lead + "x%d" % (d.hd // 2), BF16)
+                                [t, 3, d.hd // 2, 9223372036854775807], lead + f"x{d.hd // 2}", BF16)
                     ng = g.call(kk + ".neg", "aten.neg.default", [s2], s2.shape, BF16)
                     ct = g.call(kk + ".cat", "aten.cat.default", [[ng, s1], -1], t.shape, BF16)
                     m2 = g.call(kk + ".mulsin", "aten.mul.Tensor", [ct, su], t.shape, BF16)
@@ -1129,8 +1129,8 @@ def write_truth(path, cfg, st, g, module):
 
 
 def write_dump(path, st, sections):
-    out = ["# Transform: %s\n# Stage: %s\n# GraphModules found: %d\n\n"
-           % (st.transform, st.stage, len(sections))]
+    out = [f"# Transform: {st.transform}\n# Stage: {st.stage}\n"
+           f"# GraphModules found: {len(sections)}\n\n"]
     for name, body in sections:
         out.append("\n" + EQ80 + "\n# GraphModule: " + name + "\n" + EQ80 + "\n\n")
         out.append(body)
@@ -1169,9 +1169,9 @@ def _parse_root(path):
         if name == "(root)":
             root = rest.split(EQ80 + "\n\n", 1)[1]
     if root is None:
-        raise ValueError("%s: no (root) GraphModule" % path)
+        raise ValueError(f"{path}: no (root) GraphModule")
     nodes = []
-    for ln, line in enumerate(root.split("\n")):
+    for line in root.split("\n"):
         if not line:
             continue
         if line.startswith("output "):
@@ -1212,59 +1212,66 @@ def check_dir(out_dir):
     stems = sorted(f[:-4] for f in os.listdir(out_dir)
                    if f.endswith(".txt") and os.path.exists(os.path.join(out_dir, f[:-4] + ".truth.json")))
     for stem in stems:
-        nodes = _parse_root(os.path.join(out_dir, stem + ".txt"))
-        with open(os.path.join(out_dir, stem + ".truth.json"), encoding="utf-8") as f:
-            truth = json.load(f)
-        tn = truth["nodes"]
-        lines = [n for n in nodes if n[1] != "output"]
-        err = lambda m: problems.append("%s: %s" % (stem, m))
-        if [n[0] for n in lines] != list(tn.keys()):
-            err("truth node order/set differs from the dump")
-            continue
-        defined = {}
-        open_aux = {}
-        for nm, kind, target, refs, lnames in lines:
-            t = tn[nm]
-            lay = t["layer"]
-            ins = []
-            for r in refs + lnames:
-                if r in defined:
-                    ins.append(r)
-                elif r in tn:
-                    err("%s uses %s before it is defined" % (nm, r))
-                else:
-                    m = layer_re.search(r)
-                    if m:
-                        wl = int(m.group(1) or m.group(2))
-                        if wl != lay:
-                            err("%s (layer %s) consumes layer-%d weight %s" % (nm, lay, wl, r))
-            for r in ins:
-                il = tn[r]["layer"]
-                if lay is None and il is not None and t["group"] != "norm":
-                    err("model-level %s consumes layer-%s node %s" % (nm, il, r))
-                if lay is not None and il is not None and il > lay:
-                    err("%s (layer %s) consumes later layer-%s node %s" % (nm, lay, il, r))
-            mod = t.get("module")
-            if lay is not None and not (mod == "model.layers.%d" % lay
-                                        or (mod or "").startswith("model.layers.%d." % lay)):
-                err("%s: layer %s but module %s" % (nm, lay, mod))
-            if lay is None and mod is not None and mod.startswith("model.layers."):
-                err("%s: no layer but module %s" % (nm, mod))
-            if target and "begin_aux_stream_passthrough" in target:
-                open_aux[lay] = nm
-            if t["stream"] == "aux" and lay not in open_aux:
-                err("%s on aux stream outside a begin/end region" % nm)
-            if t["stream"] == "aux" and t["sub_group"] not in ("aux_stream", "shared_experts"):
-                err("%s on aux stream with sub_group %s" % (nm, t["sub_group"]))
-            if target and "end_aux_stream_passthrough" in target:
-                open_aux.pop(lay, None)
-            defined[nm] = True
-        for k, kind in truth["layer_kinds"].items():
-            groups = set(v["group"] for v in tn.values() if v["layer"] == int(k))
-            if not groups:
-                err("layer %s has no nodes" % k)
-            if kind.endswith("+moe") != ("moe" in groups):
-                err("layer %s kind %s but groups %s" % (k, kind, sorted(groups)))
+        problems.extend(f"{stem}: {m}" for m in _check_stem(out_dir, stem, layer_re))
+    return problems
+
+
+def _check_stem(out_dir, stem, layer_re):
+    """The problems of one dump file against its truth file."""
+    problems = []
+    err = problems.append
+    nodes = _parse_root(os.path.join(out_dir, stem + ".txt"))
+    with open(os.path.join(out_dir, stem + ".truth.json"), encoding="utf-8") as f:
+        truth = json.load(f)
+    tn = truth["nodes"]
+    lines = [n for n in nodes if n[1] != "output"]
+    if [n[0] for n in lines] != list(tn.keys()):
+        err("truth node order/set differs from the dump")
+        return problems
+    defined = {}
+    open_aux = {}
+    for nm, _kind, target, refs, lnames in lines:
+        t = tn[nm]
+        lay = t["layer"]
+        ins = []
+        for r in refs + lnames:
+            if r in defined:
+                ins.append(r)
+            elif r in tn:
+                err(f"{nm} uses {r} before it is defined")
+            else:
+                m = layer_re.search(r)
+                if m:
+                    wl = int(m.group(1) or m.group(2))
+                    if wl != lay:
+                        err(f"{nm} (layer {lay}) consumes layer-{wl} weight {r}")
+        for r in ins:
+            il = tn[r]["layer"]
+            if lay is None and il is not None and t["group"] != "norm":
+                err(f"model-level {nm} consumes layer-{il} node {r}")
+            if lay is not None and il is not None and il > lay:
+                err(f"{nm} (layer {lay}) consumes later layer-{il} node {r}")
+        mod = t.get("module")
+        if lay is not None and not (mod == f"model.layers.{lay}"
+                                    or (mod or "").startswith(f"model.layers.{lay}.")):
+            err(f"{nm}: layer {lay} but module {mod}")
+        if lay is None and mod is not None and mod.startswith("model.layers."):
+            err(f"{nm}: no layer but module {mod}")
+        if target and "begin_aux_stream_passthrough" in target:
+            open_aux[lay] = nm
+        if t["stream"] == "aux" and lay not in open_aux:
+            err(f"{nm} on aux stream outside a begin/end region")
+        if t["stream"] == "aux" and t["sub_group"] not in ("aux_stream", "shared_experts"):
+            err(f"{nm} on aux stream with sub_group {t['sub_group']}")
+        if target and "end_aux_stream_passthrough" in target:
+            open_aux.pop(lay, None)
+        defined[nm] = True
+    for k, kind in truth["layer_kinds"].items():
+        groups = set(v["group"] for v in tn.values() if v["layer"] == int(k))
+        if not groups:
+            err(f"layer {k} has no nodes")
+        if kind.endswith("+moe") != ("moe" in groups):
+            err(f"layer {k} kind {kind} but groups {sorted(groups)}")
     return problems
 
 
@@ -1337,13 +1344,13 @@ def main(argv=None):
         dt = time.time() - t0
         report.append((dump_path, os.path.getsize(dump_path), len(b.g.truth), dt))
     for path, size, nodes, dt in report:
-        sys.stdout.write("%s  %d bytes  %d nodes  %.2fs\n" % (path, size, nodes, dt))
+        sys.stdout.write(f"{path}  {size} bytes  {nodes} nodes  {dt:.2f}s\n")
     if a.check:
         problems = check_dir(a.out)
         for m in problems[:50]:
-            sys.stderr.write("check: %s\n" % m)
+            sys.stderr.write(f"check: {m}\n")
         if problems:
-            sys.stderr.write("check: %d problem(s)\n" % len(problems))
+            sys.stderr.write(f"check: {len(problems)} problem(s)\n")
             return 1
         sys.stdout.write("check: ok\n")
     return 0

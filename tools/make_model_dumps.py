@@ -16,7 +16,8 @@ targets pinned, gzip without timestamps, and the script re-runs itself under PYT
 Per model (tools/model_dumps/):
 
 1. ``models`` and ``more_models``: a tiny config (hidden 64, 2-5 layers, bfloat16 except
-   Llama's, GPT-NeoX's and GPT-2's float32), random init, no download. Only DeepSeek-V3 is patched, as AutoDeploy's own export patch does
+   Llama's, GPT-NeoX's and GPT-2's float32), random init, no download. Only DeepSeek-V3 is
+   patched, as AutoDeploy's own export patch does
    (routed experts as per-expert weight lists into ``auto_deploy.torch_moe``); every other
    model runs transformers' code unchanged, pure-torch Mamba / Mamba2 / gated-delta-rule paths
    included.
@@ -50,7 +51,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 import transformers
@@ -75,7 +75,7 @@ def _pin_hash_seed() -> None:
         os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("tests/fixtures/dumps"))
     ap.add_argument("--models", nargs="*", default=list(BUILDERS), choices=list(BUILDERS))

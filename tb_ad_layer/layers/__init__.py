@@ -1,0 +1,9 @@
+"""Assign every node of a graph to its decoder layer, group and sub-group, and build layer documents.
+
+``weights`` (what weight names say: layer index and role) -> ``hints`` (each node's layer by its
+names) -> ``membership`` (layers by dataflow; ``sinks`` places ops nothing consumes) ->
+``groups`` (group and sub-group inside a layer, with ``moe_blocks``, ``subgroups`` and the
+names of ``vocabulary``) -> ``external`` (a layer's inputs from outside it) -> ``layered`` (the
+:class:`~tb_ad_layer.layers.layered.LayeredGraph` of a whole graph) -> ``document`` (one layer
+as the stored JSON document); ``dot`` and ``seed_json`` write a document in other formats.
+"""

@@ -30,21 +30,29 @@ sub-group when they have no finer one, and every node between them is marked as 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Mapping
 
-from tb_ad_layer.dump.graph import CALL, Graph, Node, friendly_op_name
+from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.layers.hints import applied_weights, weight_only_nodes
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.moe_blocks import block_of, in_block, moe_blocks
 from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.subgroups import mark_mixer_stages, mark_rope
-from tb_ad_layer.layers.vocabulary import (ATTENTION, AUX_STREAM, GDN, GROUPS, MAMBA, MLA,
-                                           MLP, MOE, MOE_EXPERTS, MOE_ROUTER, NORM, OTHER)
+from tb_ad_layer.layers.vocabulary import (
+    ATTENTION,
+    AUX_STREAM,
+    GDN,
+    MAMBA,
+    MLA,
+    MLP,
+    MOE,
+    MOE_EXPERTS,
+    MOE_ROUTER,
+    NORM,
+    OTHER,
+)
 from tb_ad_layer.layers.weights import weight_table
-
-
-
 
 _MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
 _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
@@ -466,7 +474,7 @@ def _aux_flags(target: str) -> tuple[bool, bool, bool, bool]:
             "wait_aux_stream" in target)
 
 
-def _mark_aux_regions(nodes, inputs_idx: list[list[int]], consumers: list[list[int]],
+def _mark_aux_regions(nodes: list[Node], inputs_idx: list[list[int]], consumers: list[list[int]],
                       layers: list[int], sub: list[str | None]) -> list[str]:
     """Streams per node: ``aux`` from a ``begin_aux_stream`` op to its ``end_aux_stream`` op."""
     n = len(nodes)

@@ -17,7 +17,7 @@ activations, and belongs wherever that op belongs.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, is_buffer_like

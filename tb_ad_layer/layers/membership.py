@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import Mapping
+from collections.abc import Mapping
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints

@@ -13,7 +13,7 @@ and ``mlp_experts_0_up_proj_weight`` are both in block ``mlp`` of their layer.
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph
 

@@ -1,5 +1,7 @@
-"""The seed-schema layer JSON (``<dump_stem>_layer<N>.json``): write it from a layer document,
-and read one (hand-made or from another tool) back into a :class:`LayeredGraph`.
+"""Write and read the seed-schema layer JSON (``<dump_stem>_layer<N>.json``).
+
+Written from a layer document; read (hand-made, or from another tool) back into a
+:class:`~tb_ad_layer.layers.layered.LayeredGraph`.
 
 Schema (seed 000): ``layer``, ``source_file``, ``nodes[id, op, shape, dtype, group, sub_group?,
 inputs, weight_inputs[name, shape, dtype], trace_kernels?[kernel, duration_us]]``,
@@ -15,8 +17,8 @@ from typing import Any
 from tb_ad_layer.dump.graph import CALL, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.external import ExternalInput
-from tb_ad_layer.layers.groups import GROUPS
 from tb_ad_layer.layers.layered import LayeredGraph, LayerInfo, _layer_kind
+from tb_ad_layer.layers.vocabulary import GROUPS
 from tb_ad_layer.layers.weights import weight_layers
 
 
@@ -80,17 +82,17 @@ def read_seed_json(path: str | Path) -> LayeredGraph:
     groups: list[str] = []
     subs: list[str | None] = []
     ext_infos: list[ExternalInput] = []
-    for e in data.get("external_inputs", []) or []:
-        if not isinstance(e, dict):
+    for entry in data.get("external_inputs", []) or []:
+        if not isinstance(entry, dict):
             raise InputError("external input must be an object", path=p, field="external_inputs")
-        eid = _require(e, "id", str, p, "external_inputs[].id")
-        graph.nodes.append(Node(eid, PLACEHOLDER, "", str(e.get("shape", "?")), "unknown", (),
-                                (), "", 0, len(graph.nodes)))
+        eid = _require(entry, "id", str, p, "external_inputs[].id")
+        graph.nodes.append(Node(eid, PLACEHOLDER, "", str(entry.get("shape", "?")), "unknown",
+                                (), (), "", 0, len(graph.nodes)))
         layers.append(None)
         groups.append("other")
         subs.append(None)
-        ext_infos.append(ExternalInput(eid, str(e.get("label", "external input")), "model",
-                                       str(e.get("shape", "?")), "unknown", None))
+        ext_infos.append(ExternalInput(eid, str(entry.get("label", "external input")), "model",
+                                       str(entry.get("shape", "?")), "unknown", None))
     members: list[int] = []
     known = {n.name for n in graph.nodes}
     for k, n in enumerate(raw_nodes):

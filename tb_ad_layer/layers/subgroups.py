@@ -1,5 +1,6 @@
-"""Sub-groups that dataflow defines inside a group: RoPE in attention, the stages of Mamba and
-gated-delta-net mixers.
+"""Mark the sub-groups that dataflow defines inside a group: RoPE, and Mamba and GDN stages.
+
+Inside attention, RoPE; inside Mamba and gated-delta-net mixers, the stages of the mixer.
 
 - ``rope``: the attention ops that apply the rotary tables to q and k: those that read a RoPE
   table (the model's cos/sin, or a RoPE buffer), the rotate-half slices, negations and
@@ -19,14 +20,23 @@ gated-delta-net mixers.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
-from tb_ad_layer.layers.vocabulary import (ATTENTION, GDN, GDN_CONV1D, GDN_DELTA_RULE,
-                                           GDN_GATING, MAMBA, MAMBA_GATED_NORM, MAMBA_METADATA,
-                                           MAMBA_SSM, ROPE)
+from tb_ad_layer.layers.vocabulary import (
+    ATTENTION,
+    GDN,
+    GDN_CONV1D,
+    GDN_DELTA_RULE,
+    GDN_GATING,
+    MAMBA,
+    MAMBA_GATED_NORM,
+    MAMBA_METADATA,
+    MAMBA_SSM,
+    ROPE,
+)
 
 _ROPE_WEIGHT = re.compile(r"rotary|rope|cos|sin|inv_freq|freqs", re.I)
 _ROTATE_OPS = frozenset({"slice", "neg", "cat", "split", "split_with_sizes", "chunk", "getitem",

@@ -7,7 +7,7 @@ hybrid, ``mlp`` or ``moe`` for a feed-forward-only block); ``other`` when a laye
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 NORM, ATTENTION, MLA, MOE, MLP, MAMBA, GDN, OTHER = (
     "norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other")

@@ -13,10 +13,17 @@ A matched pair is ``changed`` when its op, shape, dtype, weight shapes/dtypes or
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
-from tb_ad_layer.contract.api import (Change, CompareCounts, CompareMatch, CompareResponse,
-                                      CompareSide, Delta, GroupDelta)
+from tb_ad_layer.contract.api import (
+    Change,
+    CompareCounts,
+    CompareMatch,
+    CompareResponse,
+    CompareSide,
+    Delta,
+    GroupDelta,
+)
 from tb_ad_layer.contract.document import LayerDocument, LayerNode
 from tb_ad_layer.layers.weights import weight_role
 

@@ -20,14 +20,26 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import msgspec
 
-from tb_ad_layer.contract.api import (CompareResponse, CompareSide, LayerResponse, LayerRow,
-                                      OverviewLayer, OverviewResponse, RunInfo, RunsResponse,
-                                      StageDiff, StageInfo, StagesResponse, UnreadableRun)
+from tb_ad_layer.contract.api import (
+    CompareResponse,
+    CompareSide,
+    LayerResponse,
+    LayerRow,
+    OverviewLayer,
+    OverviewResponse,
+    RunInfo,
+    RunsResponse,
+    StageDiff,
+    StageInfo,
+    StagesResponse,
+    UnreadableRun,
+)
 from tb_ad_layer.contract.document import LayerDocument
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.dot import to_dot
@@ -81,12 +93,13 @@ class PayloadCache:
     """A least-recently-used map of encoded answers, bounded by their total size."""
 
     def __init__(self, budget_bytes: int) -> None:
-        self.budget = budget_bytes
+        self.budget_bytes = budget_bytes
         self._items: OrderedDict[Hashable, Payload] = OrderedDict()
-        self._bytes = 0
+        self._held_bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Payload | None:
+        """The answer cached under ``key`` (now the most recently used), or None."""
         with self._lock:
             item = self._items.get(key)
             if item is not None:
@@ -94,26 +107,27 @@ class PayloadCache:
             return item
 
     def put(self, key: Hashable, payload: Payload) -> None:
-        size = payload.size
-        if size > self.budget // 4:
+        """Cache ``payload``, dropping the least recently used answers beyond the budget."""
+        size_bytes = payload.size_bytes
+        if size_bytes > self.budget_bytes // 4:
             return  # one huge answer must not flush everything else
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._bytes -= old.size
+                self._held_bytes -= old.size_bytes
             self._items[key] = payload
-            self._bytes += size
-            while self._bytes > self.budget and self._items:
+            self._held_bytes += size_bytes
+            while self._held_bytes > self.budget_bytes and self._items:
                 _, dropped = self._items.popitem(last=False)
-                self._bytes -= dropped.size
+                self._held_bytes -= dropped.size_bytes
 
 
 class PluginData:
     """All API answers for one logdir. Thread-safe; one instance per TensorBoard process."""
 
-    def __init__(self, logdir: str | Path | None, *, rescan_interval: float = 2.0,
+    def __init__(self, logdir: str | Path | None, *, rescan_interval_s: float = 2.0,
                  cache_bytes: int = 48 << 20) -> None:
-        self.discovery = RunDiscovery(logdir, rescan_interval=rescan_interval)
+        self.discovery = RunDiscovery(logdir, rescan_interval_s=rescan_interval_s)
         self._cache = PayloadCache(cache_bytes)
         self._inflight: dict[Hashable, threading.Lock] = {}
         self._inflight_lock = threading.Lock()
@@ -325,10 +339,12 @@ class PluginData:
                 n = parse_int(layer, "layer", known)
                 if n not in known:
                     raise ApiError(NOT_FOUND, f"unknown layer {n} in run {handle.name!r}", known)
-            a = parse_float(start_us, "start_us")
-            b = parse_float(end_us, "end_us")
-            if a is not None and b is not None and b < a:
-                raise ApiError(BAD_REQUEST, f"end_us ({b}) is before start_us ({a})")
+            window_start_us = parse_float(start_us, "start_us")
+            window_end_us = parse_float(end_us, "end_us")
+            if window_start_us is not None and window_end_us is not None \
+                    and window_end_us < window_start_us:
+                raise ApiError(BAD_REQUEST, f"end_us ({window_end_us}) is before start_us "
+                                            f"({window_start_us})")
             limit = DEFAULT_MAX_ITEMS
             if max_items is not None and max_items != "":
                 limit = parse_int(max_items, "max_items", [])
@@ -337,7 +353,8 @@ class PluginData:
                                                 f"{MAX_MAX_ITEMS}, got {limit}")
             index: KernelIndex = handle.memoize(
                 "kernel_index", lambda: KernelIndex.from_store(handle.store()))
-            return json_payload(timeline(index, handle.name, n, a, b, limit))
+            return json_payload(timeline(index, handle.name, n, window_start_us, window_end_us,
+                                         limit))
         return self._cached((q.path, q.values, handle.identity), compute)
 
     # -- api/compare ------------------------------------------------------------------------

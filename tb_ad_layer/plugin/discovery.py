@@ -3,7 +3,7 @@
 A run is a directory ``<logdir>/<run>/`` holding ``plugins/ad_layer/run.sqlite`` at any depth;
 its name is the path relative to the logdir with ``/`` (``.`` for the logdir itself, as
 TensorBoard names it). Runs come and go while TensorBoard runs, so the logdir is rescanned
-lazily, at most every ``rescan_interval`` seconds, by whichever request arrives first; requests
+lazily, at most every ``rescan_interval_s``, by whichever request arrives first; requests
 never wait for a scan except the very first.
 
 Security: a request's run name is only ever looked up in the discovered set, never joined to a
@@ -29,8 +29,9 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
@@ -118,17 +119,17 @@ class RunHandle:
 class RunDiscovery:
     """The set of runs under one logdir, kept current while TensorBoard runs. Thread-safe."""
 
-    def __init__(self, logdir: str | Path | None, rescan_interval: float = 2.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, logdir: str | Path | None, rescan_interval_s: float = 2.0,
+                 clock_s: Callable[[], float] = time.monotonic) -> None:
         self.logdir = os.path.abspath(logdir) if logdir else None
         #: The logdir's real path as of the last scan: everything read must be inside it.
         self.root = os.path.realpath(self.logdir) if self.logdir else ""
-        self.rescan_interval = rescan_interval
-        self._clock = clock
+        self.rescan_interval_s = rescan_interval_s
+        self._clock_s = clock_s
         self._lock = threading.Lock()          # guards _handles
         self._scan_lock = threading.Lock()     # one scanner at a time
         self._handles: dict[str, RunHandle] = {}
-        self._last_scan: float | None = None
+        self._last_scan_s: float | None = None
 
     # -- scanning ---------------------------------------------------------------------------
 
@@ -180,21 +181,22 @@ class RunDiscovery:
         return found
 
     def rescan(self, force: bool = False) -> None:
-        """Rescan if the last scan is older than ``rescan_interval`` (or ``force``).
+        """Rescan if the last scan is older than ``rescan_interval_s`` (or ``force``).
 
         Only one thread scans; the others go on with the current set, except before the first
         scan has finished, when they wait for it.
         """
-        now = self._clock()
-        if not force and self._last_scan is not None and now - self._last_scan < self.rescan_interval:
+        now_s = self._clock_s()
+        if not force and self._last_scan_s is not None \
+                and now_s - self._last_scan_s < self.rescan_interval_s:
             return
-        first = self._last_scan is None
+        first = self._last_scan_s is None
         if not self._scan_lock.acquire(blocking=first or force):
             return
         try:
-            now = self._clock()
-            if not force and self._last_scan is not None \
-                    and now - self._last_scan < self.rescan_interval:
+            now_s = self._clock_s()
+            if not force and self._last_scan_s is not None \
+                    and now_s - self._last_scan_s < self.rescan_interval_s:
                 return
             found = self._scan()
             with self._lock:
@@ -209,7 +211,7 @@ class RunDiscovery:
                     else:
                         new[name] = RunHandle(name, path, ident, self.root)
                 self._handles = new
-            self._last_scan = self._clock()
+            self._last_scan_s = self._clock_s()
         finally:
             self._scan_lock.release()
 

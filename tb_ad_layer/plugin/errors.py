@@ -6,7 +6,7 @@ offer the valid choices instead of a bare failure.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from tb_ad_layer.contract.api import ErrorBody
 

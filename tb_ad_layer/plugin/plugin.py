@@ -19,8 +19,7 @@ from tensorboard.plugins import base_plugin
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.errors import NOT_FOUND, ApiError, show
 from tb_ad_layer.plugin.responses import Payload
-from tb_ad_layer.plugin.routes import (PLUGIN_NAME, Query, Route, WsgiApp, not_found_app,
-                                       wsgi_app)
+from tb_ad_layer.plugin.routes import PLUGIN_NAME, Query, Route, WsgiApp, not_found_app, wsgi_app
 from tb_ad_layer.plugin.static_files import StaticFiles
 
 logger = logging.getLogger(__name__)
@@ -67,7 +66,7 @@ def _local_logdir(context: base_plugin.TBContext) -> str | None:
     return str(logdir)
 
 
-class AdLayerPlugin(base_plugin.TBPlugin):
+class AdLayerPlugin(base_plugin.TBPlugin):  # type: ignore[misc]  # TensorBoard has no types
     """The "AD Layers" tab: per-layer AutoDeploy FX graphs with GPU kernels per node."""
 
     plugin_name = PLUGIN_NAME
@@ -87,6 +86,7 @@ class AdLayerPlugin(base_plugin.TBPlugin):
             return False
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        """The panel's ES module and the tab's name, for TensorBoard's frontend."""
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="AD Layers",
                                             disable_reload=True)
 

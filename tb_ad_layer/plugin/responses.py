@@ -52,6 +52,7 @@ class Payload:
 
     @property
     def compressible(self) -> bool:
+        """Whether gzip is worth it: a text-like body of at least ``GZIP_MIN_BYTES``."""
         return len(self.body) >= GZIP_MIN_BYTES and self.content_type.startswith(_COMPRESSIBLE)
 
     def gzipped(self, level: int = 6) -> bytes:
@@ -66,12 +67,13 @@ class Payload:
 
     @property
     def etag(self) -> str:
+        """A strong ETag: a hash of the body, computed once."""
         if self._etag is None:
             self._etag = '"' + hashlib.blake2b(self.body, digest_size=12).hexdigest() + '"'
         return self._etag
 
     @property
-    def size(self) -> int:
+    def size_bytes(self) -> int:
         """Bytes held (for the cache's budget), counting the gzip form once it exists."""
         return len(self.body) + (len(self._gz) if self._gz is not None else 0)
 

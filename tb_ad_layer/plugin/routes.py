@@ -8,7 +8,8 @@ answers are compressed; everything a request goes through before and after that 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from werkzeug import wrappers
 

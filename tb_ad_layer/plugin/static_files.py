@@ -72,24 +72,25 @@ _HTML_CSP = ("default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'se
 
 
 def content_type(name: str) -> str:
+    """The Content-Type of a file, by its extension."""
     return CONTENT_TYPES.get(os.path.splitext(name)[1].lower(), "application/octet-stream")
 
 
 class StaticFiles:
     """The files under one directory, by their ``/``-separated relative names."""
 
-    def __init__(self, directory: str | Path = STATIC_DIR, relist_interval: float = 2.0) -> None:
+    def __init__(self, directory: str | Path = STATIC_DIR, relist_interval_s: float = 2.0) -> None:
         self.directory = Path(directory)
-        self.relist_interval = relist_interval
+        self.relist_interval_s = relist_interval_s
         self._lock = threading.Lock()
-        self._listed_at: float | None = None
+        self._listed_at_s: float | None = None
         self._files: dict[str, str] = {}
         self._bodies: dict[str, tuple[tuple[int, int, int], Payload]] = {}
         self._fallback = Payload(NOT_BUILT_JS.encode("utf-8"), CONTENT_TYPES[".js"])
 
     def _listing(self) -> dict[str, str]:
-        now = time.monotonic()
-        if self._listed_at is not None and now - self._listed_at < self.relist_interval:
+        now_s = time.monotonic()
+        if self._listed_at_s is not None and now_s - self._listed_at_s < self.relist_interval_s:
             return self._files
         with self._lock:
             files: dict[str, str] = {}
@@ -104,10 +105,11 @@ class StaticFiles:
                         continue  # a file link pointing out of the directory
                     files[os.path.relpath(path, root).replace(os.sep, "/")] = path
             self._files = files
-            self._listed_at = now
+            self._listed_at_s = now_s
         return files
 
     def names(self) -> list[str]:
+        """The ``/``-separated names of every file served, sorted."""
         return sorted(self._listing())
 
     def get(self, name: str) -> Payload | None:

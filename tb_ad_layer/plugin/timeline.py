@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, groupby
 from operator import attrgetter
-from typing import Callable, Iterable, Sequence
 
 from tb_ad_layer.contract.api import TimelineBucket, TimelineKernel, TimelineResponse, TimelineStream
 from tb_ad_layer.store.reader import RunStore
@@ -42,33 +42,34 @@ class Lane:
     ids: list[int]
     shorts: list[str]
     names: list[str]
-    starts: list[int]
-    ends: list[int]
+    starts_ns: list[int]
+    ends_ns: list[int]
     layers: list[int | None]
     nodes: list[str | None]
     #: Running maximum of end times: monotone even when kernels overlap, so the first kernel
     #: that can reach into a window is found by bisection.
-    max_ends: list[int]
+    max_ends_ns: list[int]
 
     @classmethod
-    def of(cls, spans: Sequence[KernelSpan], label: str, device: int | None) -> "Lane":
+    def of(cls, spans: Sequence[KernelSpan], label: str, device: int | None) -> Lane:
         """The lane of one stream's spans (in start order)."""
-        _, ids, shorts, names, starts, ends, _, layers, nodes = (list(c) for c in zip(*spans))
-        return cls(spans[0].stream, label, device, ids, shorts, names, starts, ends, layers,
-                   nodes, list(accumulate(ends, max)))
+        _, ids, shorts, names, starts_ns, ends_ns, _, layers, nodes = (
+            list(c) for c in zip(*spans, strict=True))
+        return cls(spans[0].stream, label, device, ids, shorts, names, starts_ns, ends_ns, layers,
+                   nodes, list(accumulate(ends_ns, max)))
 
-    def window(self, a: int, b: int) -> list[int]:
-        """Positions of the kernels overlapping ``[a, b]`` (ns), in start order."""
-        lo = bisect_left(self.max_ends, a)
-        hi = bisect_right(self.starts, b)
-        ends = self.ends
-        return [i for i in range(lo, hi) if ends[i] >= a]
+    def window(self, start_ns: int, end_ns: int) -> list[int]:
+        """Positions of the kernels overlapping ``[start_ns, end_ns]``, in start order."""
+        lo = bisect_left(self.max_ends_ns, start_ns)
+        hi = bisect_right(self.starts_ns, end_ns)
+        ends_ns = self.ends_ns
+        return [i for i in range(lo, hi) if ends_ns[i] >= start_ns]
 
     def kernel(self, i: int) -> TimelineKernel:
         """The API record of the kernel at position ``i``."""
-        start, end = self.starts[i], self.ends[i]
+        start_ns, end_ns = self.starts_ns[i], self.ends_ns[i]
         return TimelineKernel(id=self.ids[i], kernel=self.shorts[i], name=self.names[i],
-                              start_us=_us(start), duration_us=_us(max(0, end - start)),
+                              start_us=_us(start_ns), duration_us=_us(max(0, end_ns - start_ns)),
                               layer=self.layers[i], node=self.nodes[i])
 
 
@@ -84,12 +85,13 @@ class KernelIndex:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_store(cls, store: RunStore) -> "KernelIndex":
+    def from_store(cls, store: RunStore) -> KernelIndex:
+        """An index over a run store's kernels, read per selection when first asked for."""
         return cls(store.streams(), lambda layer: store.kernel_spans(layer))
 
     @classmethod
     def from_rows(cls, streams: Sequence[StreamRow],
-                  rows: Iterable[KernelSpan]) -> "KernelIndex":
+                  rows: Iterable[KernelSpan]) -> KernelIndex:
         """An index over spans in memory, for tests and tools."""
         data = sorted(rows, key=lambda r: (r.stream, r.start_ns, r.id))
         return cls(streams, lambda layer: [r for r in data if layer is None or r.layer == layer])
@@ -111,43 +113,45 @@ class KernelIndex:
                 built.append(Lane.of(spans, info.label if info is not None else key,
                                      info.device if info is not None else spans[0].device))
             rank = self._rank
-            lanes = sorted(built, key=lambda l: (rank.get(l.stream, len(rank)), l.stream))
+            lanes = sorted(built, key=lambda lane: (rank.get(lane.stream, len(rank)), lane.stream))
             self._lanes[layer] = lanes
             return lanes
 
 
-def _union(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Merge sorted-by-start intervals: overlapping kernels count once in busy time."""
+def _union(intervals_ns: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Merge intervals sorted by start: overlapping kernels count once in busy time."""
     out: list[list[int]] = []
-    for s, e in intervals:
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1][1] = e
+    for start_ns, end_ns in intervals_ns:
+        if out and start_ns <= out[-1][1]:
+            if end_ns > out[-1][1]:
+                out[-1][1] = end_ns
         else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
+            out.append([start_ns, end_ns])
+    return [(start_ns, end_ns) for start_ns, end_ns in out]
 
 
-def _buckets(starts: Iterable[int], busy: list[tuple[int, int]], a: int, b: int,
-             count: int) -> list[TimelineBucket]:
-    """``count`` fixed-width buckets over ``[a, b]``; only non-empty ones are returned. A kernel
-    counts in the bucket where it starts (clipped to the window); busy time is split exactly."""
-    width = (b - a) / count if b > a else 1.0
+def _buckets(kernel_starts_ns: Iterable[int], busy_ns: list[tuple[int, int]], start_ns: int,
+             end_ns: int, count: int) -> list[TimelineBucket]:
+    """``count`` fixed-width buckets over the window ``[start_ns, end_ns]``; only non-empty ones
+    are returned. A kernel counts in the bucket where it starts (clipped to the window); busy
+    time is split exactly."""
+    width_ns = (end_ns - start_ns) / count if end_ns > start_ns else 1.0
     counts = [0] * count
-    busy_ns = [0.0] * count
-    for start in starts:
-        counts[min(count - 1, int((max(start, a) - a) / width))] += 1
-    for busy_start, busy_end in busy:
-        t = float(busy_start)
-        i = min(count - 1, int((t - a) / width))
-        while t < busy_end and i < count:
-            part = min(busy_end, a + (i + 1) * width) - t
-            busy_ns[i] += part
-            t += part
+    bucket_busy_ns = [0.0] * count
+    for kernel_start_ns in kernel_starts_ns:
+        counts[min(count - 1, int((max(kernel_start_ns, start_ns) - start_ns) / width_ns))] += 1
+    for busy_start_ns, busy_end_ns in busy_ns:
+        t_ns = float(busy_start_ns)
+        i = min(count - 1, int((t_ns - start_ns) / width_ns))
+        while t_ns < busy_end_ns and i < count:
+            part_ns = min(busy_end_ns, start_ns + (i + 1) * width_ns) - t_ns
+            bucket_busy_ns[i] += part_ns
+            t_ns += part_ns
             i += 1
-    return [TimelineBucket(start_us=_us(a + i * width), end_us=_us(a + (i + 1) * width),
-                           count=counts[i], busy_us=_us(busy_ns[i]))
-            for i in range(count) if counts[i] or busy_ns[i] > 0]
+    return [TimelineBucket(start_us=_us(start_ns + i * width_ns),
+                           end_us=_us(start_ns + (i + 1) * width_ns),
+                           count=counts[i], busy_us=_us(bucket_busy_ns[i]))
+            for i in range(count) if counts[i] or bucket_busy_ns[i] > 0]
 
 
 def timeline(index: KernelIndex, run: str, layer: int | None, start_us: float | None,
@@ -155,29 +159,29 @@ def timeline(index: KernelIndex, run: str, layer: int | None, start_us: float | 
     """The ``api/timeline`` answer for a validated request (see docs/API.md). The window
     defaults to the extent of the selected kernels."""
     lanes = index.lanes(layer)
-    a = round(start_us * 1000) if start_us is not None else \
-        min((l.starts[0] for l in lanes), default=0)
-    b = round(end_us * 1000) if end_us is not None else \
-        max((l.max_ends[-1] for l in lanes), default=a)
-    b = max(a, b)
-    span = b - a
+    a_ns = round(start_us * 1000) if start_us is not None else \
+        min((lane.starts_ns[0] for lane in lanes), default=0)
+    b_ns = round(end_us * 1000) if end_us is not None else \
+        max((lane.max_ends_ns[-1] for lane in lanes), default=a_ns)
+    b_ns = max(a_ns, b_ns)
+    span_ns = b_ns - a_ns
     any_lod = False
     streams = []
     for lane in lanes:
-        pos = lane.window(a, b)
-        starts, ends = lane.starts, lane.ends
-        busy = _union((max(starts[i], a), min(ends[i], b)) for i in pos)
-        busy_total = sum(e - s for s, e in busy)
+        pos = lane.window(a_ns, b_ns)
+        starts_ns, ends_ns = lane.starts_ns, lane.ends_ns
+        busy_ns = _union((max(starts_ns[i], a_ns), min(ends_ns[i], b_ns)) for i in pos)
+        busy_total_ns = sum(end - start for start, end in busy_ns)
         kernels: list[TimelineKernel] = []
         buckets: list[TimelineBucket] = []
         if len(pos) > max_items:
             any_lod = True
-            buckets = _buckets((starts[i] for i in pos), busy, a, b, max_items)
+            buckets = _buckets((starts_ns[i] for i in pos), busy_ns, a_ns, b_ns, max_items)
         else:
             kernels = [lane.kernel(i) for i in pos]
         streams.append(TimelineStream(
-            stream=lane.stream, label=lane.label, device=lane.device, busy_us=_us(busy_total),
-            busy_share=round(busy_total / span, 4) if span > 0 else 0.0,
+            stream=lane.stream, label=lane.label, device=lane.device, busy_us=_us(busy_total_ns),
+            busy_share=round(busy_total_ns / span_ns, 4) if span_ns > 0 else 0.0,
             kernel_count=len(pos), kernels=kernels, buckets=buckets))
-    return TimelineResponse(run=run, layer=layer, start_us=_us(a), end_us=_us(b), lod=any_lod,
-                            streams=streams)
+    return TimelineResponse(run=run, layer=layer, start_us=_us(a_ns), end_us=_us(b_ns),
+                            lod=any_lod, streams=streams)

@@ -18,6 +18,7 @@ import socket
 import tempfile
 import time
 from pathlib import Path
+
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tensorboard.plugins.scalar import metadata as scalar_metadata
 from tensorboard.plugins.text import metadata as text_metadata
@@ -80,7 +81,7 @@ def conversion_markdown(store: RunStore) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _text_event(tag: str, text: str, wall_time: float) -> event_pb2.Event:
+def _text_event(tag: str, text: str, wall_time_s: float) -> event_pb2.Event:
     tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING,
                                     tensor_shape=tensor_shape_pb2.TensorShapeProto(),
                                     string_val=[text.encode("utf-8")])
@@ -88,10 +89,10 @@ def _text_event(tag: str, text: str, wall_time: float) -> event_pb2.Event:
                                                  description="")
     summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta,
                                                                    tensor=tensor)])
-    return event_pb2.Event(wall_time=wall_time, step=0, summary=summary)
+    return event_pb2.Event(wall_time=wall_time_s, step=0, summary=summary)
 
 
-def _scalar_event(tag: str, value: float, step: int, wall_time: float,
+def _scalar_event(tag: str, value: float, step: int, wall_time_s: float,
                   description: str) -> event_pb2.Event:
     tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT,
                                     tensor_shape=tensor_shape_pb2.TensorShapeProto(),
@@ -99,20 +100,20 @@ def _scalar_event(tag: str, value: float, step: int, wall_time: float,
     meta = scalar_metadata.create_summary_metadata(display_name=tag, description=description)
     summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=meta,
                                                                    tensor=tensor)])
-    return event_pb2.Event(wall_time=wall_time, step=step, summary=summary)
+    return event_pb2.Event(wall_time=wall_time_s, step=step, summary=summary)
 
 
-def run_events(store: RunStore, wall_time: float | None = None) -> list[event_pb2.Event]:
+def run_events(store: RunStore, wall_time_s: float | None = None) -> list[event_pb2.Event]:
     """The events describing one run (text summary; per-layer scalars of the last stage)."""
-    wall = time.time() if wall_time is None else wall_time
-    events = [_text_event(TEXT_TAG, conversion_markdown(store), wall)]
+    wall_time_s = time.time() if wall_time_s is None else wall_time_s
+    events = [_text_event(TEXT_TAG, conversion_markdown(store), wall_time_s)]
     stages = store.stages()
     if stages:
         for r in store.layers(stages[-1].idx):
-            events.append(_scalar_event(NODE_COUNT_TAG, r.node_count, r.layer, wall,
+            events.append(_scalar_event(NODE_COUNT_TAG, r.node_count, r.layer, wall_time_s,
                                         "FX nodes per decoder layer (step = layer index)"))
             if r.gpu_time_us is not None:
-                events.append(_scalar_event(GPU_TIME_TAG, r.gpu_time_us, r.layer, wall,
+                events.append(_scalar_event(GPU_TIME_TAG, r.gpu_time_us, r.layer, wall_time_s,
                                             "GPU time per decoder layer in µs "
                                             "(step = layer index)"))
     return events
@@ -138,15 +139,15 @@ def write_run_events(store_path: Path) -> Path:
         tmp_dir = Path(tempfile.mkdtemp(prefix=".events-", dir=store_path.parent))
     except OSError as e:
         raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
-    wall = time.time()
+    wall_time_s = time.time()
     # TensorBoard finds event files by "tfevents" in the name; the rest follows its own writer's
     # pattern (time, host, pid) so files from several conversions sort by time.
-    name = (f"events.out.tfevents.{int(wall):010d}.{socket.gethostname()}.{os.getpid()}"
+    name = (f"events.out.tfevents.{int(wall_time_s):010d}.{socket.gethostname()}.{os.getpid()}"
             f"{EVENTS_SUFFIX}")
     try:
         tmp = tmp_dir / name
         with open(tmp, "wb") as f:
-            write_record(f, event_pb2.Event(wall_time=wall,
+            write_record(f, event_pb2.Event(wall_time=wall_time_s,
                                             file_version=FILE_VERSION).SerializeToString())
             for event in events:
                 write_record(f, event.SerializeToString())

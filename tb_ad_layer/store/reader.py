@@ -28,8 +28,15 @@ import msgspec
 
 from tb_ad_layer.contract.document import LayerDocument, OutsideNodes, TraceSummary
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.store.records import (FileRecord, KernelSpan, LayerRecord, StageRecord,
-                                       StoredKernel, StoreMeta, StreamRow)
+from tb_ad_layer.store.records import (
+    FileRecord,
+    KernelSpan,
+    LayerRecord,
+    StageRecord,
+    StoredKernel,
+    StoreMeta,
+    StreamRow,
+)
 from tb_ad_layer.store.schema import DDL, SCHEMA_VERSION, STORE_DIR
 
 #: A store record type (a NamedTuple of :mod:`tb_ad_layer.store.records`).
@@ -114,6 +121,7 @@ class RunStore:
             raise
 
     def close(self) -> None:
+        """Close the SQLite connection."""
         self._conn.close()
 
     # -- opening --------------------------------------------------------------------------
@@ -338,6 +346,7 @@ class RunStore:
         return counts[0].value if counts else 0
 
     def kernel_count(self) -> int:
+        """How many kernel rows the store holds."""
         rows = self._fetch("SELECT COUNT(*) FROM kernels", (), "kernels")
         return int(rows[0][0])
 

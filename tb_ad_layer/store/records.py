@@ -114,7 +114,7 @@ class FileRecord(NamedTuple):
 
     path: str
     sha256: str
-    size: int
+    size_bytes: int         #: column ``size``
     role: str               #: dump | trace
 
 

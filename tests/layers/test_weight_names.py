@@ -20,6 +20,7 @@ def test_table_matches_the_per_name_functions() -> None:
         assert layers[name] == layer_of_weight(name), name
         assert roles[name] == weight_role(name), name
     assert weight_layers(NAMES) == layers
-    assert layers["fused_gate_up_5_weight"] == 5 and roles["fused_gate_up_5_weight"] == "fused_gate_up_N_weight"
+    assert layers["fused_gate_up_5_weight"] == 5
+    assert roles["fused_gate_up_5_weight"] == "fused_gate_up_N_weight"
     assert layers["model_layers_5x_weight"] is None and layers["model_layers_٣_w"] == 3
 

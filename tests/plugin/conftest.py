@@ -4,8 +4,9 @@ TensorBoard's middlewares are exercised as in production."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from tensorboard.backend import application

@@ -8,8 +8,9 @@ real converter and lets the attacher write ``streams`` and ``kernels`` rows thro
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tb_ad_layer.convert import convert
 from tb_ad_layer.store.records import KernelRow, StreamRow
@@ -66,7 +67,7 @@ def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 
                 node["time_us"] = round(sum(k["duration_us"] for k in node["kernels"]), 3)
                 if not aux:
                     t = start
-            for e in range(1 + extra_per_layer):
+            for _ in range(1 + extra_per_layer):
                 dur = 700
                 rows.append(KernelRow("void at::native::FillFunctor<float>()", "FillFunctor", t,
                                       t + dur, 0, MAIN, 7, len(rows), 5000 + layer, layer, None,

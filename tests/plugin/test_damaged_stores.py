@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import msgspec
 import pytest
@@ -143,7 +143,7 @@ def test_damaged_store_is_a_json_error_that_says_how_to_rebuild(store: Path, kin
             status, body = get(client, name)
             if name == "runs":
                 runs = decode_runs(body).runs  # valid JSON of the contract either way
-                error = getattr(runs[0], "error")
+                error = runs[0].error
                 assert (error is not None) == ("runs" in refused), error
                 if error is None:
                     continue

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -40,12 +41,12 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",
                                  "module": "(root)", "node_count": 216}
-    assert [(l["layer"], l["kind"]) for l in dsv3["layers"]] == [
+    assert [(row["layer"], row["kind"]) for row in dsv3["layers"]] == [
         (0, "mla+mlp"), (1, "mla+mlp"), (2, "mla+moe"), (3, "mla+moe"), (4, "mla+moe")]
-    assert all(l["gpu_time_us"] is None for l in dsv3["layers"]) and dsv3["trace"] is None
+    assert all(row["gpu_time_us"] is None for row in dsv3["layers"]) and dsv3["trace"] is None
     traced = runs["traced/decode"]
     assert traced["trace"]["phase"] == "decode" and traced["trace"]["num_streams"] == 2
-    assert all(l["gpu_time_us"] > 0 for l in traced["layers"])
+    assert all(row["gpu_time_us"] > 0 for row in traced["layers"])
 
 
 def test_layer_is_the_stored_document_plus_run_and_stage(data: PluginData, logdir: Path) -> None:
@@ -88,7 +89,7 @@ def test_layer_with_trace_has_kernels_and_summary(data: PluginData) -> None:
 ])
 def test_layer_refusals_name_what_exists(data: PluginData, args: tuple, status: int,
                                          known: list) -> None:
-    err = refused(status, data, "layer", **dict(zip(("run", "stage", "layer"), args)))
+    err = refused(status, data, "layer", **dict(zip(("run", "stage", "layer"), args, strict=False)))
     assert err.known == known and err.body().error == err.message
 
 
@@ -101,7 +102,7 @@ def test_run_names_are_only_matched_never_resolved(data: PluginData, run: str) -
 
 def test_overview(data: PluginData) -> None:
     plain = call(data, "overview", run="dsv3")
-    assert plain["stage"] == 3 and [l["layer"] for l in plain["layers"]] == [0, 1, 2, 3, 4]
+    assert plain["stage"] == 3 and [row["layer"] for row in plain["layers"]] == [0, 1, 2, 3, 4]
     assert plain["none_node_count"] > 0
     assert plain["layers"][2]["groups"] == {} and plain["layers"][2]["group_counts"]["moe"] > 0
     traced = call(data, "overview", run="traced/decode")
@@ -118,7 +119,7 @@ def test_stages_diff_one_layer_through_the_pipeline(data: PluginData, logdir: Pa
     assert [s["index"] for s in stages] == [0, 1, 2, 3]
     assert stages[0]["added"] == stages[0]["removed"] == stages[0]["changed"] == []
     store = RunStore(store_path(logdir, "dsv3"))
-    for prev, cur in zip(stages, stages[1:]):
+    for prev, cur in pairwise(stages):
         a = {n["id"]: n for n in store.nodes(prev["index"], 3)}
         b = {n["id"]: n for n in store.nodes(cur["index"], 3)}
         assert cur["node_count"] == len(b)
@@ -187,7 +188,7 @@ def test_timeline_without_trace_is_empty(data: PluginData) -> None:
 ])
 def test_timeline_refusals(data: PluginData, args: tuple, status: int) -> None:
     refused(status, data, "timeline",
-            **dict(zip(("run", "layer", "start_us", "end_us", "max_items"), args)))
+            **dict(zip(("run", "layer", "start_us", "end_us", "max_items"), args, strict=False)))
 
 
 def test_compare_same_layer_with_itself(data: PluginData) -> None:

@@ -22,10 +22,10 @@ from tests.plugin.fake_trace import convert_with_trace
 
 class FakeClock:
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.now_s = 1000.0
 
     def __call__(self) -> float:
-        return self.now
+        return self.now_s
 
 
 def names(data: PluginData) -> list[str]:
@@ -34,12 +34,12 @@ def names(data: PluginData) -> list[str]:
 
 def test_runs_added_at_any_depth_and_rescans_throttled(tmp_path: Path) -> None:
     clock = FakeClock()
-    disc = RunDiscovery(tmp_path, rescan_interval=2.0, clock=clock)
+    disc = RunDiscovery(tmp_path, rescan_interval_s=2.0, clock_s=clock)
     assert disc.run_names() == [] and disc.has_runs() is False
     convert(DUMPS / "ad_llama", tmp_path, run="a/b/c/deep")
     convert(DUMPS / "ad_llama", tmp_path, run="top")
     assert disc.run_names() == []  # within the interval: the old answer, no disk walk
-    clock.now += 2.5
+    clock.now_s += 2.5
     assert disc.run_names() == ["a/b/c/deep", "top"] and disc.has_runs()
 
 
@@ -52,11 +52,11 @@ def test_logdir_itself_as_a_run(tmp_path: Path) -> None:
 
 def test_replaced_store_is_served_fresh_at_once(tmp_path: Path) -> None:
     convert(DUMPS / "ad_llama", tmp_path, run="r")
-    data = PluginData(tmp_path, rescan_interval=3600)
+    data = PluginData(tmp_path, rescan_interval_s=3600)
     client, _ = make_client(tmp_path, data=data)
     first = client.get(f"{BASE}/api/layer?run=r&layer=1")
     assert json.loads(first.get_data())["source_file"] == "085_compile_compile_model.txt"
-    assert [l["kind"] for l in call(data, "runs")["runs"][0]["layers"]] == ["attention+mlp"] * 3
+    assert [row["kind"] for row in call(data, "runs")["runs"][0]["layers"]] == ["attention+mlp"] * 3
     convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])  # same name, new file
     assert len(call(data, "runs")["runs"][0]["stages"]) == 4
     second = client.get(f"{BASE}/api/layer?run=r&layer=1")
@@ -70,7 +70,7 @@ def test_removed_run_disappears(tmp_path: Path) -> None:
     convert(DUMPS / "ad_llama", tmp_path, run="gone")
     convert(DUMPS / "ad_llama", tmp_path, run="stays")
     data = PluginData(tmp_path)
-    data.discovery = RunDiscovery(tmp_path, clock=clock)
+    data.discovery = RunDiscovery(tmp_path, clock_s=clock)
     assert names(data) == ["gone", "stays"]
     call(data, "layer", run="gone", layer=0)
     shutil.rmtree(tmp_path / "gone")
@@ -78,7 +78,7 @@ def test_removed_run_disappears(tmp_path: Path) -> None:
         call(data, "layer", run="gone", layer=0)
     assert info.value.status == 404 and info.value.known == ["stays"]
     assert names(data) == ["stays"]
-    clock.now += 5
+    clock.now_s += 5
     assert data.discovery.run_names() == ["stays"]
 
 

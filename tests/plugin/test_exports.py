@@ -85,7 +85,7 @@ def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
     counts = {s: v.tensor.float_val[0] for s, v in values if v.tag == "ad_layer/node_count"}
     store = RunStore(store_path(tmp_path, "r"))
     layers = store.layers(0)
-    assert counts == {l.layer: l.node_count for l in layers}
+    assert counts == {row.layer: row.node_count for row in layers}
     gpu = {s: v.tensor.float_val[0] for s, v in values if v.tag == "ad_layer/gpu_time_us"}
     assert set(gpu) == {0, 1, 2, 3, 4} and all(v > 0 for v in gpu.values())
     assert all(v.metadata.plugin_data.plugin_name == "scalars" for _, v in values

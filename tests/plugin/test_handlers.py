@@ -10,9 +10,15 @@ import msgspec
 import pytest
 from werkzeug.test import Client
 
-from tb_ad_layer.contract.api import (CompareResponse, ErrorBody, LayerResponse, OverviewResponse,
-                                      StagesResponse, TimelineResponse, decode_runs)
-
+from tb_ad_layer.contract.api import (
+    CompareResponse,
+    ErrorBody,
+    LayerResponse,
+    OverviewResponse,
+    StagesResponse,
+    TimelineResponse,
+    decode_runs,
+)
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.static_files import StaticFiles
 from tests.plugin.conftest import BASE, make_client

@@ -60,7 +60,7 @@ def assert_outside_never_served(client: Client, outside: Path) -> None:
 def test_link_out_after_discovery_is_never_read(trees: tuple[Path, Path], tmp_path: Path,
                                                 place: str) -> None:
     logdir, outside = trees
-    data = PluginData(logdir, rescan_interval=3600)  # no rescan will notice: every open must
+    data = PluginData(logdir, rescan_interval_s=3600)  # no rescan will notice: every open must
     client, _ = make_client(logdir, data=data)
     first = client.get(f"{BASE}/api/layer?run={RUN}&layer=0")  # discovered, opened, cached
     assert first.status_code == 200 and json.loads(first.get_data())["kind"] == "attention+mlp"
@@ -77,7 +77,7 @@ def test_link_out_between_lookup_and_open_is_refused(trees: tuple[Path, Path], t
     """The store is looked up (its path checked) before the swap and opened after it: the open
     itself refuses what SQLite resolved to outside the logdir."""
     logdir, outside = trees
-    data = PluginData(logdir, rescan_interval=3600)
+    data = PluginData(logdir, rescan_interval_s=3600)
     handle = data.discovery.get(RUN)  # looked up, not opened yet
     swap_for_link(logdir, place, outside / place, tmp_path / "aside")
     with pytest.raises(ApiError) as info:
@@ -90,7 +90,7 @@ def test_link_that_stays_inside_is_followed(trees: tuple[Path, Path], tmp_path: 
     """Replacing a store by a link to another store inside the logdir is not refused."""
     logdir, _ = trees
     convert(DUMPS / "ad_dsv3", logdir, run="other", stages=["all"])
-    data = PluginData(logdir, rescan_interval=3600)
+    data = PluginData(logdir, rescan_interval_s=3600)
     client, _ = make_client(logdir, data=data)
     assert json.loads(client.get(f"{BASE}/api/layer?run={RUN}&layer=2").get_data())["kind"] \
         == "attention+mlp"

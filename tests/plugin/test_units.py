@@ -1,11 +1,12 @@
 """Pure pieces: timeline merging, node matching, gzip negotiation, parameter parsing."""
 from __future__ import annotations
 
+from itertools import pairwise
+
+import msgspec
 import pytest
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
-
-import msgspec
 
 from tb_ad_layer.contract.api import CompareSide
 from tb_ad_layer.contract.document import ExternalInput, LayerDocument, LayerNode, Weight
@@ -61,7 +62,7 @@ def test_timeline_buckets_conserve_count_and_busy_time() -> None:
     assert sum(b["busy_us"] for b in s1["buckets"]) == pytest.approx(600.0, abs=0.05)
     assert s2["kernels"] and s2["buckets"] == []  # one kernel: below the limit
     edges = [(b["start_us"], b["end_us"]) for b in s1["buckets"]]
-    assert all(a[1] == pytest.approx(b[0], abs=0.002) for a, b in zip(edges, edges[1:]))
+    assert all(a[1] == pytest.approx(b[0], abs=0.002) for a, b in pairwise(edges))
 
 
 def test_timeline_empty_window_and_zero_width() -> None:

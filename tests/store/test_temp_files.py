@@ -5,14 +5,14 @@ the temporary file of a conversion still running is never touched."""
 from __future__ import annotations
 
 import hashlib
-import os
 import resource
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

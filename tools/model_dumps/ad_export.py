@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import inspect
 from collections import defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Tuple
 
 import torch
 from torch import fx
@@ -40,7 +40,7 @@ _CHECK_OPS = (torch.ops.aten._assert_scalar, torch.ops.aten.sym_constrain_range,
               torch.ops.aten.sym_constrain_range_for_size, torch.ops.aten._assert_tensor_metadata)
 
 
-def _is_op(node: fx.Node, packets: Tuple[object, ...]) -> bool:
+def _is_op(node: fx.Node, packets: tuple[object, ...]) -> bool:
     """True when ``node`` calls one of the overload packets (any overload)."""
     if node.op != "call_function":
         return False
@@ -75,7 +75,7 @@ def to_meta_keeping_ties(model: torch.nn.Module) -> None:
     (``Module.to("meta")`` would give each module its own copy.) AutoDeploy builds its model on
     ``meta`` from the start, where tied and shared weights are one tensor.
     """
-    memo: Dict[int, torch.Tensor] = {}
+    memo: dict[int, torch.Tensor] = {}
     for mod in model.modules():
         for name, param in list(mod._parameters.items()):
             if param is not None:
@@ -90,14 +90,14 @@ def to_meta_keeping_ties(model: torch.nn.Module) -> None:
                 mod._buffers[name] = memo[id(buf)]
 
 
-def _params_and_buffers(mod: torch.nn.Module) -> Dict[str, torch.Tensor]:
+def _params_and_buffers(mod: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Every parameter and buffer by name, aliases included (tied weights under each name)."""
     found = dict(mod.named_buffers(remove_duplicate=False))
     found.update(mod.named_parameters(remove_duplicate=False))
     return found
 
 
-def _load_params_and_buffers(gm: fx.GraphModule, state: Dict[str, torch.Tensor]) -> None:
+def _load_params_and_buffers(gm: fx.GraphModule, state: dict[str, torch.Tensor]) -> None:
     """Put the model's own tensors back into the exported module (``load_buffers_and_params``).
 
     Tied weights thereby become one tensor again under several names, which the de-duplication
@@ -113,7 +113,7 @@ def _load_params_and_buffers(gm: fx.GraphModule, state: Dict[str, torch.Tensor])
 
 
 def _dedup_params(gm: fx.GraphModule) -> None:
-    by_tensor: Dict[int, List[fx.Node]] = defaultdict(list)
+    by_tensor: dict[int, list[fx.Node]] = defaultdict(list)
     for node in gm.graph.nodes:
         if node.op == "get_attr":
             owner, _, name = str(node.target).rpartition(".")
@@ -147,7 +147,7 @@ def _clean_up_assertions(gm: fx.GraphModule) -> None:
 
 
 @contextmanager
-def _exact_signature(model: torch.nn.Module, names: List[str]) -> Iterator[None]:
+def _exact_signature(model: torch.nn.Module, names: list[str]) -> Iterator[None]:
     """Make ``forward`` take exactly ``names`` as keyword-only arguments while exporting.
 
     AutoDeploy's ``set_exact_signature``: without it, a model whose ``forward`` takes
@@ -169,7 +169,7 @@ def _exact_signature(model: torch.nn.Module, names: List[str]) -> Iterator[None]
             del func.__signature__
 
 
-def example_inputs(batch: int, seq: int, vocab: int, seed: int) -> Dict[str, torch.Tensor]:
+def example_inputs(batch: int, seq: int, vocab: int, seed: int) -> dict[str, torch.Tensor]:
     """``input_ids`` (random tokens) and ``position_ids`` (``0..seq-1`` per sequence)."""
     gen = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, vocab, (batch, seq), generator=gen)
@@ -177,7 +177,7 @@ def example_inputs(batch: int, seq: int, vocab: int, seed: int) -> Dict[str, tor
     return {"input_ids": ids, "position_ids": pos}
 
 
-def export_to_gm(model: torch.nn.Module, inputs: Dict[str, torch.Tensor],
+def export_to_gm(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
                  dynamic_batch: bool = True, dynamic_seq: bool = True,
                  on_meta: bool = True) -> fx.GraphModule:
     """AutoDeploy's export of ``model`` called with ``inputs`` as keyword arguments.
@@ -187,7 +187,7 @@ def export_to_gm(model: torch.nn.Module, inputs: Dict[str, torch.Tensor],
     ``on_meta=False`` exports with the real CPU tensors (for models whose code cannot run on
     ``meta``). The model is moved to ``meta`` when ``on_meta`` is set and left there.
     """
-    dims: Dict[int, object] = {0: Dim.DYNAMIC if dynamic_batch else Dim.AUTO,
+    dims: dict[int, object] = {0: Dim.DYNAMIC if dynamic_batch else Dim.AUTO,
                                1: Dim.DYNAMIC if dynamic_seq else Dim.AUTO}
     dynamic_shapes = {k: dict(dims) for k in inputs}
     if on_meta:

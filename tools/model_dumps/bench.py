@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import gzip
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
 
 import torch
 import transformers
@@ -65,7 +65,7 @@ def qwen3_next_48l() -> torch.nn.Module:
     return _on_meta("Qwen3NextForCausalLM", cfg)
 
 
-BENCH: Dict[str, Callable[[], torch.nn.Module]] = {"dsv3_61l": dsv3_61l,
+BENCH: dict[str, Callable[[], torch.nn.Module]] = {"dsv3_61l": dsv3_61l,
                                                    "qwen3_next_48l": qwen3_next_48l}
 
 
@@ -76,7 +76,7 @@ def _write_gz(path: Path, text: str) -> None:
     path.write_bytes(buf.getvalue())
 
 
-def make_bench(name: str, out_root: Path) -> List[Tuple[str, int, int, int]]:
+def make_bench(name: str, out_root: Path) -> list[tuple[str, int, int, int]]:
     """Write one benchmark directory; returns (file, text bytes, gzip bytes, nodes) per stage."""
     model = BENCH[name]()
     out_dir = out_root / name

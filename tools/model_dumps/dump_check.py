@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Set
 
 from .line_format import LineError, parse_line
 
@@ -23,16 +22,16 @@ FILE_RE = re.compile(r"^(\d{3,})_([a-z_]+?)_([a-z0-9_]+)\.txt$")
 @dataclass
 class Section:
     name: str
-    nodes: List[str] = field(default_factory=list)
-    weights: Set[str] = field(default_factory=set)
-    outputs: List[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    weights: set[str] = field(default_factory=set)
+    outputs: list[str] = field(default_factory=list)
 
 
 class DumpError(ValueError):
     """A dump that breaks the layout; the message names the file and line."""
 
 
-def _banner_name(lines: List[str], i: int) -> str:
+def _banner_name(lines: list[str], i: int) -> str:
     """The GraphModule name of the banner starting at line index ``i`` ('' when none is there)."""
     block = lines[i:i + 5]
     if len(block) == 5 and block[0] == "" and block[1] == RULE and block[3] == RULE \
@@ -41,10 +40,10 @@ def _banner_name(lines: List[str], i: int) -> str:
     return ""
 
 
-def _check_section(file_name: str, first_line: int, body: List[str], sec: Section) -> None:
+def _check_section(file_name: str, first_line: int, body: list[str], sec: Section) -> None:
     """Check one section's node lines (``first_line`` is the 1-based number of ``body[0]``)."""
     names_here = {re.split(r" [=:] ", t[1:], maxsplit=1)[0] for t in body if t.startswith("%")}
-    defined: Set[str] = set()
+    defined: set[str] = set()
     for k, text_line in enumerate(body):
         where = f"{file_name}:{first_line + k}"
         try:
@@ -71,7 +70,7 @@ def _check_section(file_name: str, first_line: int, body: List[str], sec: Sectio
         raise DumpError(f"{file_name}:{first_line + len(body)}: section {sec.name} has no output line")
 
 
-def check_dump(file_name: str, text: str) -> List[Section]:
+def check_dump(file_name: str, text: str) -> list[Section]:
     """The sections of a dump after checking it line by line (raises :class:`DumpError`)."""
     if not text.endswith("\n"):
         raise DumpError(f"{file_name}: no newline at the end")
@@ -83,7 +82,7 @@ def check_dump(file_name: str, text: str) -> List[Section]:
     stage, transform = lines[1][len("# Stage: "):], lines[0][len("# Transform: "):]
     if not re.fullmatch(rf"\d{{3,}}_{re.escape(stage)}_{re.escape(transform)}\.txt", file_name):
         raise DumpError(f"{file_name}:1: header says {stage}/{transform}, the file name differs")
-    sections: List[Section] = []
+    sections: list[Section] = []
     i = 4
     while i < len(lines):
         name = _banner_name(lines, i)

@@ -17,7 +17,7 @@ nodes, in order.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 from torch import fx
 
@@ -40,7 +40,7 @@ def clear_stages(out_dir: Path) -> None:
 
 def write_stage(out_dir: Path, counter: int, gm: fx.GraphModule, stage: str, transform: str,
                 maker: TruthMaker, spec_name: str, arch: str,
-                expected_kinds: List[str]) -> Dict[str, Any]:
+                expected_kinds: list[str]) -> dict[str, Any]:
     """Write one dump and its truth; returns the summary row."""
     path = write_dump(out_dir, counter, gm, stage, transform)
     truth = graph_truth(gm, maker, spec_name, arch, path.name)
@@ -51,7 +51,7 @@ def write_stage(out_dir: Path, counter: int, gm: fx.GraphModule, stage: str, tra
     sections = check_dump(path.name, path.read_text(encoding="utf-8"))
     if [s.nodes for s in sections] != [list(truth["nodes"])]:
         raise AssertionError(f"{path}: the truth does not name exactly the dump's nodes")
-    per_layer: Dict[str, int] = {}
+    per_layer: dict[str, int] = {}
     for info in truth["nodes"].values():
         key = "none" if info["layer"] is None else str(info["layer"])
         per_layer[key] = per_layer.get(key, 0) + 1
@@ -60,7 +60,7 @@ def write_stage(out_dir: Path, counter: int, gm: fx.GraphModule, stage: str, tra
             "kinds": kinds, "per_layer": per_layer}
 
 
-def make_fixture(spec: Spec, out_root: Path) -> List[Dict[str, Any]]:
+def make_fixture(spec: Spec, out_root: Path) -> list[dict[str, Any]]:
     """Export ``spec``'s model and write its directory under ``out_root``."""
     out_dir = out_root / spec.name
     out_dir.mkdir(parents=True, exist_ok=True)

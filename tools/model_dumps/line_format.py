@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
 
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DTYPE_RE = re.compile(r"(?:torch\.[a-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*|N/A)\Z")
@@ -41,9 +40,9 @@ class Line:
     target: str = ""
     shape: str = ""
     dtype: str = ""
-    refs: List[Tuple[str, str, str]] = field(default_factory=list)  # (%name, shape, dtype)
-    list_names: List[str] = field(default_factory=list)  # names inside list/tuple args
-    outputs: List[str] = field(default_factory=list)
+    refs: list[tuple[str, str, str]] = field(default_factory=list)  # (%name, shape, dtype)
+    list_names: list[str] = field(default_factory=list)  # names inside list/tuple args
+    outputs: list[str] = field(default_factory=list)
 
 
 def _balanced(text: str) -> bool:
@@ -71,9 +70,9 @@ def check_dtype(dtype: str) -> None:
         raise LineError(f"bad dtype {dtype!r}")
 
 
-def split_top(text: str) -> List[str]:
+def split_top(text: str) -> list[str]:
     """Split at ``", "`` outside brackets (an empty string gives no parts)."""
-    parts: List[str] = []
+    parts: list[str] = []
     depth, start, i = 0, 0, 0
     while i < len(text):
         ch = text[i]
@@ -104,7 +103,7 @@ def _matching_open(text: str, close_at: int) -> int:
     raise LineError("unbalanced brackets")
 
 
-def _split_out_info(text: str) -> Tuple[str, str, str]:
+def _split_out_info(text: str) -> tuple[str, str, str]:
     """(head, shape, dtype) of ``<head> : <shape> : <dtype>``, tuples kept in parentheses."""
     if text.endswith(")"):
         d_open = _matching_open(text, len(text) - 1)
@@ -147,7 +146,7 @@ def _parse_arg(arg: str, line: Line) -> None:
                 line.list_names.append(name)
 
 
-def parse_line(text: str) -> Optional[Line]:
+def parse_line(text: str) -> Line | None:
     """The node line ``text`` split into its parts; None for header and blank lines."""
     if text == "" or text.startswith("# ") or text == "=" * 80:
         return None

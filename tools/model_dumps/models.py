@@ -10,8 +10,9 @@ pure-torch Mamba / Mamba2 / gated-delta-rule paths.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List
+from typing import Any
 
 import torch
 import transformers
@@ -19,10 +20,10 @@ import transformers
 from .per_expert_moe import split_experts
 
 SEED = 0
-TINY: Dict[str, Any] = dict(vocab_size=128, hidden_size=64, intermediate_size=128,
+TINY: dict[str, Any] = dict(vocab_size=128, hidden_size=64, intermediate_size=128,
                             num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                             max_position_embeddings=64, use_cache=False)
-MAMBA2: Dict[str, Any] = dict(mamba_n_heads=8, mamba_d_head=16, mamba_d_state=16,
+MAMBA2: dict[str, Any] = dict(mamba_n_heads=8, mamba_d_head=16, mamba_d_state=16,
                               mamba_n_groups=1, mamba_chunk_size=4)
 
 
@@ -32,11 +33,11 @@ class Spec:
 
     name: str
     model: torch.nn.Module
-    expected_kinds: List[str]
+    expected_kinds: list[str]
     batch: int = 2
     seq: int = 8
     dynamic_seq: bool = True  # False: a Python loop over the sequence fixes its length
-    notes: List[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _build(cls_name: str, cfg: Any, dtype: torch.dtype, attn: str = "sdpa",
@@ -54,7 +55,7 @@ def _has_stacked_experts(cfg: Any) -> bool:
                                                 "num_local_experts"))
 
 
-def _tiny(**over: Any) -> Dict[str, Any]:
+def _tiny(**over: Any) -> dict[str, Any]:
     out = dict(TINY)
     out.update(over)
     return out
@@ -269,7 +270,7 @@ def qwen3_next() -> Spec:
                        "dense second layer (mlp_only_layers)"])
 
 
-BUILDERS: Dict[str, Callable[[], Spec]] = {
+BUILDERS: dict[str, Callable[[], Spec]] = {
     "llama": llama, "qwen3": qwen3, "phi3": phi3, "gemma2": gemma2, "gemma3": gemma3,
     "cohere2": cohere2, "qwen_moe": qwen_moe, "deepseek_v3": deepseek_v3, "glm4_moe": glm4_moe,
     "mixtral": mixtral, "llama4": llama4, "gpt_oss": gpt_oss, "jamba": jamba,

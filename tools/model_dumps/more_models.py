@@ -20,7 +20,7 @@ code unchanged). What they add:
 
 from __future__ import annotations
 
-from typing import Callable, Dict
+from collections.abc import Callable
 
 import torch
 import transformers
@@ -437,7 +437,7 @@ def dots1() -> Spec:
                 notes=["dense first layer, shared expert, q/k norms"])
 
 
-MORE_BUILDERS: Dict[str, Callable[[], Spec]] = {
+MORE_BUILDERS: dict[str, Callable[[], Spec]] = {
     "gpt_neox": gpt_neox, "falcon": falcon, "gpt2": gpt2, "starcoder2": starcoder2,
     "olmo2": olmo2, "olmoe": olmoe, "granitemoe": granitemoe,
     "deepseek_v2_lite": deepseek_v2_lite, "qwen3_moe": qwen3_moe, "ernie4_5_moe": ernie4_5_moe,

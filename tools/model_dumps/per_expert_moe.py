@@ -11,8 +11,6 @@ patched model computes the same logits (checked by the caller) and prints as Aut
 
 from __future__ import annotations
 
-from typing import List
-
 import torch
 import torch.nn as nn
 
@@ -27,8 +25,8 @@ def register_torch_moe() -> None:
 
     @torch.library.custom_op("auto_deploy::torch_moe", mutates_args=())
     def torch_moe(x: torch.Tensor, selected_experts: torch.Tensor, routing_weights: torch.Tensor,
-                  w1_weight: List[torch.Tensor], w2_weight: List[torch.Tensor],
-                  w3_weight: List[torch.Tensor]) -> torch.Tensor:
+                  w1_weight: list[torch.Tensor], w2_weight: list[torch.Tensor],
+                  w3_weight: list[torch.Tensor]) -> torch.Tensor:
         """Unfused gated-MLP MoE: w1 = gate, w2 = down, w3 = up, per expert."""
         flat = x.reshape(-1, x.shape[-1])
         out = torch.zeros_like(flat)
@@ -42,8 +40,8 @@ def register_torch_moe() -> None:
 
     @torch_moe.register_fake
     def _(x: torch.Tensor, selected_experts: torch.Tensor, routing_weights: torch.Tensor,
-          w1_weight: List[torch.Tensor], w2_weight: List[torch.Tensor],
-          w3_weight: List[torch.Tensor]) -> torch.Tensor:
+          w1_weight: list[torch.Tensor], w2_weight: list[torch.Tensor],
+          w3_weight: list[torch.Tensor]) -> torch.Tensor:
         return torch.empty_like(x)
 
     _REGISTERED = True

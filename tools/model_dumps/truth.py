@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import torch
 from torch import fx
@@ -41,7 +41,7 @@ _MLP_CHILDREN = ("gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc
                  "fc_out")
 
 
-def classify(module: torch.nn.Module) -> Optional[str]:
+def classify(module: torch.nn.Module) -> str | None:
     """The group a module stands for, from its class name and its direct children/parameters.
 
     - ``gdn``: a class named ``*DeltaNet*``;
@@ -97,18 +97,18 @@ class TruthMaker:
     def __init__(self, model: torch.nn.Module, layers_path: str) -> None:
         self.layers_path = layers_path
         self._layer_re = re.compile(re.escape(layers_path) + r"\.(\d+)$")
-        self._groups: Dict[str, Optional[str]] = {
+        self._groups: dict[str, str | None] = {
             name: classify(mod) for name, mod in model.named_modules(remove_duplicate=False)}
 
-    def node_truth(self, node: fx.Node) -> Dict[str, Any]:
+    def node_truth(self, node: fx.Node) -> dict[str, Any]:
         stack = node.meta.get("nn_module_stack") or {}
         # `_guards_fn` (export's input-guard call) copies a neighbour's stack; no model code.
         if node.op == "call_module" and str(node.target) == "_guards_fn":
             stack = {}
         # torch marks nodes it created without a module (``sym_size``) with a placeholder entry
-        paths: List[Tuple[str, str]] = [(str(p), _class_name(t)) for p, t in stack.values()
+        paths: list[tuple[str, str]] = [(str(p), _class_name(t)) for p, t in stack.values()
                                         if not str(p).startswith("_empty_nn_module_stack")]
-        layer: Optional[int] = None
+        layer: int | None = None
         below = 0
         for i, (path, _) in enumerate(paths):
             m = self._layer_re.match(path)
@@ -124,7 +124,7 @@ class TruthMaker:
         return {"layer": layer, "module": module, "class": cls, "group": group}
 
 
-def layer_kind(groups: List[Optional[str]]) -> str:
+def layer_kind(groups: list[str | None]) -> str:
     """``mixers+ffn`` from the groups of one layer's nodes (see the module docstring)."""
     present = set(groups)
     parts = [g for g in MIXERS if g in present]
@@ -138,14 +138,14 @@ def layer_kind(groups: List[Optional[str]]) -> str:
 
 
 def graph_truth(gm: fx.GraphModule, maker: TruthMaker, model: str, architecture: str,
-                dump_name: str) -> Dict[str, Any]:
+                dump_name: str) -> dict[str, Any]:
     """The truth of one dump: every printed node of ``gm``, and each layer's kind."""
-    nodes: Dict[str, Dict[str, Any]] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     for node in gm.graph.nodes:
         if node.op in ("get_attr", "output"):
             continue
         nodes[node.name] = maker.node_truth(node)
-    by_layer: Dict[int, List[Optional[str]]] = {}
+    by_layer: dict[int, list[str | None]] = {}
     for info in nodes.values():
         if info["layer"] is not None:
             by_layer.setdefault(info["layer"], []).append(info["group"])
@@ -155,7 +155,7 @@ def graph_truth(gm: fx.GraphModule, maker: TruthMaker, model: str, architecture:
             "layer_kinds": kinds, "nodes": nodes}
 
 
-def format_truth(truth: Dict[str, Any]) -> str:
+def format_truth(truth: dict[str, Any]) -> str:
     """JSON with one node per line (graph order), so that diffs and greps stay readable."""
     out = ["{"]
     for key, value in truth.items():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Any
 
 import torch
 from torch import fx
@@ -53,7 +53,7 @@ def node_line(node: fx.Node) -> str | None:
         info = shape_dtype_str(node.meta["val"]) if "val" in node.meta else "? : unknown"
         return f"%{node.name} : {info}"
     if node.op in ("call_function", "call_method", "call_module"):
-        inputs: List[str] = []
+        inputs: list[str] = []
         for arg in node.args:
             if hasattr(arg, "name"):
                 if hasattr(arg, "meta") and "val" in arg.meta:
@@ -65,8 +65,8 @@ def node_line(node: fx.Node) -> str | None:
         if "val" in node.meta:
             out_val = node.meta["val"]
             if isinstance(out_val, (tuple, list)):
-                shapes: List[str] = []
-                dtypes: List[str] = []
+                shapes: list[str] = []
+                dtypes: list[str] = []
                 for v in out_val:
                     if v is not None:
                         shapes.append(shape_str(v))
@@ -87,7 +87,7 @@ def node_line(node: fx.Node) -> str | None:
     return None
 
 
-def graph_modules(mod: torch.nn.Module) -> List[Tuple[str, fx.GraphModule]]:
+def graph_modules(mod: torch.nn.Module) -> list[tuple[str, fx.GraphModule]]:
     """Every GraphModule in ``mod`` (itself first, as ``(root)``), in ``named_modules()`` order."""
     return [(name or "(root)", sub) for name, sub in mod.named_modules()
             if isinstance(sub, fx.GraphModule)]

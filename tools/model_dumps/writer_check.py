@@ -10,8 +10,8 @@ hold the addresses of that run). Returns the names that differ.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Dict, List
 
 import torch
 from torch import fx
@@ -60,7 +60,7 @@ def _fx_misc() -> torch.nn.Module:
 
 
 class _DictOut(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> Dict[str, torch.Tensor | None]:
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor | None]:
         return {"logits": x * 2, "aux": None}
 
 
@@ -77,7 +77,7 @@ def _cond() -> torch.nn.Module:
     return torch.export.export(_Cond(), (torch.randn(3, 4),), strict=False).module()
 
 
-CASES: Dict[str, Callable[[], torch.nn.Module]] = {
+CASES: dict[str, Callable[[], torch.nn.Module]] = {
     "sym_shapes/001_export_export_to_gm.txt": _sym_shapes,
     "fx_misc/001_factory_build.txt": _fx_misc,
     "dict_out_symtrace/001_factory_build.txt": lambda: fx.symbolic_trace(_DictOut()),
@@ -85,7 +85,7 @@ CASES: Dict[str, Callable[[], torch.nn.Module]] = {
 }
 
 
-def check_writer(real_writer_dir: Path) -> List[str]:
+def check_writer(real_writer_dir: Path) -> list[str]:
     """Names of the real dumps that the writer does not reproduce (empty when all match)."""
     bad = []
     for rel, build in CASES.items():

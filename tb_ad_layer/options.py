@@ -1,0 +1,67 @@
+"""The options of a conversion and of putting a trace onto it, as typed records.
+
+The command line (:mod:`tb_ad_layer.cli`) builds these from its arguments; the pipeline glue
+(:mod:`tb_ad_layer.convert`, :mod:`tb_ad_layer.trace_attach`) reads them. Library code never
+sees an ``argparse.Namespace``: a caller from Python builds the same records, and a field that
+is renamed or retyped here is caught by the type checker at every use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+#: What a trace captured: ``decode`` = CUDA graph replays, ``prefill`` = eager kernels.
+Phase = Literal["decode", "prefill"]
+PHASES: tuple[Phase, ...] = ("decode", "prefill")
+
+
+@dataclass(frozen=True, slots=True)
+class TraceOptions:
+    """Which trace to map onto the converted graph, and which part of it to use.
+
+    Every ``None`` means: choose as ``tb-ad-layer inspect`` explains.
+
+    Attributes:
+        path: an Nsight Systems ``.nsys-rep`` or ``.sqlite`` export, or a PyTorch profiler
+            ``.json`` / ``.json.gz`` trace.
+        phase: what the trace captured; ``None`` detects it.
+        device: the GPU to use; ``None`` takes the busiest.
+        graph_id: the CUDA graph to use; ``None`` takes the one with the most kernels.
+        step: the profiler step (``ProfilerStep#N``); ``None`` takes the last complete one.
+        kernel_map: a JSON file of extra op -> kernel-name rules, taking precedence over the
+            built-in table; ``None`` uses the built-in table alone.
+    """
+
+    path: Path
+    phase: Phase | None = None
+    device: int | None = None
+    graph_id: int | None = None
+    step: int | None = None
+    kernel_map: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertOptions:
+    """What to convert into which run store.
+
+    Attributes:
+        source: a dump directory (``AD_DUMP_GRAPHS_DIR``), one dump file, or a seed-schema
+            layer JSON.
+        logdir: the TensorBoard log directory; the store goes to
+            ``<logdir>/<run>/plugins/ad_layer/run.sqlite``.
+        run: the run name, a relative path under ``logdir``; ``None`` takes the source's name.
+        stages: ``("last",)``, ``("all",)``, or dump file names / ``NNN`` prefixes.
+        module: the GraphModule section to use; ``None`` takes ``monolithic.model``, else the
+            largest.
+        model: the model name recorded in the run; ``None`` takes the source's name.
+        trace: the trace to map onto the last converted stage, if any.
+    """
+
+    source: Path
+    logdir: Path
+    run: str | None = None
+    stages: tuple[str, ...] = ("last",)
+    module: str | None = None
+    model: str | None = None
+    trace: TraceOptions | None = None
