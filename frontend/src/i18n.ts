@@ -18,6 +18,7 @@ const STRINGS = {
   nodes: { en: "{n} nodes", zh: "{n} 个节点" },
   node1: { en: "1 node", zh: "1 个节点" },
   kernels: { en: "{n} kernels", zh: "{n} 个内核" },
+  kernel1: { en: "1 kernel", zh: "1 个内核" },
   nodeCount: { en: "Nodes", zh: "节点数" },
   edgesN: { en: "{n} edges", zh: "{n} 条边" },
   depth: { en: "Depth", zh: "展开深度" },
@@ -287,6 +288,10 @@ export function t(key: StringKey, params?: Record<string, string | number>, lang
 /** "1 node", "12 nodes". */
 export function nodesText(n: number): string {
   return n === 1 ? t("node1") : t("nodes", { n });
+}
+
+export function kernelsText(n: number): string {
+  return n === 1 ? t("kernel1") : t("kernels", { n });
 }
 
 /** For tests: every key with both languages present and the same placeholders. */

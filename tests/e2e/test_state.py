@@ -270,6 +270,40 @@ def test_no_null_in_any_label(page: Any, tb: TensorBoard) -> None:
     assert not NULL.findall(visible_text(page))
 
 
+KERNEL_WORDS = re.compile(r"\bkernels?\b", re.I)
+
+
+def test_runs_without_a_trace_say_nothing_about_kernels(page: Any, tb: TensorBoard) -> None:
+    """Without a trace the kernel count is unknown, not zero: collapsed groups, summary cards and
+    a group's details say nothing about kernels, and the layer summary says "no trace" once. The
+    same graph with a trace counts them."""
+    open_panel(page, tb, run=NOTRACE_RUN, layer=3, depth=2)
+    shot(page, "notrace_collapsed_groups")
+    groups = page.eval_on_selector_all("[data-testid=group-box][data-collapsed=true]",
+                                       "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))")
+    assert len(groups) >= 3 and all("nodes" in g for g in groups), groups
+    assert not [g for g in groups if KERNEL_WORDS.search(g)], groups
+    assert page.evaluate("(g) => window.__adLayer.selectNode(g)", "L3/moe")
+    ready(page)
+    details = page.inner_text("[data-testid=details]")
+    assert "Nodes" in details and not KERNEL_WORDS.search(details), details
+    page.keyboard.press("Escape")
+    ready(page)
+    summary = page.inner_text("[data-testid=details]")
+    assert summary.count("no trace") == 1, summary
+    page.evaluate("window.__adLayer.setGraphScale(0.3)")
+    ready(page)
+    shot(page, "notrace_summary_cards")
+    cards = page.eval_on_selector_all("[data-testid=group-summary]",
+                                      "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))")
+    assert cards and not [c for c in cards if KERNEL_WORDS.search(c)], cards
+    # The same dump with a trace: its collapsed groups count their kernels.
+    open_panel(page, tb, run=HOSTILE_RUN, layer=3, depth=2)
+    groups = page.eval_on_selector_all("[data-testid=group-box][data-collapsed=true]",
+                                       "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))")
+    assert groups and all(KERNEL_WORDS.search(g) for g in groups), groups
+
+
 def test_phase_and_stage_have_different_words_in_chinese(page: Any, tb: TensorBoard) -> None:
     page.goto(tb.url("/"))
     page.evaluate("localStorage.setItem('adLayer.lang', 'zh')")

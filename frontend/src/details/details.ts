@@ -209,10 +209,9 @@ export class DetailsPanel {
     btn.textContent = open ? t("collapse") : t("expand");
     btn.addEventListener("click", () => ctx.onToggle(it.key));
     const layerTime = it.layer !== null ? ctx.h.layerTimeUs.get(it.layer) ?? 0 : 0;
-    const rows: [string, string | Node][] = [
-      [t("nodeCount"), String(it.nodeCount)],
-      [t("kernelCount"), String(it.kernelCount)],
-    ];
+    const rows: [string, string | Node][] = [[t("nodeCount"), String(it.nodeCount)]];
+    // Without a trace the kernel count is unknown, not zero: the summary says "no trace" once.
+    if (ctx.hasTrace && ctx.h.traced) rows.push([t("kernelCount"), String(it.kernelCount)]);
     if (ctx.hasTrace) rows.push([t("gpuTime"), `${fmtUs(it.timeUs)}${layerTime > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTime)})` : ""}`]);
     this.section(t("groupDetails"), this.kv(rows), btn);
     // Hottest nodes inside.

@@ -16,7 +16,7 @@ export function buildLayoutRequest(h: Hierarchy, v: VisibleGraph, id: number): R
   const headers = new Map<string, { text: string; short: string }>();
   const leaves = v.leaves.map((key) => {
     const it = h.items.get(key)!;
-    const lab = leafLabel(it, it.layer !== null ? h.layerTimeUs.get(it.layer) : undefined);
+    const lab = leafLabel(it, it.layer !== null ? h.layerTimeUs.get(it.layer) : undefined, h.traced);
     labels.set(key, lab);
     return { key, w: lab.width, h: lab.height };
   });

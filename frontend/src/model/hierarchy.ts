@@ -62,6 +62,11 @@ export interface Hierarchy {
   layerTimeUs: Map<number, number>;
   /** Key of an input folded into another item -> that item's key (see foldInputs). */
   alias: Map<string, string>;
+  /**
+   * Whether a trace was mapped onto these layers (a layer has a trace summary or a node has
+   * kernels). Without one, kernel counts are not zero but unknown, and are not shown.
+   */
+  traced: boolean;
 }
 
 export const SCENE = "g:";
@@ -213,8 +218,9 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   }
   foldRepeats(items);
   aggregate(items, SCENE);
+  const traced = layers.some((L) => !!L.trace_summary || L.nodes.some((n) => (n.kernels?.length ?? 0) > 0));
   return {
-    items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs, alias,
+    items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs, alias, traced,
   };
 }
 

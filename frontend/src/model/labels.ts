@@ -1,6 +1,6 @@
 // What each box of the graph says, and how big it is. Boxes use a monospace font so that sizes can
 // be computed from character counts (in the worker too) without measuring text. Pure.
-import { nodesText, t } from "../i18n";
+import { kernelsText, nodesText, t } from "../i18n";
 import type { TreeItem } from "./hierarchy";
 import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortWeightName } from "./format";
 
@@ -55,8 +55,12 @@ export function groupTitle(it: TreeItem): string {
   return it.phase ? `${it.name} (${it.phase + 1})` : it.name;
 }
 
-/** Lines of a visible leaf: an op node, an external input or a collapsed group. */
-export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
+/**
+ * Lines of a visible leaf: an op node, an external input or a collapsed group. `traced`: a trace
+ * was mapped onto the layer, so a collapsed group's kernel count means something (without a trace
+ * it is unknown, not zero, and is left out).
+ */
+export function leafLabel(it: TreeItem, layerTimeUs?: number, traced = true): BoxLabel {
   const lines: BoxLine[] = [];
   if (it.kind === "op" && it.node) {
     const n = it.node;
@@ -81,7 +85,7 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number): BoxLabel {
     lines.push(line("sub", `%${x.id}${shape}${dt}`));
   } else {
     lines.push(line("title", `▸ ${groupTitle(it)}`));
-    lines.push(line("sub", `${nodesText(it.nodeCount)} · ${t("kernels", { n: it.kernelCount })}`));
+    lines.push(line("sub", traced ? `${nodesText(it.nodeCount)} · ${kernelsText(it.kernelCount)}` : nodesText(it.nodeCount)));
     if (it.timeUs > 0) {
       const share = layerTimeUs && layerTimeUs > 0 && it.depth > 1 ? ` (${fmtPct(it.timeUs / layerTimeUs)})` : "";
       lines.push(line("time", `GPU ${fmtUs(it.timeUs)}${share}`));
