@@ -155,6 +155,25 @@ def test_large_layer_folds_repeats_and_opens_them_on_demand(page: Any, tb: Tenso
     shot(page, "legible_large_layer_fold")
 
 
+def test_large_layer_default_view_shows_the_layer_title(page: Any, tb: TensorBoard) -> None:
+    """A layer far wider than the view opens at its top-left corner, title included, with node
+    text at full size and nodes on screen."""
+    layer = largest_layer(tb, LARGE_RUN)
+    open_panel(page, tb, run=LARGE_RUN, layer=layer)
+    shot(page, "legible_large_layer_default_view")
+    pane = rect(page, "[data-testid=graph]")
+    box = rect(page, f"[data-group-id='L{layer}'] > rect.cbox")
+    assert box["w"] > pane["w"], "the layer fits the view: nothing to check"
+    title = rect(page, f"[data-group-id='L{layer}'] > text.chead")
+    assert pane["x"] <= title["x"] and title["x"] + title["w"] <= pane["x"] + pane["w"], (title, pane)
+    assert pane["y"] <= title["y"] and title["y"] + title["h"] <= pane["y"] + pane["h"], (title, pane)
+    assert page.text_content(f"[data-group-id='L{layer}'] > text.chead").startswith(f"▾ Layer {layer}")
+    assert pane["x"] <= box["x"] < pane["x"] + 40 and pane["y"] <= box["y"] < pane["y"] + 40, (box, pane)
+    sizes = page.evaluate(TEXT_SIZES, "[data-testid=graph-node] text.l")
+    assert len(sizes) >= 5, "no node text on screen at the default view"
+    assert min(sizes) >= READABLE_PX - 0.05, sorted(sizes)[:5]
+
+
 def test_inputs_of_one_kind_fold_and_do_not_set_the_width(page: Any, tb: TensorBoard) -> None:
     run, layer = "dsv3_decode", 3
     doc = tb.api("layer", run=run, layer=layer)

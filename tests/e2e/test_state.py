@@ -244,6 +244,18 @@ def test_search_highlights_while_typing_and_enter_steps_through_hits(page: Any, 
 
 NULL = re.compile(r"\b(null|undefined|NaN)\b")
 
+#: The id of an op node drawn wholly inside the graph pane.
+NODE_ON_SCREEN = """() => { const p = document.querySelector('[data-testid=graph]').getBoundingClientRect();
+  const inside = (r) => r.left >= p.left && r.right <= p.right && r.top >= p.top && r.bottom <= p.bottom;
+  const n = [...document.querySelectorAll('[data-testid=graph-node]')].find((e) => inside(e.getBoundingClientRect()));
+  return n ? n.dataset.nodeId : null; }"""
+
+
+def node_on_screen(page: Any) -> str:
+    node = page.evaluate(NODE_ON_SCREEN)
+    assert node, "no node on screen"
+    return str(node)
+
 
 def visible_text(target: Any) -> str:
     return target.evaluate("""() => [document.body.innerText,
@@ -256,7 +268,7 @@ def test_no_null_in_any_label(page: Any, tb: TensorBoard) -> None:
     # A gated-delta-net layer (no attention) too: its kind names its mixer.
     for run, layer in ((NOTRACE_RUN, 1), ("llama_decode", 1), (LARGE_RUN, 0)):
         open_panel(page, tb, run=run, layer=layer, depth=9)
-        page.click("[data-testid=graph-node] >> nth=0")
+        page.click(f"[data-testid=graph-node][data-node-id='{node_on_screen(page)}']")
         ready(page)
         found = NULL.findall(visible_text(page))
         assert not found, (run, found)

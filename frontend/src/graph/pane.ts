@@ -62,16 +62,19 @@ export interface RelayoutOptions {
 }
 
 /**
- * The group that holds the most GPU time among the groups just below the layer boxes (the first
- * of them when nothing has a time), as the visible key that shows it; null for an empty graph.
+ * The group that holds the most GPU time among the groups just below the layer boxes, as the
+ * visible key that shows it; without GPU times (no trace) the one with the most nodes, where the
+ * layer's work is; the first of them on a tie; null for an empty graph.
  */
 export function hottestGroup(hh: Hierarchy, vis: VisibleGraph): string | null {
+  const groups = [...hh.items.values()].filter((it) => it.kind === "group" && it.depth === 2);
+  const timed = groups.some((it) => it.timeUs > 0);
   let best: string | null = null;
-  let bestT = -1;
-  for (const it of hh.items.values()) {
-    if (it.kind !== "group" || it.depth !== 2) continue;
-    if (it.timeUs > bestT) {
-      bestT = it.timeUs;
+  let bestV = -1;
+  for (const it of groups) {
+    const v = timed ? it.timeUs : it.nodeCount;
+    if (v > bestV) {
+      bestV = v;
       best = it.key;
     }
   }

@@ -774,10 +774,12 @@ export class GraphView {
   }
 
   /**
-   * The readable default view: zoom 1 (node text at its full 11 px), the graph's top at the top of
-   * the view, and the hottest group (`hot`, a drawn key) in view across. Returns the expanded
-   * groups of depth 2 drawn above `hot` when `hot` starts below the fold (collapsing them brings it
-   * up), else nothing; when `mayCollapse` is false the view starts at `hot`'s top instead.
+   * The readable default view: zoom 1 (node text at its full 11 px) and the graph's top at the top
+   * of the view. Across, a graph that fits is centred; a wider one starts at the left edge of the
+   * top-most layer box, so that the layer's title is in view. Returns the expanded groups of depth
+   * 2 drawn above the hottest group (`hot`, a drawn key) when it starts below the fold (collapsing
+   * them brings it up), else nothing; when `mayCollapse` is false the view starts at `hot`'s top
+   * instead, across on its first row (the layer's title is then above the view anyway).
    */
   readableView(hot: string | null, mayCollapse = true): string[] {
     const d = this.data;
@@ -786,20 +788,20 @@ export class GraphView {
     const { w, h } = this.size();
     const k = READABLE_K;
     const b = hot ? this.boxes.get(hot) : undefined;
-    let x: number;
-    if (L.width * k <= w - 32) x = (w - L.width * k) / 2;
-    else if (b && b.w * k > w - 32) {
-      // Wider than the view: centre on its first row (the top-most box inside it).
-      const first = topBoxInside(d.h, d.layout.boxes, b.key);
-      x = first ? w / 2 - (first.x + first.w / 2) * k : 16 - b.x * k;
-      x = Math.min(16 - b.x * k, Math.max(w - 16 - (b.x + b.w) * k, x));
-    } else x = w / 2 - (b ? b.x + b.w / 2 : L.width / 2) * k;
-    x = Math.min(16, Math.max(w - 16 - L.width * k, x));
+    const clampX = (x: number) => Math.min(16, Math.max(w - 16 - L.width * k, x));
+    const layer = this.topLayerBox();
+    const x = L.width * k <= w - 32 ? (w - L.width * k) / 2 : clampX(16 - (layer ? layer.x : 0) * k);
     this.setView({ x, y: 16, k }, true, true);
     if (!b || b.y * k + 16 < h * 0.6) return [];
     if (!mayCollapse) {
-      // Nothing may be collapsed: start at the hottest group's top instead of the layer's.
-      this.setView({ x, y: 40 - b.y * k, k }, true, true);
+      let hx = x;
+      if (L.width * k > w - 32) {
+        // Wider than the view: centre on its first row (the top-most box inside it).
+        const first = b.w * k > w - 32 ? topBoxInside(d.h, d.layout.boxes, b.key) : b;
+        hx = first ? w / 2 - (first.x + first.w / 2) * k : 16 - b.x * k;
+        hx = clampX(Math.min(16 - b.x * k, Math.max(w - 16 - (b.x + b.w) * k, hx)));
+      }
+      this.setView({ x: hx, y: 40 - b.y * k, k }, true, true);
       return [];
     }
     // The tallest groups above it first, as many as it takes to lift it into the upper part.
@@ -818,6 +820,19 @@ export class GraphView {
       lift -= (cb.h - COLLAPSED_H_PX) * k;
     }
     return out;
+  }
+
+  /** The box of the top-most layer drawn (the left-most on a tie), if any. */
+  private topLayerBox(): LayoutBox | null {
+    const d = this.data;
+    if (!d) return null;
+    let best: LayoutBox | null = null;
+    for (const bx of d.layout.boxes) {
+      const it = d.h.items.get(bx.key);
+      if (!it || it.kind !== "group" || it.depth !== 1) continue;
+      if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
+    }
+    return best;
   }
 
   /** Node text in the DOM now (for a node about to be looked at). */

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { groupColor, heatColor, heatTime, heatValue, hotspots, maxOpTime } from "../../src/model/colors";
 import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../../src/model/format";
-import { buildHierarchy, groupKey, opKey } from "../../src/model/hierarchy";
+import { hottestGroup } from "../../src/graph/pane";
+import { buildHierarchy, expandedToDepth, groupKey, opKey } from "../../src/model/hierarchy";
+import { visibleGraph } from "../../src/model/visible";
 import { CHAR_W, containerHeader, kernelLine, leafLabel, MAX_CHARS, MAX_KERNEL_LINES } from "../../src/model/labels";
 import { roundedPath } from "../../src/graph/paths";
 import { centreOn, fit, toWorld, zoomAt } from "../../src/graph/viewport";
@@ -81,6 +83,34 @@ describe("labels", () => {
     assert.match(containerHeader(g, h.layerTimeUs.get(1)).text, /^▾ moe · 65 nodes · \d+ µs \(\d+\.\d%\)$/);
     assert.match(containerHeader(h.items.get(groupKey(1, "norm", null, 1))!).text, /^▾ norm \(2\)/);
     assert.match(containerHeader(g).short, /^moe · \d+ µs$/);
+  });
+});
+
+describe("runs without a trace", () => {
+  // Two groups, no kernels anywhere: the layer of a run converted without a trace.
+  const bare = miniLayer(0, [["a", "norm", null, []], ["b", "mla", null, ["a"]], ["c", "mla", null, ["b"]]]);
+
+  it("knows whether a trace was mapped onto the layers", () => {
+    assert.equal(buildHierarchy([bare]).traced, false);
+    assert.equal(buildHierarchy([loadLayer("dsv3_decode", 1)]).traced, true);
+  });
+
+  it("says nothing about kernels on a collapsed group without a trace", () => {
+    const hb = buildHierarchy([bare]);
+    const lab = leafLabel(hb.items.get(groupKey(0, "mla"))!, hb.layerTimeUs.get(0), hb.traced);
+    assert.deepEqual(lab.lines.map((l) => l.text), ["▸ mla", "2 nodes"]);
+    // With a trace a group without kernels says so: the count is known.
+    const traced = buildHierarchy([miniLayer(0, [["a", "norm", null, [], 1], ["b", "mla", null, ["a"]]])]);
+    assert.equal(leafLabel(traced.items.get(groupKey(0, "mla"))!, 1, traced.traced).lines[1].text, "1 node · 0 kernels");
+    assert.equal(leafLabel(traced.items.get(groupKey(0, "norm"))!, 1, traced.traced).lines[1].text, "1 node · 1 kernel");
+  });
+
+  it("opens on the group with the most nodes when no group has a GPU time", () => {
+    const hb = buildHierarchy([bare]);
+    const vis = visibleGraph(hb, expandedToDepth(hb, 3));
+    assert.equal(hottestGroup(hb, vis), groupKey(0, "mla"));
+    const timed = buildHierarchy([miniLayer(0, [["a", "norm", null, [], 5], ["b", "mla", null, ["a"], 1], ["c", "mla", null, ["b"], 1]])]);
+    assert.equal(hottestGroup(timed, visibleGraph(timed, expandedToDepth(timed, 3))), groupKey(0, "norm"));
   });
 });
 
