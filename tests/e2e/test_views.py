@@ -256,6 +256,44 @@ def test_compare_panes_follow_each_other(cpage, api):
         assert any(("~" in t_ or "−" in t_ or "+" in t_) for t_ in badges)
 
 
+#: Each matched pair's box (left, top) relative to its pane, and whether it is on screen there.
+PAIR_POSITIONS = """(pairs) => {
+  const at = (side, id) => {
+    const p = document.querySelector(`[data-testid=compare-pane-${side}]`).getBoundingClientRect();
+    const n = document.querySelector(`[data-testid=compare-pane-${side}] [data-node-id='${CSS.escape(id)}'] rect.box`);
+    if (!n) return null;
+    const r = n.getBoundingClientRect();
+    return {x: r.left - p.left, y: r.top - p.top, on: r.right > p.left && r.left < p.right && r.bottom > p.top && r.top < p.bottom};
+  };
+  return pairs.map(([a, b]) => [a, at('a', a), at('b', b)]);
+}"""
+
+
+@pytest.mark.parametrize("a_run, b_run", [("notrace", "notrace"), ("notrace", "hostile"), ("hostile", "notrace")])
+def test_compare_panes_open_aligned(cpage, api, a_run: str, b_run: str) -> None:
+    """Synchronised panes open at one zoom with the same node at the same place on screen: the
+    same layer against itself, and against the same graph with a trace (whose node cards, with
+    their kernels, are taller)."""
+    page = cpage
+    runs = runs_by_name(api)
+    a = (a_run, runs[a_run]["default_stage"], 1)
+    b = (b_run, runs[b_run]["default_stage"], 1)
+    page.goto(page.panel_url + compare_hash(a, b))
+    st = wait_compare(page)
+    shot(page, f"compare_aligned_{a_run}_{b_run}")
+    assert st["views"]["a"]["k"] == st["views"]["b"]["k"], st["views"]
+    res = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    pairs = [[m["a"], m["b"]] for m in res["matches"]]
+    assert len(pairs) == res["counts"]["same"] + res["counts"]["changed"] > 10
+    shown = [(i, pa, pb) for i, pa, pb in page.evaluate(PAIR_POSITIONS, pairs) if pa and pb and pa["on"] and pb["on"]]
+    assert shown, "no matched node on screen in both panes"
+    aligned = [i for i, pa, pb in shown if abs(pa["x"] - pb["x"]) < 0.5 and abs(pa["y"] - pb["y"]) < 0.5]
+    assert aligned, [(i, pa, pb) for i, pa, pb in shown][:5]
+    if a_run == b_run:
+        assert st["views"]["a"] == st["views"]["b"]
+        assert len(aligned) == len(shown)
+
+
 def test_compare_manual_matching(cpage, api):
     """Two unmatched nodes can be matched by hand; counts, colours and the link follow; undo works."""
     page = cpage

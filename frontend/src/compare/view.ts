@@ -356,7 +356,7 @@ export class CompareView {
     const opts = { initial: "readable" as const, keepExpanded: true };
     await Promise.all([this.panes.a.setLayers([da], expandFor, opts), this.panes.b.setLayers([db], expandFor, opts)]);
     if (seq !== this.loadSeq) return;
-    this.alignZoom();
+    this.alignPanes();
     this.loading = false;
   }
 
@@ -464,25 +464,68 @@ export class CompareView {
   }
 
   /**
-   * After a load both panes are fitted; when their zooms are close, both take the smaller one so
-   * that the same node is drawn at the same size on both sides (each keeps its own centring).
+   * After a load, synchronised panes open aligned: the other pane takes the leading pane's zoom and
+   * moves so that a node both draw is at the same place on screen in both (then a pan or zoom
+   * moves the two alike from the start). The leading pane is the side with a trace when only one
+   * has one (its readable view shows the hottest group), else A. The node is the matched one in
+   * the leading pane's view nearest its upper middle; without one, a group both sides have.
+   * Unsynchronised panes keep their own views.
    */
-  private alignZoom(): void {
-    const va = this.panes.a.getView();
-    const vb = this.panes.b.getView();
-    const r = Math.max(va.k, vb.k) / Math.max(1e-9, Math.min(va.k, vb.k));
-    // Already at one zoom (both readable): each keeps its own placement.
-    if (r > 2.5 || r < 1.001) return;
-    const k = Math.min(va.k, vb.k);
-    for (const side of ["a", "b"] as Side[]) {
-      const p = this.panes[side];
-      const { w } = p.graph.viewSize();
-      const L = p.graph.layoutInfo();
-      if (!L) continue;
-      // Both from the top (so the two layers line up), centred across where they fit.
-      const x = L.width * k < w ? (w - L.width * k) / 2 : 16;
-      p.setViewport({ k, x, y: 16 });
+  private alignPanes(): void {
+    if (!this.synced()) return;
+    const lead: Side = !this.timed.a && this.timed.b ? "b" : "a";
+    const other = this.other(lead);
+    const lp = this.panes[lead];
+    const op = this.panes[other];
+    const pair = this.alignmentPair(lead);
+    const v = lp.getView();
+    if (!pair) {
+      // Nothing in common: the same zoom at least, each from its layer's top-left.
+      const ov = op.getView();
+      if (ov.k !== v.k) op.setViewport({ k: v.k, x: ov.x, y: ov.y });
+      return;
     }
+    const at = lp.graph.screenOf(pair[0]);
+    const ob = op.graph.boxOf(pair[1]);
+    if (!at || !ob) return;
+    op.setViewport({ k: v.k, x: at.x - ob.x * v.k, y: at.y - ob.y * v.k });
+  }
+
+  /**
+   * The keys (leading side, other side) of the node to align the panes on: of the op nodes both
+   * panes draw and the comparison matched, the one in the leading pane's view nearest the point a
+   * third down its middle; else the innermost group under that view's centre and its counterpart.
+   */
+  private alignmentPair(lead: Side): [string, string] | null {
+    const lp = this.panes[lead];
+    const op = this.panes[this.other(lead)];
+    const { w, h } = lp.graph.viewSize();
+    const cx = w / 2;
+    const cy = h / 3;
+    let best: [string, string] | null = null;
+    let bestD = Infinity;
+    for (const key of lp.vis?.leaves ?? []) {
+      if (!key.startsWith("n:")) continue;
+      const pk = this.partnerKey(lead, key);
+      if (!pk || !op.isDrawn(pk)) continue;
+      const at = lp.graph.screenOf(key);
+      const b = lp.graph.boxOf(key);
+      if (!at || !b) continue;
+      const bw = b.w * lp.getView().k;
+      const bh = b.h * lp.getView().k;
+      if (at.x + bw < 0 || at.y + bh < 0 || at.x > w || at.y > h) continue;
+      const dx = Math.max(at.x - cx, 0, cx - at.x - bw);
+      const dy = Math.max(at.y - cy, 0, cy - at.y - bh);
+      const d = dx * dx + dy * dy;
+      if (d < bestD) {
+        bestD = d;
+        best = [key, pk];
+      }
+    }
+    if (best) return best;
+    const g = lp.graph.anchorKey();
+    const pg = g && isGroupKey(g) ? this.partnerKey(lead, g) : null;
+    return g && pg && op.graph.boxOf(pg) ? [g, pg] : null;
   }
 
   private partnerKey(side: Side, key: string | null): string | null {
