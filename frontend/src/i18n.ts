@@ -223,6 +223,10 @@ const STRINGS = {
   layersN: { en: "Decoder layers", zh: "解码层" },
   gpuTimeAllLayers: { en: "GPU time, all layers", zh: "所有层 GPU 时间" },
   outsideLayers: { en: "Outside the layers", zh: "层外" },
+  outsideBar: { en: "outside", zh: "层外" },
+  outsideWhat: { en: "Embedding, final norm, lm head, sampling: the GPU time of the kernels outside every decoder layer.", zh: "嵌入、最终归一化、lm head、采样:所有解码层之外的内核的 GPU 时间。" },
+  shareOfGpuTime: { en: "{pct} of the GPU time", zh: "占 GPU 时间 {pct}" },
+  gpuTimeTotal: { en: "GPU time, total", zh: "GPU 时间合计" },
   // Export
   exportSvgTitle: { en: "Export the current view as a self-contained SVG file", zh: "将当前视图导出为独立的 SVG 文件" },
   exportPngTitle: { en: "Export the current view as a PNG image", zh: "将当前视图导出为 PNG 图像" },

@@ -485,6 +485,59 @@ def test_overview_bar_opens_layer(page, panel_url, api):
     shot(page, "overview_opened_layer7")
 
 
+def test_overview_shows_the_time_outside_the_layers(page, panel_url, api):
+    run = "dsv3_decode"
+    ov = api("overview", run=run)
+    out = ov["outside_gpu_time_us"]
+    assert out and out > 0, ov
+    layers_us = sum(L["gpu_time_us"] for L in ov["layers"])
+    share = f"{100 * out / (layers_us + out):.1f}%"
+    page.goto(panel_url + f"#view=overview&run={run}&layer=0")
+    ready(page)
+    # A bar of its own after the layers', its height to the layers' as its time to theirs.
+    bar = page.locator("[data-testid=overview-outside]")
+    assert bar.count() == 1
+    heights = page.evaluate("""() => {
+      const h = (sel) => [...document.querySelectorAll(sel)].reduce((a, e) => a + e.getBoundingClientRect().height, 0);
+      const x = (sel) => document.querySelector(sel).getBoundingClientRect().left;
+      return {out: h('[data-testid=overview-outside] rect.seg'), l0: h("[data-testid=overview-bar][data-layer='0'] rect.seg"),
+              outX: x('[data-testid=overview-outside] rect.seg'),
+              lastX: Math.max(...[...document.querySelectorAll('[data-testid=overview-bar] rect.seg')].map((e) => e.getBoundingClientRect().left))};
+    }""")
+    l0 = next(L for L in ov["layers"] if L["layer"] == 0)["gpu_time_us"]
+    assert abs(heights["out"] / heights["l0"] - out / l0) < 0.02, (heights, out, l0)
+    assert heights["outX"] > heights["lastX"]
+    # Its share of the stage's GPU time is in sight above it and in the model summary.
+    assert page.text_content("[data-testid=overview-outside] text.oval") == share
+    summary = page.inner_text("[data-testid=overview-summary]")
+    assert "Outside the layers" in summary and share in summary and "GPU time, total" in summary, summary
+    page.hover("[data-testid=overview-outside] rect.seg")
+    page.wait_for_selector("[data-testid=overview-side-outside]")
+    assert share in page.inner_text("[data-testid=overview-side-outside]")
+    shot(page, "overview_outside_layers")
+    # The whole stage's summary in the layer view has it beside the groups.
+    page.goto(panel_url + f"#run={run}&layer=all")
+    wait_layer(page)
+    row = page.inner_text("[data-testid=details-outside]")
+    assert row.startswith("Outside the layers") and share in row, row
+    shot(page, "stage_summary_outside_layers")
+    # Another stage of the run (the trace maps onto the last) and a run without a trace: nothing,
+    # not "0 µs", not "null".
+    first = min(s["index"] for s in runs_by_name(api)[run]["stages"])
+    for where in (f"run={run}&stage={first}", "run=notrace"):
+        page.goto(panel_url + f"#view=overview&{where}&layer=0")
+        page.wait_for_selector("[data-testid=overview-summary]")
+        ready(page)
+        assert page.locator("[data-testid=overview-outside]").count() == 0, where
+        assert page.locator("[data-testid=overview-legend-outside]").count() == 0, where
+        text = page.inner_text("[data-testid=overview-view]")
+        assert "µs" not in text and "null" not in text and "GPU time, total" not in text, (where, text)
+        assert "Outside the layers" in text, where  # its node count is still given
+    page.goto(panel_url + "#run=notrace&layer=all")
+    wait_layer(page)
+    assert page.locator("[data-testid=details-outside]").count() == 0
+
+
 def test_every_view_follows_the_shared_state(page, panel_url, api):
     """Run, stage, layer and selection are one state: a choice made in one view (or a link) is
     what every other view shows."""

@@ -3,7 +3,7 @@
 // or input, or the layer summary when nothing is selected. Text only (textContent).
 import type { LayerResponse, NodeKernel } from "../api/types";
 import { t } from "../i18n";
-import { groupColor, type Theme } from "../model/colors";
+import { groupColor, outsideColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../model/format";
 import { isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { groupTitle } from "../model/labels";
@@ -32,6 +32,8 @@ export interface DetailsContext {
   expanded: Set<string>;
   theme: Theme;
   hasTrace: boolean;
+  /** GPU time outside every layer, shown beside the groups in a whole stage's summary (else null). */
+  outsideUs: number | null;
   onSelect(key: string): void;
   onToggle(key: string): void;
   onKernel(k: NodeKernel, nodeKey: string): void;
@@ -253,16 +255,23 @@ export class DetailsPanel {
     // Time per group (sum over loaded layers).
     const groups = new Map<string, number>();
     for (const L of ctx.layers) for (const n of L.nodes) groups.set(n.group, (groups.get(n.group) ?? 0) + (n.time_us || 0));
-    const total = [...groups.values()].reduce((a, b) => a + b, 0);
+    const layersUs = [...groups.values()].reduce((a, b) => a + b, 0);
+    // A whole stage's time includes what runs outside the layers (embedding, lm head...): its
+    // own row, and every share is of the whole.
+    const outside = !single && ctx.outsideUs !== null && layersUs > 0 ? ctx.outsideUs : null;
+    const total = layersUs + (outside ?? 0);
     if (total > 0) {
       const tb = h("div", { class: "bars" });
-      for (const [g, us] of [...groups].sort((a, b) => b[1] - a[1])) {
-        const row = h("div", { class: "barrow" });
+      const rows: [string, number, string, string][] = [...groups].sort((a, b) => b[1] - a[1])
+        .map(([g, us]) => [g, us, groupColor(g, ctx.theme).bar, ""]);
+      if (outside !== null) rows.push([t("outsideLayers"), outside, outsideColor(ctx.theme), "details-outside"]);
+      for (const [g, us, colour, testid] of rows) {
+        const row = h("div", testid ? { class: "barrow", "data-testid": testid } : { class: "barrow" });
         const lbl = text("span", g, { class: "blabel" });
         const bar = h("span", { class: "bar" });
         const fill = h("span", { class: "fill" });
         fill.style.width = `${((us / total) * 100).toFixed(2)}%`;
-        fill.style.background = groupColor(g, ctx.theme).bar;
+        fill.style.background = colour;
         bar.appendChild(fill);
         row.append(lbl, bar, text("span", `${fmtUs(us)} · ${fmtPct(us / total)}`, { class: "bval" }));
         tb.appendChild(row);

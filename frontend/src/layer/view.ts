@@ -491,12 +491,24 @@ export class LayerView {
     this.updateHighlight();
   }
 
+  /**
+   * The GPU time outside every layer, for the summary of a whole stage: the trace's, on the stage
+   * it was mapped onto (the last); null for one layer, other stages and runs without a trace.
+   */
+  private outsideUs(): number | null {
+    const st = this.store.get();
+    const us = this.run?.trace?.outside_time_us;
+    if (st.layer !== "all" || !this.run || st.stage !== this.run.default_stage) return null;
+    return typeof us === "number" && Number.isFinite(us) && us > 0 ? us : null;
+  }
+
   private updateDetails(): void {
     const hier = this.pane.hier;
     if (!hier || !this.adj) return;
     this.details.show({
       h: hier, adj: this.adj, key: this.pane.selected, layers: this.layers, expanded: this.pane.expanded, theme: this.theme,
       hasTrace: !!this.run?.trace,
+      outsideUs: this.outsideUs(),
       onSelect: (k) => void this.select(k, { centre: true, reveal: true }),
       onToggle: (k) => void this.toggle(k),
       onKernel: (k, nodeKey) => this.focusNodeKernel(k, nodeKey),

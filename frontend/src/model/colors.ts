@@ -38,6 +38,11 @@ const DARK: Record<string, GroupColor> = {
   layer: { fill: "#22272e", stroke: "#8b98a8", bar: "#8b98a8", box: "rgba(139,152,168,0.05)" },
 };
 
+/** Colour of the GPU time outside every layer (overview, stage summary): none of the groups'. */
+export function outsideColor(theme: Theme): string {
+  return theme === "dark" ? "#7f8ea3" : "#5b6b80";
+}
+
 export function groupColor(group: string, theme: Theme): GroupColor {
   const p = theme === "dark" ? DARK : LIGHT;
   return p[group] ?? p.other;

@@ -21,14 +21,27 @@ export interface Bar {
   segments: Segment[];
 }
 
+/** The GPU time outside every layer (embedding, final norm, lm head, sampling), beside the layers'. */
+export interface Outside {
+  us: number;
+  /** Its share of the GPU time of the whole stage: the layers' and this. */
+  share: number;
+  /** The GPU time of the layers, and of the whole stage. */
+  layersUs: number;
+  totalUs: number;
+}
+
 export interface OverviewModel {
   metric: OverviewMetric;
   bars: Bar[];
+  /** The tallest bar's value: the layers', and the time outside them when it is drawn. */
   max: number;
   /** Groups present, bottom of the stack first. */
   groups: string[];
   kinds: string[];
   noneNodeCount: number;
+  /** Time outside the layers: in time mode, on the stage the trace was mapped onto; else null. */
+  outside: Outside | null;
 }
 
 /** Name of the remainder of a layer's time that no group accounts for. */
@@ -49,8 +62,9 @@ function hasTime(l: LayerSummary): boolean {
 /**
  * Bars of the overview. Time mode (when any layer has GPU time): segments from `groups`; a
  * remainder of the layer total that the groups miss (more than 0.5%) is added to "unmapped"; a
- * layer with a total but no groups is one "unmapped" segment. Node mode: `group_counts`, or one
- * "other" segment of `node_count`.
+ * layer with a total but no groups is one "unmapped" segment; the time outside every layer
+ * (`outside_gpu_time_us`, when the stage has it and it is above zero) is its own bar. Node mode:
+ * `group_counts`, or one "other" segment of `node_count`.
  */
 export function overviewModel(res: OverviewResponse | null | undefined, metric?: OverviewMetric): OverviewModel {
   const layers = [...(res?.layers ?? [])].sort((a, b) => a.layer - b.layer);
@@ -100,7 +114,14 @@ export function overviewModel(res: OverviewResponse | null | undefined, metric?:
     return { layer: L.layer, kind: L.kind || "?", total, nodeCount: L.node_count ?? 0, segments };
   });
   const kinds = [...new Set(bars.map((b) => b.kind))];
-  return { metric: m, bars, max, groups, kinds, noneNodeCount: res?.none_node_count ?? 0 };
+  let outside: Outside | null = null;
+  const out = res?.outside_gpu_time_us;
+  if (m === "time" && typeof out === "number" && Number.isFinite(out) && out > 0) {
+    const layersUs = bars.reduce((a, b) => a + b.total, 0);
+    outside = { us: out, share: out / (layersUs + out), layersUs, totalUs: layersUs + out };
+    max = Math.max(max, out);
+  }
+  return { metric: m, bars, max, groups, kinds, noneNodeCount: res?.none_node_count ?? 0, outside };
 }
 
 export interface GroupTotal {

@@ -5,12 +5,12 @@ import type { Api } from "../api/client";
 import type { LayerSummary, OverviewResponse, RunInfo } from "../api/types";
 import type { ExportPart } from "../graph/export";
 import { nodesText, t } from "../i18n";
-import { groupColor, type Theme } from "../model/colors";
+import { groupColor, outsideColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs } from "../model/format";
 import { changedAny, shownRun, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
 import { clear, h, s, text } from "../ui/dom";
-import { chartGeom, groupTotals, overviewModel, UNMAPPED, type OverviewMetric, type OverviewModel } from "./model";
+import { chartGeom, groupTotals, overviewModel, UNMAPPED, type ChartGeom, type OverviewMetric, type OverviewModel, type Outside } from "./model";
 
 export interface OverviewCallbacks {
   onError(e: unknown): void;
@@ -29,6 +29,7 @@ function segColor(group: string, theme: Theme): string {
   return groupColor(group, theme).bar;
 }
 
+
 export class OverviewView {
   readonly el: HTMLDivElement;
   private chartEl: HTMLDivElement;
@@ -41,7 +42,8 @@ export class OverviewView {
   private run: RunInfo | null = null;
   private stage = 0;
   private current: number | "all" = 0;
-  private hovered: number | null = null;
+  /** The layer whose totals the side shows instead of the current one, or "outside" for the bar of the time outside the layers. */
+  private hovered: number | "outside" | null = null;
   private res: OverviewResponse | null = null;
   private model: OverviewModel | null = null;
   private metric: OverviewMetric | null = null;
@@ -158,6 +160,11 @@ export class OverviewView {
       sw.style.background = segColor(g, this.theme);
       el.appendChild(h("span", { class: "item" }, sw, g));
     }
+    if (m.outside) {
+      const sw = h("span", { class: "sw" });
+      sw.style.background = outsideColor(this.theme);
+      el.appendChild(h("span", { class: "item", "data-testid": "overview-legend-outside" }, sw, t("outsideLayers")));
+    }
     el.appendChild(h("span", { class: "sep" }));
     for (const k of m.kinds) {
       const sw = h("span", { class: "kind" });
@@ -182,7 +189,9 @@ export class OverviewView {
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     svg.setAttribute("width", String(Math.round(W)));
     svg.setAttribute("height", String(Math.round(H)));
-    const g = chartGeom(m.bars.length, m.max, W, H);
+    // The time outside the layers is a bar of its own after the layers', one slot apart.
+    const slots = m.bars.length + (m.outside ? 2 : 0);
+    const g = chartGeom(slots, m.max, W, H);
     const fg = this.theme === "dark" ? "#98a2ad" : "#5f6b77";
     const grid = this.theme === "dark" ? "#2f353d" : "#e3e7ec";
     const axis = s("g", { class: "axis" });
@@ -203,6 +212,7 @@ export class OverviewView {
     svg.appendChild(axis);
     const labelEvery = Math.max(1, Math.ceil(24 / (g.barW + g.gap)));
     const bars = s("g", { class: "bars" });
+    const outX = m.outside ? g.barX(m.bars.length + 1) + g.barW / 2 : null;
     m.bars.forEach((b, i) => {
       const x = g.barX(i);
       const cur = this.current === b.layer;
@@ -224,7 +234,9 @@ export class OverviewView {
         bg.appendChild(s("rect", { class: "curbox", x: x - 2, y: top - 2, width: g.barW + 4, height: g.scale(b.total) + 4, fill: "none", stroke: this.theme === "dark" ? "#8cbcff" : "#1a66e0", "stroke-width": 2, rx: 2 }));
       }
       bg.appendChild(s("rect", { class: "kindmark", x, y: g.y0 + g.h + 3, width: g.barW, height: 6, rx: 1.5, fill: kindColor(b.kind, this.theme) }));
-      if (i % labelEvery === 0 || cur) {
+      // A layer number never runs into the label of the bar outside the layers.
+      const clear = outX === null || Math.abs(x + g.barW / 2 - outX) > 34;
+      if ((i % labelEvery === 0 || cur) && clear) {
         const lt = s("text", { x: x + g.barW / 2, y: g.y0 + g.h + 22, "text-anchor": "middle", fill: cur ? (this.theme === "dark" ? "#e6e9ed" : "#1d2329") : fg, "font-size": 10.5, "font-weight": cur ? 700 : 400 });
         lt.textContent = String(b.layer);
         bg.appendChild(lt);
@@ -246,7 +258,36 @@ export class OverviewView {
       });
       bars.appendChild(bg);
     });
+    if (m.outside && outX !== null) bars.appendChild(this.outsideBar(m.outside, g.barX(m.bars.length + 1), g));
     svg.appendChild(bars);
+  }
+
+  /** The bar of the GPU time outside every layer: its tooltip and, on hover, its figures beside. */
+  private outsideBar(o: Outside, x: number, g: ChartGeom): SVGGElement {
+    const bg = s("g", { class: "obar outside", "data-testid": "overview-outside", tabindex: 0 });
+    const tip = s("title");
+    tip.textContent = `${t("outsideLayers")} · ${fmtUs(o.us)} (${t("shareOfGpuTime", { pct: fmtPct(o.share) })})\n${t("outsideWhat")}`;
+    bg.appendChild(tip);
+    bg.appendChild(s("rect", { class: "hit", x: x - g.gap / 2, y: g.y0, width: g.barW + g.gap, height: g.h + 14, fill: "transparent" }));
+    const hh = g.scale(o.us);
+    bg.appendChild(s("rect", { class: "seg", x, y: g.y0 + g.h - hh, width: g.barW, height: Math.max(0, hh), fill: outsideColor(this.theme) }));
+    const fg = this.theme === "dark" ? "#98a2ad" : "#5f6b77";
+    const lt = s("text", { x: x + g.barW / 2, y: g.y0 + g.h + 22, "text-anchor": "middle", fill: fg, "font-size": 10.5, "font-style": "italic" });
+    lt.textContent = t("outsideBar");
+    bg.appendChild(lt);
+    // Its share of the stage's GPU time, always in sight above it (right-aligned: the chart's edge).
+    const val = s("text", { class: "oval", x: x + g.barW, y: g.y0 + g.h - hh - 5, "text-anchor": "end", fill: fg, "font-size": 10.5 });
+    val.textContent = fmtPct(o.share);
+    bg.appendChild(val);
+    const show = (on: boolean) => {
+      this.hovered = on ? "outside" : null;
+      this.renderSide();
+    };
+    bg.addEventListener("mouseenter", () => show(true));
+    bg.addEventListener("mouseleave", () => show(false));
+    bg.addEventListener("focus", () => show(true));
+    bg.addEventListener("blur", () => show(false));
+    return bg;
   }
 
   private renderSide(): void {
@@ -257,7 +298,17 @@ export class OverviewView {
     const shown = this.hovered ?? (this.current === "all" ? null : this.current);
     const L: LayerSummary | undefined = res.layers.find((l) => l.layer === shown);
     const sec = h("div", { class: "sec" });
-    if (L) {
+    const o = this.model?.outside ?? null;
+    if (shown === "outside" && o) {
+      sec.appendChild(text("h3", t("outsideLayers")));
+      sec.appendChild(text("div", `${fmtUs(o.us)} · ${t("shareOfGpuTime", { pct: fmtPct(o.share) })}`, { class: "big", "data-testid": "overview-side-outside" }));
+      const dl = h("dl", { class: "kv" });
+      dl.append(text("dt", t("nodeCount")), text("dd", String(res.none_node_count)));
+      const kernels = this.run?.default_stage === this.stage ? this.run?.trace?.outside_kernel_count : null;
+      if (typeof kernels === "number") dl.append(text("dt", t("kernelCount")), text("dd", String(kernels)));
+      sec.appendChild(dl);
+      sec.appendChild(text("p", t("outsideWhat"), { class: "hint" }));
+    } else if (L) {
       sec.appendChild(text("h3", t("groupTotalsTitle")));
       sec.appendChild(text("div", `${t("layerOption", { n: L.layer, kind: L.kind })}${L.gpu_time_us ? ` · ${fmtUs(L.gpu_time_us)}` : ""} · ${nodesText(L.node_count)}`, { class: "big", "data-testid": "overview-side-layer" }));
       const rows = groupTotals(L);
@@ -298,11 +349,18 @@ export class OverviewView {
         kinds.set(b.kind, (kinds.get(b.kind) ?? 0) + 1);
         total += b.total;
       }
-      const dl = h("dl", { class: "kv" });
+      const dl = h("dl", { class: "kv", "data-testid": "overview-summary" });
       const kv = (k: string, v: string) => dl.append(text("dt", k), text("dd", v));
       kv(t("layersN"), `${m.bars.length} (${[...kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
-      if (m.metric === "time") kv(t("gpuTimeAllLayers"), fmtUs(total));
-      kv(t("outsideLayers"), nodesText(m.noneNodeCount));
+      if (m.outside) {
+        // Where the whole stage's GPU time goes: the layers, and what runs outside them.
+        kv(t("gpuTimeAllLayers"), `${fmtUs(m.outside.layersUs)} · ${fmtPct(1 - m.outside.share)}`);
+        kv(t("outsideLayers"), `${nodesText(m.noneNodeCount)} · ${fmtUs(m.outside.us)} · ${fmtPct(m.outside.share)}`);
+        kv(t("gpuTimeTotal"), fmtUs(m.outside.totalUs));
+      } else {
+        if (m.metric === "time") kv(t("gpuTimeAllLayers"), fmtUs(total));
+        kv(t("outsideLayers"), nodesText(m.noneNodeCount));
+      }
       sum.appendChild(dl);
       el.appendChild(sum);
     }

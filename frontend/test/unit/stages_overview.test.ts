@@ -109,6 +109,19 @@ describe("overview model", () => {
     assert.equal(overviewModel(null).metric, "nodes");
   });
 
+  it("puts the GPU time outside the layers in a bar of its own, with its share of the whole", () => {
+    const m = overviewModel({ ...OV, outside_gpu_time_us: 50 });
+    assert.deepEqual(m.outside, { us: 50, share: 50 / 650, layersUs: 600, totalUs: 650 });
+    assert.equal(m.max, 210);
+    assert.equal(overviewModel({ ...OV, outside_gpu_time_us: 300 }).max, 300, "the chart's scale holds the bar");
+    // Other stages and runs without a trace have none; nor has the node-count chart.
+    assert.equal(overviewModel(OV).outside, null);
+    assert.equal(overviewModel({ ...OV, outside_gpu_time_us: 0 }).outside, null);
+    assert.equal(overviewModel({ ...OV, outside_gpu_time_us: 50 }, "nodes").outside, null);
+    const noTrace: OverviewResponse = { ...OV, layers: OV.layers.map((l) => ({ ...l, gpu_time_us: null, groups: {} })) };
+    assert.equal(overviewModel(noTrace).outside, null);
+  });
+
   it("keeps unknown groups after the known ones", () => {
     assert.deepEqual(groupOrder(["zeta", UNMAPPED, "moe", "alpha", "norm"]), ["norm", "moe", "alpha", "zeta", UNMAPPED]);
   });
