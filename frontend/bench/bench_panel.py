@@ -56,9 +56,25 @@ RAF_RECORDER = """() => {
 
 def wait_drawn(page, after: int, timeout=60000) -> dict:
     page.wait_for_function(
-        "(s) => { const t = window.__adLayer && window.__adLayer.timing(); return t && t.seq > s && !window.__adLayer.state().busy; }",
+        "(s) => { const t = window.__adLayer && window.__adLayer.timing();"
+        " return t && t.seq > s && !window.__adLayer.state().busy; }",
         arg=after, timeout=timeout)
     return page.evaluate("window.__adLayer.timing()")
+
+
+#: The fields of the panel's draw timing (window.__adLayer.timing()) that parts() names.
+TIMING_FIELDS = {"fetch": "fetchMs", "layout": "layoutMs", "draw": "renderMs"}
+
+
+def parts(t: dict, *names: str) -> str:
+    """A draw's timing split, e.g. "fetch 12, layout 80, draw 30" (ms)."""
+    return ", ".join(f"{n} {t[TIMING_FIELDS[n]]:.0f}" for n in names)
+
+
+def frames(d: list[float]) -> str:
+    """Frame-to-frame (requestAnimationFrame) deltas: median, p95, max."""
+    return (f"rAF delta median {statistics.median(d):.1f} ms, p95 {pct(d, 95):.1f}, max {max(d):.1f}"
+            f" ({len(d)} frames)")
 
 
 def seq(page) -> int:
@@ -112,7 +128,9 @@ def drag_graph(page, frames: int, dy: int):
     return page.evaluate("(() => { window.__rafRec.stop = true; return window.__rafRec.deltas; })()")[2:]
 
 
-READY = "() => { const r = document.querySelector('[data-testid=ad-layer-root]'); return !!r && r.dataset.state === 'ready'; }"
+READY = ("() => { const r = document.querySelector('[data-testid=ad-layer-root]');"
+         " return !!r && r.dataset.state === 'ready'; }")
+BROWSER = "browser: Chromium {version}, viewport {w}x{h}, {cpus} CPUs"
 
 
 def bench_large(browser, width: int, height: int, repeat: int, errors: list[str]) -> None:
@@ -126,15 +144,16 @@ def bench_large(browser, width: int, height: int, repeat: int, errors: list[str]
         scratch = Path(tmp)
         dump = large_model_dump(scratch)
         logdir = scratch / "logs"
-        subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump), "--logdir", str(logdir),
-                        "--run", "large", "-q"], cwd=REPO, check=True)
+        subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump), "--logdir",
+                        str(logdir), "--run", "large", "-q"], cwd=REPO, check=True)
         with running_tensorboard(logdir, scratch) as tb:
             import json
             runs = json.loads(tb.get("/data/plugin/ad_layer/api/runs")[1])["runs"]
             layers = sorted(runs[0]["layers"], key=lambda L: -L["node_count"])
             big = [L for L in layers if L["node_count"] >= 900]
             if len(big) < 2:
-                print(f"\n[4] needs two layers of 900+ nodes; the largest have {[L['node_count'] for L in layers[:2]]}")
+                sizes = [L["node_count"] for L in layers[:2]]
+                print(f"\n[4] needs two layers of 900+ nodes; the largest have {sizes}")
                 return
             a, b = big[0]["layer"], big[1]["layer"]
             ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
@@ -146,8 +165,10 @@ def bench_large(browser, width: int, height: int, repeat: int, errors: list[str]
             t = wait_drawn(page, 0)
             page.wait_for_function(READY)
             wall = (time.perf_counter() - t0) * 1000
-            print(f"\n[4] 1,000-node layers (layers {a} and {b}: {big[0]['node_count']} and {big[1]['node_count']} nodes; {t['leaves']} boxes at the default view)")
-            print(f"    page open -> drawn (cold): {wall:.0f} ms wall; in-page fetch {t['fetchMs']:.0f} + layout {t['layoutMs']:.0f} + draw {t['renderMs']:.0f} = {t['totalMs']:.0f} ms")
+            print(f"\n[4] 1,000-node layers (layers {a} and {b}: {big[0]['node_count']} and"
+                  f" {big[1]['node_count']} nodes; {t['leaves']} boxes at the default view)")
+            print(f"    page open -> drawn (cold): {wall:.0f} ms wall; in-page {t['totalMs']:.0f} ms"
+                  f" ({parts(t, 'fetch', 'layout', 'draw')})")
             firsts, totals = [], []
             for i in range(repeat):
                 for layer in (b, a):
@@ -155,7 +176,8 @@ def bench_large(browser, width: int, height: int, repeat: int, errors: list[str]
                     page.select_option("[data-testid=layer-select]", str(layer))
                     t = wait_drawn(page, s0)
                     (firsts if i == 0 and layer == b else totals).append(t["totalMs"])
-            print(f"    switch to a 1,000-node layer -> drawn: first {firsts[0]:.0f} ms; again: {fmt(totals)}  (target < 500 ms)")
+            print(f"    switch to a 1,000-node layer -> drawn: first {firsts[0]:.0f} ms;"
+                  f" again: {fmt(totals)}  (target < 500 ms)")
             page.wait_for_function(READY)
             fold = page.evaluate("""() => { let best = null, n = -1;
                 for (const e of document.querySelectorAll('[data-testid=group-box][data-collapsed=true]')) {
@@ -165,18 +187,23 @@ def bench_large(browser, width: int, height: int, repeat: int, errors: list[str]
             s0 = seq(page)
             page.evaluate("(g) => window.__adLayer.toggleGroup(g)", fold[0])
             t = wait_drawn(page, s0)
-            print(f"    expand the largest group ({fold[0]}, {fold[1]} nodes) -> drawn: {t['totalMs']:.0f} ms (layout {t['layoutMs']:.0f}, draw {t['renderMs']:.0f}; {t['leaves']} boxes)")
+            print(f"    expand the largest group ({fold[0]}, {fold[1]} nodes) -> drawn: {t['totalMs']:.0f} ms"
+                  f" ({parts(t, 'layout', 'draw')}; {t['leaves']} boxes)")
             comps = []
+            stage = runs[0]["default_stage"]
             for i in range(repeat):
                 pair = (a, b) if i % 2 == 0 else (b, a)
                 st = page.evaluate("window.__adLayer.compare().drawn")
                 t0 = time.perf_counter()
-                page.evaluate("([x, y]) => window.__adLayer.openCompare({run: 'large', stage: %d, layer: x}, {run: 'large', stage: %d, layer: y})"
-                              % (runs[0]["default_stage"], runs[0]["default_stage"]), list(pair))
-                page.wait_for_function("(p) => { const c = window.__adLayer.compare(); return !c.loading && c.drawn.a > p.a && c.drawn.b > p.b; }", arg=st)
+                page.evaluate("([s, x, y]) => window.__adLayer.openCompare("
+                              "{run: 'large', stage: s, layer: x}, {run: 'large', stage: s, layer: y})",
+                              [stage, *pair])
+                page.wait_for_function("(p) => { const c = window.__adLayer.compare();"
+                                       " return !c.loading && c.drawn.a > p.a && c.drawn.b > p.b; }", arg=st)
                 page.wait_for_function(READY)
                 comps.append((time.perf_counter() - t0) * 1000)
-            print(f"    compare two 1,000-node layers -> both panes drawn: first {comps[0]:.0f} ms; again: {fmt(comps[1:] or comps)}  (target < 1000 ms)")
+            print(f"    compare two 1,000-node layers -> both panes drawn: first {comps[0]:.0f} ms;"
+                  f" again: {fmt(comps[1:] or comps)}  (target < 1000 ms)")
             ctx.close()
 
 
@@ -196,14 +223,15 @@ def main() -> int:
     if a.only_large:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            print(f"browser: Chromium {browser.version}, viewport {a.width}x{a.height}, {os.cpu_count()} CPUs")
+            print(BROWSER.format(version=browser.version, w=a.width, h=a.height, cpus=os.cpu_count()))
             bench_large(browser, a.width, a.height, a.repeat, errors)
             browser.close()
         if errors:
             print("page errors:", *errors, sep="\n  ")
         return 1 if errors else 0
     fixtures = a.keep or tempfile.mkdtemp(prefix="adl-bench-")
-    subprocess.run(["node", os.path.join(FRONTEND, "test", "fixtures", "gen_fixtures.mjs"), "--bench", fixtures], check=True)
+    gen = os.path.join(FRONTEND, "test", "fixtures", "gen_fixtures.mjs")
+    subprocess.run(["node", gen, "--bench", fixtures], check=True)
     httpd = serve(fixtures, DEFAULT_STATIC, 0, "")
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}/data/plugin_entry.html?name=ad_layer"
@@ -213,15 +241,17 @@ def main() -> int:
             ctx = browser.new_context(viewport={"width": a.width, "height": a.height}, device_scale_factor=1)
             page = ctx.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
-            print(f"browser: Chromium {browser.version}, viewport {a.width}x{a.height}, {os.cpu_count()} CPUs")
+            print(BROWSER.format(version=browser.version, w=a.width, h=a.height, cpus=os.cpu_count()))
 
             # 1. 300-node layers
             t0 = time.perf_counter()
             page.goto(base + "#run=bench_3000&layer=1")
             first = wait_drawn(page, 0)
             wall_first = (time.perf_counter() - t0) * 1000
-            print(f"\n[1] 300-node layer ({first['nodes']} nodes, {first['leaves']} boxes, {first['edges']} edges)")
-            print(f"    page open -> drawn (cold: worker start, JIT): {wall_first:.0f} ms wall; in-page from render(): fetch {first['fetchMs']:.0f} + layout {first['layoutMs']:.0f} + draw {first['renderMs']:.0f} = {first['totalMs']:.0f} ms")
+            print(f"\n[1] 300-node layer ({first['nodes']} nodes, {first['leaves']} boxes,"
+                  f" {first['edges']} edges)")
+            print(f"    page open -> drawn (cold: worker start, JIT): {wall_first:.0f} ms wall; in-page from"
+                  f" render(): {first['totalMs']:.0f} ms ({parts(first, 'fetch', 'layout', 'draw')})")
             totals, walls, lays, draws = [], [], [], []
             for layer in list(range(2, 10))[: max(1, min(8, a.runs))] + [0]:
                 s0 = seq(page)
@@ -233,7 +263,8 @@ def main() -> int:
                 lays.append(t["layoutMs"])
                 draws.append(t["renderMs"])
             print(f"    select layer -> drawn, {len(totals)} fresh layers: {fmt(totals)}")
-            print(f"      of which layout (worker round trip): {fmt(lays)}; SVG build: {fmt(draws)}; Playwright wall: {fmt(walls)}")
+            print(f"      of which layout (worker round trip): {fmt(lays)}; SVG build: {fmt(draws)};"
+                  f" Playwright wall: {fmt(walls)}")
             s0 = seq(page)
             page.select_option("[data-testid=layer-select]", "2")
             t = wait_drawn(page, s0)
@@ -252,24 +283,28 @@ def main() -> int:
             page.select_option("[data-testid=layer-select]", "all")
             t = wait_drawn(page, s0)
             print(f"\n[2] whole stage, 10 layers x 300 = {t['nodes']} nodes")
-            print(f"    select 'All layers' -> drawn (default: groups collapsed, {t['leaves']} boxes): {t['totalMs']:.0f} ms (fetch {t['fetchMs']:.0f}, layout {t['layoutMs']:.0f}, draw {t['renderMs']:.0f})")
+            print(f"    select 'All layers' -> drawn (default: groups collapsed, {t['leaves']} boxes):"
+                  f" {t['totalMs']:.0f} ms ({parts(t, 'fetch', 'layout', 'draw')})")
             s0 = seq(page)
             t0 = time.perf_counter()
             page.select_option("[data-testid=depth-select]", "all")
             t = wait_drawn(page, s0)
             wall = (time.perf_counter() - t0) * 1000
-            print(f"    expand everything -> drawn ({t['leaves']} boxes, {t['edges']} edges): {t['totalMs']:.0f} ms (layout {t['layoutMs']:.0f}, draw {t['renderMs']:.0f}); wall {wall:.0f} ms")
+            print(f"    expand everything -> drawn ({t['leaves']} boxes, {t['edges']} edges):"
+                  f" {t['totalMs']:.0f} ms ({parts(t, 'layout', 'draw')}); wall {wall:.0f} ms")
+
             for k in (0.05, 0.6):
                 page.evaluate(f"window.__adLayer.setGraphScale({k})")
                 page.wait_for_timeout(300)
                 d = drag_graph(page, 150, 5)
-                print(f"    pan the expanded stage at zoom {k}: rAF delta median {statistics.median(d):.1f} ms, p95 {pct(d, 95):.1f}, max {max(d):.1f} ({len(d)} frames)")
+                print(f"    pan the expanded stage at zoom {k}: {frames(d)}")
             # Cold: a fresh page straight into the fully expanded stage.
             page2 = ctx.new_page()
             page2.on("pageerror", lambda e: errors.append(str(e)))
             page2.goto(base + "#run=bench_3000&layer=all&depth=4")
             t = wait_drawn(page2, 0)
-            print(f"    fresh page -> fully expanded stage drawn ({t['leaves']} boxes): {t['totalMs']:.0f} ms (fetch {t['fetchMs']:.0f}, layout {t['layoutMs']:.0f}, draw {t['renderMs']:.0f})")
+            print(f"    fresh page -> fully expanded stage drawn ({t['leaves']} boxes): {t['totalMs']:.0f} ms"
+                  f" ({parts(t, 'fetch', 'layout', 'draw')})")
             page2.close()
 
             # 3. timeline with 100,000 kernels
@@ -277,8 +312,10 @@ def main() -> int:
             page.wait_for_function("() => window.__adLayer.timelineKernelCount() >= 100000", timeout=120000)
             n = page.evaluate("window.__adLayer.timelineKernelCount()")
             page.wait_for_timeout(300)
-            print(f"\n[3] timeline: {n} kernels on {len(page.evaluate('window.__adLayer.timelineLanes()'))} streams")
-            for label, zoom in (("zoomed out (all kernels in view)", None), ("zoomed in (~2% of the pass)", 0.02)):
+            lanes = page.evaluate("window.__adLayer.timelineLanes()")
+            print(f"\n[3] timeline: {n} kernels on {len(lanes)} streams")
+            for label, zoom in (("zoomed out (all kernels in view)", None),
+                                ("zoomed in (~2% of the pass)", 0.02)):
                 if zoom:
                     v = page.evaluate("window.__adLayer.timelineView()")
                     mid = (v[0] + v[1]) / 2
@@ -286,8 +323,9 @@ def main() -> int:
                     page.evaluate(f"window.__adLayer.setTimelineView({mid - span / 2}, {mid + span / 2})")
                     page.wait_for_timeout(200)
                 d, dr = pan(page, 180, 6)
-                print(f"    pan {label}: rAF delta median {statistics.median(d):.1f} ms, p95 {pct(d, 95):.1f}, max {max(d):.1f} ({len(d)} frames);"
+                print(f"    pan {label}: {frames(d)};"
                       f" canvas draw median {statistics.median(dr):.2f} ms, max {max(dr):.2f}")
+
             bench_large(browser, a.width, a.height, a.repeat, errors)
             browser.close()
     finally:

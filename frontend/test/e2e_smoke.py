@@ -25,15 +25,32 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 HOSTILE = "void k<float, &foo>(T* <script>alert(1)</script>)"
 
 
+#: The id of a kernel drawn on the timeline that belongs to node `n` (-1 when none is).
+KERNEL_OF = """(n) => { const L = window.__adLayer; for (let id = 0; id < 1000; id++) {
+  const pt = L.kernelPoint(id); if (!pt) continue;
+  const k = L.kernelAt(pt.x, pt.y); if (k && k.node === n) return id; } return -1; }"""
+
+
 def drawn(page, after=0):
     page.wait_for_function(
-        "(s) => { const t = window.__adLayer && window.__adLayer.timing(); return t && t.seq > s && !window.__adLayer.state().busy; }",
+        "(s) => { const t = window.__adLayer && window.__adLayer.timing();"
+        " return t && t.seq > s && !window.__adLayer.state().busy; }",
         arg=after, timeout=20000)
     return page.evaluate("window.__adLayer.timing().seq")
 
 
 def ready(page):
-    page.wait_for_function("() => document.querySelector('[data-testid=ad-layer-root]').dataset.state === 'ready'", timeout=20000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=ad-layer-root]').dataset.state === 'ready'",
+        timeout=20000)
+
+
+def selected(page):
+    return page.evaluate("window.__adLayer.state().selected")
+
+
+def count(page, selector: str) -> int:
+    return page.locator(selector).count()
 
 
 def main() -> int:
@@ -58,18 +75,22 @@ def main() -> int:
         ctx = browser.new_context(viewport={"width": 1500, "height": 950})
         page = ctx.new_page()
         page.on("console", lambda m: problems.append(f"console.{m.type}: {m.text}")
-                if m.type == "error" and not (m.location or {}).get("url", "").endswith("favicon.ico") else None)
+                if m.type == "error" and not (m.location or {}).get("url", "").endswith("favicon.ico")
+                else None)
         page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
         page.on("dialog", lambda d: (problems.append(f"dialog opened: {d.message}"), d.dismiss()))
         page.goto(base + "#run=dsv3_decode&layer=1&depth=9")
         s = drawn(page)
-        for tid in ("run-select", "stage-select", "layer-select", "depth-select", "search-input", "theme-toggle",
-                    "timeline-canvas", "color-group", "color-time", "hotspots-select", "graph-fit"):
-            check(page.locator(f"[data-testid={tid}]").count() == 1, f"data-testid={tid} present")
-        check(page.locator("[data-testid=graph-node]").count() == 300, "300 graph nodes with data-node-id")
-        check(page.locator("[data-node-id=noaux_tc_op]").count() == 1, "node addressable by data-node-id")
-        check(page.locator("[data-group-id='L1/moe/moe_router']").count() == 1, "group box addressable by data-group-id")
-        check(page.locator("[data-testid=input-node][data-node-id=position_ids], [data-testid=input-node][data-input-ids~=position_ids]").count() == 1,
+        for tid in ("run-select", "stage-select", "layer-select", "depth-select", "search-input",
+                    "theme-toggle", "timeline-canvas", "color-group", "color-time", "hotspots-select",
+                    "graph-fit"):
+            check(count(page, f"[data-testid={tid}]") == 1, f"data-testid={tid} present")
+        check(count(page, "[data-testid=graph-node]") == 300, "300 graph nodes with data-node-id")
+        check(count(page, "[data-node-id=noaux_tc_op]") == 1, "node addressable by data-node-id")
+        check(count(page, "[data-group-id='L1/moe/moe_router']") == 1,
+              "group box addressable by data-group-id")
+        check(count(page, "[data-testid=input-node][data-node-id=position_ids], "
+                          "[data-testid=input-node][data-input-ids~=position_ids]") == 1,
               "external input drawn as an input node (alone or folded with inputs of its kind)")
         check(page.input_value("[data-testid=stage-select]") == "3", "final stage chosen by default")
 
@@ -77,23 +98,26 @@ def main() -> int:
         page.evaluate("window.__adLayer.selectNode('noaux_tc_op')")  # centres it
         ready(page)
         page.keyboard.press("Escape")  # deselect
-        check(page.evaluate("window.__adLayer.kernelsHighlighted()") == [], "nothing highlighted without selection")
+        check(page.evaluate("window.__adLayer.kernelsHighlighted()") == [],
+              "nothing highlighted without selection")
         page.hover("[data-node-id=noaux_tc_op] text.l.title")
         hl = page.evaluate("window.__adLayer.kernelsHighlighted()")
         check(len(hl) == 1, f"hovering a node highlights its kernels ({hl})")
         page.mouse.move(5, 5)
         tl = page.evaluate("window.__adLayer.timelineLanes()")
-        check(len(tl) == 3 and all(0 < l["busyShare"] <= 1 for l in tl), "3 stream lanes with busy shares")
-        kid = page.evaluate("""() => { const L = window.__adLayer; for (let id = 0; id < 1000; id++) {
-            const pt = L.kernelPoint(id); if (pt) { const k = L.kernelAt(pt.x, pt.y); if (k && k.node === 'flashinfer_mla_with_cache_1') return id; } } return -1; }""")
+        check(len(tl) == 3 and all(0 < lane["busyShare"] <= 1 for lane in tl),
+              "3 stream lanes with busy shares")
+        kid = page.evaluate(KERNEL_OF, "flashinfer_mla_with_cache_1")
         pt = page.evaluate(f"window.__adLayer.kernelPoint({kid})")
         box = page.locator("[data-testid=timeline-canvas]").bounding_box()
         s = page.evaluate("window.__adLayer.timing().seq")
         page.mouse.click(box["x"] + pt["x"], box["y"] + pt["y"])
         ready(page)
-        check(page.evaluate("window.__adLayer.state().selected") == "flashinfer_mla_with_cache_1", "clicking a kernel selects its node")
-        check("node=flashinfer_mla_with_cache_1" in page.evaluate("location.hash"), "selection is in the URL hash")
-        check(len(page.evaluate("window.__adLayer.kernelsHighlighted()")) == 3, "selected node's 3 kernels highlighted")
+        check(selected(page) == "flashinfer_mla_with_cache_1", "clicking a kernel selects its node")
+        check("node=flashinfer_mla_with_cache_1" in page.evaluate("location.hash"),
+              "selection is in the URL hash")
+        check(len(page.evaluate("window.__adLayer.kernelsHighlighted()")) == 3,
+              "selected node's 3 kernels highlighted")
 
         # collapse a group, then select a kernel hidden in it: the group re-expands and centres
         page.evaluate("window.__adLayer.selectNode('L1/moe/moe_router')")  # brings its header into view
@@ -101,14 +125,15 @@ def main() -> int:
         s = page.evaluate("window.__adLayer.timing().seq")
         page.dblclick("[data-group-id='L1/moe/moe_router'] .chead")
         s = drawn(page, s)
-        check(page.locator("[data-group-id='L1/moe/moe_router'][data-collapsed=true]").count() == 1, "double-click collapses a group")
-        check(page.locator("[data-node-id=noaux_tc_op]").count() == 0, "collapsed group hides its nodes")
-        kid = page.evaluate("""() => { const L = window.__adLayer; for (let id = 0; id < 1000; id++) {
-            const pt = L.kernelPoint(id); if (pt) { const k = L.kernelAt(pt.x, pt.y); if (k && k.node === 'noaux_tc_op') return id; } } return -1; }""")
+        check(count(page, "[data-group-id='L1/moe/moe_router'][data-collapsed=true]") == 1,
+              "double-click collapses a group")
+        check(count(page, "[data-node-id=noaux_tc_op]") == 0, "collapsed group hides its nodes")
+        kid = page.evaluate(KERNEL_OF, "noaux_tc_op")
         ok = page.evaluate(f"window.__adLayer.selectKernel({kid})")
         drawn(page, s)
-        check(ok and page.locator("[data-node-id=noaux_tc_op]").count() == 1, "selectKernel(id) expands the hiding group")
-        check(page.evaluate("window.__adLayer.state().selected") == "noaux_tc_op", "…and selects the node")
+        check(ok and count(page, "[data-node-id=noaux_tc_op]") == 1,
+              "selectKernel(id) expands the hiding group")
+        check(selected(page) == "noaux_tc_op", "…and selects the node")
 
         # details panel: full demangled names as text, share of layer time
         page.evaluate("window.__adLayer.selectNode('cat_3')")
@@ -116,12 +141,14 @@ def main() -> int:
         names = page.locator("[data-testid=kernel-full-name]").all_text_contents()
         check(HOSTILE in names, "hostile kernel name shown verbatim as text")
         check(page.evaluate("document.querySelectorAll('script').length") == 0, "no script element injected")
-        check("%" in page.text_content("[data-testid=details-share]").__str__() or page.locator("[data-testid=details-share]").count() == 1, "share of layer time shown")
+        check("%" in str(page.text_content("[data-testid=details-share]"))
+              or count(page, "[data-testid=details-share]") == 1, "share of layer time shown")
 
         # search with next / previous
         page.fill("[data-testid=search-input]", "getitem")
         ready(page)
-        check(page.text_content("[data-testid=search-count]").startswith("– /"), "typing highlights without jumping")
+        check(page.text_content("[data-testid=search-count]").startswith("– /"),
+              "typing highlights without jumping")
         page.press("[data-testid=search-input]", "Enter")
         ready(page)
         page.press("[data-testid=search-input]", "Enter")
@@ -131,7 +158,7 @@ def main() -> int:
         page.press("[data-testid=search-input]", "Shift+Enter")
         ready(page)
         check(page.text_content("[data-testid=search-count]").startswith("1 /"), "Shift+Enter goes back")
-        check(page.evaluate("window.__adLayer.state().selected").startswith("getitem"), "search selects the hit")
+        check(selected(page).startswith("getitem"), "search selects the hit")
 
         # keyboard zoom
         page.fill("[data-testid=search-input]", "")
@@ -145,16 +172,20 @@ def main() -> int:
         s = page.evaluate("window.__adLayer.timing().seq")
         page.select_option("[data-testid=depth-select]", "2")
         drawn(page, s)
-        check(page.locator("[data-testid=graph-node]").count() == 0 and page.locator("[data-testid=group-box][data-collapsed=true]").count() >= 5, "depth 2 collapses groups")
+        check(count(page, "[data-testid=graph-node]") == 0
+              and count(page, "[data-testid=group-box][data-collapsed=true]") >= 5,
+              "depth 2 collapses groups")
         page.evaluate("window.__adLayer.selectNode('noaux_tc_op')")
         ready(page)
         url = page.url
         page2 = ctx.new_page()
         page2.bring_to_front()
-        check(url.startswith(base) and "node=noaux_tc_op" in url, f"the page URL keeps its path and carries the state ({url[len(base) - 40:]})")
+        check(url.startswith(base) and "node=noaux_tc_op" in url,
+              f"the page URL keeps its path and carries the state ({url[len(base) - 40:]})")
         page2.goto(url)
         drawn(page2)
-        check(page2.evaluate("window.__adLayer.state().selected") == "noaux_tc_op" and page2.locator("[data-node-id=noaux_tc_op].sel").count() == 1, "reloading the URL restores the selected node")
+        check(selected(page2) == "noaux_tc_op" and count(page2, "[data-node-id=noaux_tc_op].sel") == 1,
+              "reloading the URL restores the selected node")
         page2.close()
         page.bring_to_front()
 
@@ -168,23 +199,30 @@ def main() -> int:
         # unknown layer in the hash: falls back, no crash
         page.goto(base + "#run=dsv3_decode&layer=77")
         drawn(page)
-        check(page.input_value("[data-testid=layer-select]") == "0", "unknown layer in the hash falls back to the first")
+        check(page.input_value("[data-testid=layer-select]") == "0",
+              "unknown layer in the hash falls back to the first")
         # server-side LOD: streams come back as buckets until zoomed in
         lod = serve(DEFAULT_FIXTURES, DEFAULT_STATIC, 0, "", max_items_cap=60)
         threading.Thread(target=lod.serve_forever, daemon=True).start()
-        page.goto(f"http://127.0.0.1:{lod.server_address[1]}/data/plugin_entry.html?name=ad_layer#run=dsv3_decode&layer=1&tl=all")
+        page.goto(f"http://127.0.0.1:{lod.server_address[1]}/data/plugin_entry.html?name=ad_layer"
+                  "#run=dsv3_decode&layer=1&tl=all")
         drawn(page)
         page.wait_for_function("() => window.__adLayer.timelineLanes().length > 0")
         lanes = page.evaluate("window.__adLayer.timelineLanes()")
-        check(any(l["kernels"] == -1 for l in lanes), "over max_items, a stream is drawn from merged buckets")
+        check(any(lane["kernels"] == -1 for lane in lanes),
+              "over max_items, a stream is drawn from merged buckets")
+
         v = page.evaluate("window.__adLayer.timelineView()")
         page.evaluate(f"window.__adLayer.setTimelineView({v[0] + 300}, {v[0] + 330})")
-        page.wait_for_function("() => window.__adLayer.timelineLanes().every((l) => l.kernels >= 0)", timeout=5000)
+        page.wait_for_function("() => window.__adLayer.timelineLanes().every((l) => l.kernels >= 0)",
+                               timeout=5000)
         check(True, "zooming in fetches the window's kernels")
         v2 = page.evaluate("window.__adLayer.timelineView()")
         check(abs(v2[0] - (v[0] + 300)) < 1 and abs(v2[1] - (v[0] + 330)) < 1, "the zoomed view is kept")
         page.evaluate(f"window.__adLayer.setTimelineView({v[0]}, {v[1]})")
-        page.wait_for_function("() => window.__adLayer.timelineLanes().some((l) => l.kernels === -1)", timeout=5000)
+        page.wait_for_function("() => window.__adLayer.timelineLanes().some((l) => l.kernels === -1)",
+                               timeout=5000)
+
         check(True, "zooming out returns to merged buckets")
         lod.shutdown()
         browser.close()

@@ -93,12 +93,14 @@ def compare_response(doc_a: dict, doc_b: dict, a: dict, b: dict) -> dict:
             matched_b.add(m["id"])
             changes = [f for f in ("shape", "dtype") if n.get(f) != m.get(f)]
             ta, tb = float(n.get("time_us") or 0), float(m.get("time_us") or 0)
-            matches.append({"a": n["id"], "b": m["id"], "status": "changed" if changes else "same", "changes": changes,
-                            "op": n["op"], "group": n["group"], "a_time_us": ta, "b_time_us": tb, "delta_us": round(tb - ta, 3)})
+            matches.append({"a": n["id"], "b": m["id"], "status": "changed" if changes else "same",
+                            "changes": changes, "op": n["op"], "group": n["group"], "a_time_us": ta,
+                            "b_time_us": tb, "delta_us": round(tb - ta, 3)})
         else:
             only_a.append(n["id"])
     only_b = [n["id"] for n in doc_b["nodes"] if n["id"] not in matched_b]
-    counts = {"same": sum(m["status"] == "same" for m in matches), "changed": sum(m["status"] == "changed" for m in matches),
+    counts = {"same": sum(m["status"] == "same" for m in matches),
+              "changed": sum(m["status"] == "changed" for m in matches),
               "only_a": len(only_a), "only_b": len(only_b)}
 
     def gsum(doc):
@@ -115,8 +117,8 @@ def compare_response(doc_a: dict, doc_b: dict, a: dict, b: dict) -> dict:
 
     groups = [{"group": g, **delta(ga.get(g, 0.0), gb.get(g, 0.0))} for g in sorted(set(ga) | set(gb))]
     ta, tb = sum(ga.values()), sum(gb.values())
-    return {"a": {**a, "time_us": ta}, "b": {**b, "time_us": tb}, "matches": matches, "only_a": only_a, "only_b": only_b,
-            "counts": counts, "groups": groups, "layer": delta(ta, tb)}
+    return {"a": {**a, "time_us": ta}, "b": {**b, "time_us": tb}, "matches": matches, "only_a": only_a,
+            "only_b": only_b, "counts": counts, "groups": groups, "layer": delta(ta, tb)}
 
 
 def timeline_response(tl: dict, layer, start, end, max_items: int) -> dict:
@@ -137,7 +139,9 @@ def timeline_response(tl: dict, layer, start, end, max_items: int) -> dict:
             lod = True
             n = 2000
             width = (t1 - t0) / n if t1 > t0 else 1
-            buckets = [{"start_us": t0 + i * width, "end_us": t0 + (i + 1) * width, "count": 0, "busy_us": 0.0} for i in range(n)]
+            buckets = [{"start_us": t0 + i * width, "end_us": t0 + (i + 1) * width, "count": 0,
+                        "busy_us": 0.0} for i in range(n)]
+
             for k in ks:
                 i = min(n - 1, max(0, int((k["start_us"] - t0) / width)))
                 buckets[i]["count"] += 1
@@ -161,7 +165,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):  # noqa: D401
         if not self.quiet:
-            sys.stderr.write("%s - %s\n" % (self.address_string(), fmt % args))
+            sys.stderr.write(f"{self.address_string()} - {fmt % args}\n")
 
     def _send(self, status: int, body: bytes, ctype: str, extra: dict | None = None):
         self.send_response(status)
@@ -196,7 +200,8 @@ class Handler(BaseHTTPRequestHandler):
             if q.get("name") != PLUGIN:
                 return self._send(404, b"unknown plugin", "text/plain")
             html, csp = entry_page()
-            return self._send(200, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+            return self._send(200, html.encode(), "text/html; charset=utf-8",
+                              {"Content-Security-Policy": csp})
         base = f"/data/plugin/{PLUGIN}/"
         if not path.startswith(base):
             return self._send(404, b"not found", "text/plain")
@@ -259,7 +264,8 @@ class Handler(BaseHTTPRequestHandler):
         if route == "compare":
             sides = {}
             for side in ("a", "b"):
-                sq = {"run": q.get(f"{side}_run", ""), "stage": q.get(f"{side}_stage", "last"), "layer": q.get(f"{side}_layer")}
+                sq = {"run": q.get(f"{side}_run", ""), "stage": q.get(f"{side}_stage", "last"),
+                      "layer": q.get(f"{side}_layer")}
                 r = self._run(sq)
                 st = self._stage(r, sq)
                 ly = self._layer(r, sq)
@@ -300,13 +306,20 @@ class Handler(BaseHTTPRequestHandler):
             if kind == "layer.json":
                 layer = self._layer(run, q)
                 body = json.dumps(self.store.load(rd, f"layer_{layer}.json"), indent=1).encode()
-                return self._send(200, body, "application/json", {"Content-Disposition": f'attachment; filename="{rd}_layer{layer}.json"'})
+                return self._send(200, body, "application/json", attachment(f"{rd}_layer{layer}.json"))
             if kind == "layer.dot":
                 layer = self._layer(run, q)
-                return self._send(200, b"digraph layer {}\n", "text/vnd.graphviz", {"Content-Disposition": f'attachment; filename="{rd}_layer{layer}.dot"'})
+                return self._send(200, b"digraph layer {}\n", "text/vnd.graphviz",
+                                  attachment(f"{rd}_layer{layer}.dot"))
             if kind == "trace.json":
-                return self._send(200, b'{"traceEvents": []}', "application/json", {"Content-Disposition": 'attachment; filename="trace.json"'})
-        raise ApiError(404, f"unknown route: api/{route}", ["runs", "layer", "overview", "stages", "timeline", "compare"])
+                return self._send(200, b'{"traceEvents": []}', "application/json", attachment("trace.json"))
+        raise ApiError(404, f"unknown route: api/{route}",
+                       ["runs", "layer", "overview", "stages", "timeline", "compare"])
+
+
+def attachment(filename: str) -> dict[str, str]:
+    """The header that makes a browser save a response as ``filename``."""
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
 def serve(fixtures: str, static_dir: str, port: int = 0, prefix: str = "", verbose: bool = False,
@@ -326,12 +339,15 @@ def main() -> int:
     ap.add_argument("--static", default=DEFAULT_STATIC)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--prefix", default="")
-    ap.add_argument("--max-items-cap", type=int, default=0, help="clamp timeline max_items (forces merged buckets)")
+    ap.add_argument("--max-items-cap", type=int, default=0,
+                    help="clamp timeline max_items (forces merged buckets)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     httpd = serve(a.fixtures, a.static, a.port, a.prefix, a.verbose, a.max_items_cap)
     host, port = httpd.server_address[:2]
-    print(f"READY http://{host}:{port}{a.prefix.rstrip('/')}/data/plugin_entry.html?name={PLUGIN}", flush=True)
+    url = f"http://{host}:{port}{a.prefix.rstrip('/')}/data/plugin_entry.html?name={PLUGIN}"
+    print(f"READY {url}", flush=True)
+
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

@@ -18,11 +18,13 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlencode, urlparse
 
 import pytest
+
 from tests.e2e.panel import ARTIFACTS
 from tests.large_layer import large_layer_dump
 from tests.tensorboard_process import TensorBoardProcess, http_get, running_tensorboard

@@ -31,7 +31,8 @@ def drawn(target: Any, after: int = 0, timeout: float = 30000) -> dict[str, Any]
 
 
 def seq(target: Any) -> int:
-    return target.evaluate("window.__adLayer && window.__adLayer.timing() ? window.__adLayer.timing().seq : 0")
+    return target.evaluate("window.__adLayer && window.__adLayer.timing()"
+                           " ? window.__adLayer.timing().seq : 0")
 
 
 def settle(target: Any) -> None:
@@ -53,10 +54,21 @@ def wait_compare(page: Any, after: dict | None = None, timeout: float = 30000) -
 def wait_stage(page: Any, after: int = 0, timeout: float = 30000) -> dict:
     """Waits until the stage view has drawn after draw number ``after`` and all is idle."""
     page.wait_for_function(
-        "(d) => { const h = window.__adLayer; if (!h) return false; const s = h.stages(); return !s.loading && s.draws > d; }",
+        "(d) => { const h = window.__adLayer; if (!h) return false; const s = h.stages();"
+        " return !s.loading && s.draws > d; }",
         arg=after, timeout=timeout)
     ready(page, timeout)
     return page.evaluate("window.__adLayer.stages()")
+
+
+#: One side of a comparison: (run, stage, layer).
+Side = tuple[str, int, int]
+
+
+def compare_hash(a: Side, b: Side) -> str:
+    """The URL hash that opens the comparison of side ``a`` with side ``b``."""
+    return (f"#view=compare&arun={a[0]}&astage={a[1]}&alayer={a[2]}"
+            f"&brun={b[0]}&bstage={b[1]}&blayer={b[2]}")
 
 
 def open_panel(page: Any, tb: Any, **state: Any) -> dict[str, Any]:

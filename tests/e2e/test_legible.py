@@ -47,7 +47,8 @@ def rect(target: Any, selector: str) -> dict[str, float]:
 
 
 def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
-    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    return (a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+            and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"])
 
 
 def hottest_group(doc: dict[str, Any]) -> str:
@@ -126,7 +127,8 @@ def test_large_layer_folds_repeats_and_opens_them_on_demand(page: Any, tb: Tenso
     gid, count, period = max(folds, key=lambda f: f[1] * f[2])
     assert count >= 10 and count * period >= 100, folds
     # Sub-groups are drawn as boxes.
-    subs = page.eval_on_selector_all("[data-testid=group-box]", "els => els.map((e) => e.dataset.groupId.split('/').length)")
+    subs = page.eval_on_selector_all("[data-testid=group-box]",
+                                     "els => els.map((e) => e.dataset.groupId.split('/').length)")
     assert max(subs) >= 3
     # Expanding the fold draws its blocks.
     before = page.locator("[data-testid=graph-node]").count()
@@ -141,7 +143,8 @@ def test_large_layer_folds_repeats_and_opens_them_on_demand(page: Any, tb: Tenso
     pane = rect(page, "[data-testid=graph]")
     box = rect(page, f"[data-group-id='{gid}'] > rect.cbox")
     assert overlaps(box, pane), (box, pane)
-    assert pane["x"] <= box["x"] < pane["x"] + pane["w"] and pane["y"] <= box["y"] < pane["y"] + pane["h"], (box, pane)
+    assert pane["x"] <= box["x"] < pane["x"] + pane["w"], (box, pane)
+    assert pane["y"] <= box["y"] < pane["y"] + pane["h"], (box, pane)
     sizes = page.evaluate(TEXT_SIZES_IN, {"sel": "[data-testid=graph-node] text.l", "group": gid})
     assert len(sizes) >= 5, "no node text of the expanded fold on screen"
     assert min(sizes) >= LEGIBLE_PX, sorted(sizes)[:5]
@@ -185,11 +188,13 @@ def test_inputs_of_one_kind_fold_and_do_not_set_the_width(page: Any, tb: TensorB
     assert kinds[many] >= 3, kinds
     open_panel(page, tb, run=run, layer=layer, depth=4)
     inputs = page.eval_on_selector_all(
-        "[data-testid=input-node]", "els => els.map((e) => [e.dataset.count || '1', e.dataset.inputIds || e.dataset.nodeId])")
+        "[data-testid=input-node]",
+        "els => els.map((e) => [e.dataset.count || '1', e.dataset.inputIds || e.dataset.nodeId])")
     assert len(inputs) == len(kinds)
     folded = [i for i in inputs if int(i[0]) == kinds[many]]
     assert folded, inputs
-    assert sorted(folded[0][1].split()) == sorted(x["id"] for x in doc["external_inputs"] if (x.get("kind") or x["label"]) == many)
+    members = [x["id"] for x in doc["external_inputs"] if (x.get("kind") or x["label"]) == many]
+    assert sorted(folded[0][1].split()) == sorted(members)
     # The row of inputs is narrower than the layer's own content.
     span = page.evaluate("""() => {
       const xs = (sel) => [...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect());
@@ -201,13 +206,15 @@ def test_inputs_of_one_kind_fold_and_do_not_set_the_width(page: Any, tb: TensorB
     assert span[0] < span[1], span
 
 
-def test_node_cards_elide_long_kernel_names_in_the_middle(page: Any, tb: TensorBoard, hostile_node: str) -> None:
+def test_node_cards_elide_long_kernel_names_in_the_middle(page: Any, tb: TensorBoard,
+                                                          hostile_node: str) -> None:
     open_panel(page, tb, run=HOSTILE_RUN, layer=0)
     assert page.evaluate("(id) => window.__adLayer.selectNode(id)", hostile_node)
     ready(page)
     lines = page.evaluate("""(n) => { const g = document.querySelector(`[data-node-id='${n}']`);
         const w = g.querySelector('rect.box').getBBox().width;
-        return [...g.querySelectorAll('text.l.kernel')].map((t) => [t.textContent, t.getBBox().x + t.getBBox().width, w]); }""",
+        return [...g.querySelectorAll('text.l.kernel')]
+          .map((t) => [t.textContent, t.getBBox().x + t.getBBox().width, w]); }""",
                           hostile_node)
     assert lines
     text, right, width = next(line for line in lines if line[0].startswith("⚡ void k<"))
@@ -228,7 +235,8 @@ def test_minimap_never_covers_the_graph(page: Any, tb: TensorBoard) -> None:
 
 
 #: Vertical centres of the visible toolbar controls (one per row they sit on), and their boxes.
-TOOLBAR = """() => { const out = []; for (const el of document.querySelectorAll('[data-testid=toolbar] > *')) {
+TOOLBAR = """() => { const out = [];
+  for (const el of document.querySelectorAll('[data-testid=toolbar] > *')) {
   if (el.closest('[hidden]') || el.classList.contains('spacer') || el.classList.contains('break')) continue;
   const r = el.getBoundingClientRect(); if (!r.width) continue;
   out.push({x: r.left, y: r.top, w: r.width, h: r.height}); } return out; }"""
@@ -253,6 +261,9 @@ def test_toolbar_fits_two_rows_at_1500_px_and_stays_usable_at_1024(page: Any, tb
     page.click("[data-testid=view-compare]")
     wait_compare(page)
     assert len({round(b["y"] + b["h"] / 2) for b in page.evaluate(TOOLBAR)}) == 1
-    bar = page.eval_on_selector_all("[data-testid=compare-view] .adl-vbar > *", "els => els.filter((e) => e.getBoundingClientRect().width)"
-                                    ".map((e) => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })")
+    bar = page.eval_on_selector_all(
+        "[data-testid=compare-view] .adl-vbar > *",
+        "els => els.filter((e) => e.getBoundingClientRect().width)"
+        ".map((e) => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })")
+
     assert len(set(bar)) == 1, bar

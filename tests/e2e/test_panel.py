@@ -11,11 +11,12 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.tensorboard_process import http_get
 from tests.e2e.conftest import HOSTILE, HOSTILE_RUN, LARGE_RUN, NOTRACE_RUN, PREFIX, TensorBoard
 from tests.e2e.panel import drawn, open_panel, panel_frame, seq, settle, shot
+from tests.tensorboard_process import http_get
 
-RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", HOSTILE_RUN, NOTRACE_RUN, LARGE_RUN}
+RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", HOSTILE_RUN, NOTRACE_RUN,
+        LARGE_RUN}
 
 
 def layer_doc(tb: TensorBoard, run: str, layer: int) -> dict[str, Any]:
@@ -31,7 +32,8 @@ def node_with_kernels(doc: dict[str, Any], at_least: int = 2, not_in: tuple[str,
 
 def drawn_ids(target: Any, testid: str = "graph-node") -> set[str]:
     return set(target.evaluate(
-        "(t) => [...document.querySelectorAll(`[data-testid=${t}]`)].map((e) => e.getAttribute('data-node-id'))",
+        "(t) => [...document.querySelectorAll(`[data-testid=${t}]`)]"
+        ".map((e) => e.getAttribute('data-node-id'))",
         testid))
 
 
@@ -59,7 +61,8 @@ def check_tab_in_tensorboard(page: Any, tb: TensorBoard) -> Any:
     page.wait_for_url("**#ad_layer*")
     frame = panel_frame(page)
     drawn(frame)
-    runs = set(frame.evaluate("() => [...document.querySelectorAll('[data-testid=run-select] option')].map((o) => o.value)"))
+    runs = set(frame.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=run-select] option')].map((o) => o.value)"))
     assert runs == RUNS
     assert frame.locator("[data-testid=graph-node]").count() > 0
     return frame
@@ -97,12 +100,14 @@ def test_layer_renders_every_node(page: Any, tb: TensorBoard, run: str, layer: i
         (e.getAttribute('data-input-ids') || e.getAttribute('data-node-id')).split(' '))""")
     assert sorted(i for ids in inputs for i in ids) == sorted(x["id"] for x in doc["external_inputs"])
     # Every drawn box lies inside the scene and no two nodes of the layer overlap.
-    boxes = page.evaluate("""() => [...document.querySelectorAll('[data-testid=graph-node] rect.box')].map((r) => {
-        const b = r.getBBox(), m = r.getCTM(); return [b.x * m.a + m.e, b.y * m.d + m.f, b.width * m.a, b.height * m.d]; })""")
+    boxes = page.evaluate("""() => [...document.querySelectorAll('[data-testid=graph-node] rect.box')]
+      .map((r) => { const b = r.getBBox(), m = r.getCTM();
+        return [b.x * m.a + m.e, b.y * m.d + m.f, b.width * m.a, b.height * m.d]; })""")
     assert len(boxes) == len(doc["nodes"])
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
-            overlap = a[0] < b[0] + b[2] - 0.5 and b[0] < a[0] + a[2] - 0.5 and a[1] < b[1] + b[3] - 0.5 and b[1] < a[1] + a[3] - 0.5
+            overlap = (a[0] < b[0] + b[2] - 0.5 and b[0] < a[0] + a[2] - 0.5
+                       and a[1] < b[1] + b[3] - 0.5 and b[1] < a[1] + a[3] - 0.5)
             assert not overlap, f"boxes overlap: {a} {b}"
 
 
@@ -159,9 +164,12 @@ def test_node_click_highlights_kernels_and_kernel_click_selects_node(page: Any, 
     shot(page, "test_node_click_highlights_kernels_node_selected")
 
     # kernel -> node: click a kernel of another node on the timeline canvas
+    def on_timeline(k: int) -> bool:
+        return bool(page.evaluate("(k) => window.__adLayer.kernelPoint(k)", k))
+
     other = next(n for n in doc["nodes"] if n["id"] != node["id"] and by_node.get(n["id"])
-                 and any(page.evaluate("(k) => window.__adLayer.kernelPoint(k)", k) for k in by_node[n["id"]]))
-    kid = next(k for k in sorted(by_node[other["id"]]) if page.evaluate("(k) => window.__adLayer.kernelPoint(k)", k))
+                 and any(on_timeline(k) for k in by_node[n["id"]]))
+    kid = next(k for k in sorted(by_node[other["id"]]) if on_timeline(k))
     pt = page.evaluate("(k) => window.__adLayer.kernelPoint(k)", kid)
     hit = page.evaluate("([x, y]) => window.__adLayer.kernelAt(x, y)", [pt["x"], pt["y"]])
     assert hit and hit["node"] == other["id"], hit
@@ -178,7 +186,8 @@ def test_node_click_highlights_kernels_and_kernel_click_selects_node(page: Any, 
 
 def test_search_expands_to_a_node_in_a_collapsed_group(page: Any, tb: TensorBoard) -> None:
     doc = layer_doc(tb, "dsv3_decode", 3)
-    target = next(n for n in doc["nodes"] if n["op"].startswith("trtllm.noaux_tc_op") or "noaux_tc_op" in n["id"])
+    target = next(n for n in doc["nodes"]
+                  if n["op"].startswith("trtllm.noaux_tc_op") or "noaux_tc_op" in n["id"])
     gid = f"L3/{target['group']}/{target['sub_group']}"
     open_panel(page, tb, run="dsv3_decode", layer=3)
     s = seq(page)
@@ -189,7 +198,8 @@ def test_search_expands_to_a_node_in_a_collapsed_group(page: Any, tb: TensorBoar
     assert page.locator("[data-testid=graph-node]").count() == 0
     page.fill("[data-testid=search-input]", target["id"])
     page.press("[data-testid=search-input]", "Enter")
-    page.wait_for_function("(id) => window.__adLayer.state().selected === id", arg=target["id"], timeout=15000)
+    page.wait_for_function("(id) => window.__adLayer.state().selected === id", arg=target["id"],
+                           timeout=15000)
     settle(page)
     assert page.locator(f"[data-node-id='{target['id']}']").count() == 1
     assert page.locator(f"[data-node-id='{target['id']}'].sel").count() == 1
@@ -222,10 +232,13 @@ def test_hostile_kernel_name_is_shown_as_text(page: Any, tb: TensorBoard, hostil
     assert shown.is_visible()
     # Shown as text, nothing injected: no new script element, no element from the name's markup.
     assert page.evaluate("document.querySelectorAll('script').length") == scripts_before
-    assert page.evaluate("[...document.querySelectorAll('script')].some((s) => s.textContent.includes('alert'))") is False
-    assert page.evaluate("document.querySelectorAll('[data-testid=ad-layer-root] script, svg script').length") == 0
+    assert page.evaluate("[...document.querySelectorAll('script')]"
+                         ".some((s) => s.textContent.includes('alert'))") is False
+    assert page.evaluate(
+        "document.querySelectorAll('[data-testid=ad-layer-root] script, svg script').length") == 0
     # The node's label in the graph (SVG text) carries the short name as text too.
-    assert page.evaluate("""(n) => [...document.querySelectorAll(`[data-node-id='${n}'] text, [data-node-id='${n}'] tspan`)]
+    assert page.evaluate("""(n) => [...document.querySelectorAll(
+          `[data-node-id='${n}'] text, [data-node-id='${n}'] tspan`)]
         .some((t) => t.textContent.includes('k<float, &foo'))""", hostile_node)
     # And the timeline knows the kernel under that name.
     tl = tb.api("timeline", run=HOSTILE_RUN, layer=0)
@@ -252,7 +265,7 @@ def test_url_hash_restores_the_view_after_reload(page: Any, tb: TensorBoard) -> 
     settle(page)
     url = page.url
     frag = urlparse(url).fragment
-    assert f"run={run}" in frag and f"layer={layer}" in frag and "color=time" in frag and "depth=2" in frag, frag
+    assert all(part in frag for part in (f"run={run}", f"layer={layer}", "color=time", "depth=2")), frag
     page.reload()
     drawn(page)
     settle(page)
@@ -314,7 +327,9 @@ def test_unknown_run_and_layer_in_hash_fall_back(page: Any, tb: TensorBoard) -> 
 def test_everything_works_under_path_prefix(page: Any, tb_prefixed: TensorBoard) -> None:
     tb = tb_prefixed
     requests: list[str] = []  # what the panel fetched (its frame inside TensorBoard, or its own page)
-    page.on("request", lambda r: requests.append(r.url) if "plugin_entry.html" in r.frame.url or "/ad_layer" in r.url else None)
+    page.on("request", lambda r: requests.append(r.url)
+            if "plugin_entry.html" in r.frame.url or "/ad_layer" in r.url else None)
+
     status, _, _ = tb.get("/data/plugin/ad_layer/api/runs")
     assert status == 200
     # Unprefixed routes do not exist: the panel can only work through relative URLs.

@@ -3,7 +3,6 @@ fresh data after a run is converted again, search, and the wording of labels (he
 against a real tensorboard)."""
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -14,8 +13,7 @@ from urllib.parse import unquote
 import pytest
 
 from tests.e2e.conftest import HOSTILE_RUN, LARGE_RUN, NOTRACE_RUN, REPO, TensorBoard, _start_tensorboard
-from tests.e2e.panel import drawn, open_panel, panel_frame, ready, seq, shot, wait_compare
-
+from tests.e2e.panel import compare_hash, drawn, open_panel, panel_frame, ready, seq, shot, wait_compare
 
 # ----------------------------------------------------------------------------- honest compare
 
@@ -24,7 +22,7 @@ def test_compare_with_a_side_without_a_trace_shows_no_trace_and_no_deltas(page: 
     assert runs[HOSTILE_RUN]["trace"] and runs[NOTRACE_RUN]["trace"] is None
     a = (HOSTILE_RUN, runs[HOSTILE_RUN]["default_stage"], 1)
     b = (NOTRACE_RUN, runs[NOTRACE_RUN]["default_stage"], 1)
-    page.goto(tb.panel_url + f"#view=compare&arun={a[0]}&astage={a[1]}&alayer={a[2]}&brun={b[0]}&bstage={b[1]}&blayer={b[2]}")
+    page.goto(tb.panel_url + compare_hash(a, b))
     st = wait_compare(page)
     shot(page, "compare_no_trace_side")
     assert st["timed"] == {"a": True, "b": False}
@@ -37,15 +35,16 @@ def test_compare_with_a_side_without_a_trace_shows_no_trace_and_no_deltas(page: 
     assert "no trace" in total and "%" not in total and "−" not in total, total
     assert page.get_attribute("[data-testid=compare-layer-delta]", "data-missing") == f"B ({NOTRACE_RUN})"
     assert f"B ({NOTRACE_RUN}) has no trace" in page.inner_text("[data-testid=compare-missing]")
-    table = page.inner_text("[data-testid=delta-table] tbody") + page.inner_text("[data-testid=delta-table] tfoot")
+    table = (page.inner_text("[data-testid=delta-table] tbody")
+             + page.inner_text("[data-testid=delta-table] tfoot"))
     assert "%" not in table and "-100" not in table and "−100" not in table, table
     rows = page.eval_on_selector_all("[data-testid=delta-row], [data-testid=delta-layer]",
                                      "els => els.map((e) => [e.dataset.delta ?? null, e.dataset.missing])")
     assert rows and all(d is None and m == f"B ({NOTRACE_RUN})" for d, m in rows), rows
     assert page.locator("[data-testid=top-deltas]").count() == 0
     # A matched node: both ids, its A time, "no trace" for B, no delta line.
-    m = next(x for x in tb.api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])["matches"]
-             if x["a_time_us"] > 0)
+    res = tb.api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
+    m = next(x for x in res["matches"] if x["a_time_us"] > 0)
     page.evaluate("(id) => window.__adLayer.compareJump('a', id)", m["a"])
     ready(page)
     sel = page.inner_text("[data-testid=compare-selection]")
@@ -54,12 +53,14 @@ def test_compare_with_a_side_without_a_trace_shows_no_trace_and_no_deltas(page: 
 
 # ----------------------------------------------------------------------------- state in TensorBoard
 
-def test_reloading_tensorboard_restores_the_view_and_link_opens_tensorboard(page: Any, tb: TensorBoard) -> None:
+def test_reloading_tensorboard_restores_the_view_and_link_opens_tensorboard(page: Any,
+                                                                             tb: TensorBoard) -> None:
     run, layer = "dsv3_prefill", 5
     doc = tb.api("layer", run=run, layer=layer)
     node = next(n for n in doc["nodes"] if n["kernels"])
-    stage = next(s["index"] for s in next(r for r in tb.api("runs")["runs"] if r["run"] == run)["stages"]
-                 if any(n["id"] == node["id"] for n in tb.api("layer", run=run, layer=layer, stage=s["index"])["nodes"]))
+    stages = next(r for r in tb.api("runs")["runs"] if r["run"] == run)["stages"]
+    stage = next(s["index"] for s in stages if any(
+        n["id"] == node["id"] for n in tb.api("layer", run=run, layer=layer, stage=s["index"])["nodes"]))
     page.goto(tb.url("/#ad_layer"))
     frame = panel_frame(page)
     # Choose run, stage and layer with the choosers, then select a node and colour by time.
@@ -82,7 +83,9 @@ def test_reloading_tensorboard_restores_the_view_and_link_opens_tensorboard(page
     assert state(frame) == want
     # TensorBoard's own URL carries the view, as URL plugin data of the tab.
     top = unquote(page.url)
-    assert "#ad_layer&" in top and f"p.ad_layer.run={run}" in top and f"p.ad_layer.node={node['id']}" in top, top
+    parts = ("#ad_layer&", f"p.ad_layer.run={run}", f"p.ad_layer.node={node['id']}")
+    assert all(part in top for part in parts), top
+
     page.reload()
     frame = panel_frame(page)
     assert state(frame) == want, unquote(page.url)
@@ -126,6 +129,13 @@ def test_panel_follows_tensorboards_dark_mode(page: Any, tb: TensorBoard) -> Non
 
 # ----------------------------------------------------------------------------- fresh data
 
+def convert(dump: Path, logdir: Path, run: str) -> None:
+    """Converts ``dump`` into run ``run`` of ``logdir`` with the command line, as a user does."""
+    subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump), "--logdir", str(logdir),
+                    "--run", run, "-q"], cwd=REPO, check=True)
+
+
+
 @pytest.fixture
 def fresh(tmp_path: Path, panel_built: None) -> Any:
     """A TensorBoard of its own over a logdir with runs ``fresh`` and ``other``."""
@@ -133,8 +143,7 @@ def fresh(tmp_path: Path, panel_built: None) -> Any:
 
     logdir = tmp_path / "logs"
     for run, src in (("fresh", DUMPS / "ad_llama"), ("other", DUMPS / "ad_llama")):
-        subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(src), "--logdir", str(logdir), "--run", run, "-q"],
-                       cwd=REPO, check=True)
+        convert(src, logdir, run)
     gen = _start_tensorboard(logdir, tmp_path, "")
     t = next(gen)
     yield t, logdir
@@ -149,8 +158,7 @@ def test_a_run_converted_again_shows_fresh_data_on_the_next_choice(page: Any, fr
     open_panel(page, tb, run="fresh", layer=0, depth=9)
     assert page.evaluate("window.__adLayer.timing().nodes") == len(before["nodes"])
     # Converted again from another dump while the tab is open.
-    subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(DUMPS / "ad_dsv3"), "--logdir", str(logdir),
-                    "--run", "fresh", "-q"], cwd=REPO, check=True)
+    convert(DUMPS / "ad_dsv3", logdir, "fresh")
     after = tb.api("layer", run="fresh", layer=0)
     assert len(after["nodes"]) != len(before["nodes"])
     s = seq(page)
@@ -161,7 +169,8 @@ def test_a_run_converted_again_shows_fresh_data_on_the_next_choice(page: Any, fr
     t = drawn(page, s)
     assert t["nodes"] == len(after["nodes"])
     layers = page.eval_on_selector_all("[data-testid=layer-select] option", "os => os.map((o) => o.value)")
-    assert layers[:-1] == [str(L["layer"]) for L in next(r for r in tb.api("runs")["runs"] if r["run"] == "fresh")["layers"]]
+    fresh_run = next(r for r in tb.api("runs")["runs"] if r["run"] == "fresh")
+    assert layers[:-1] == [str(L["layer"]) for L in fresh_run["layers"]]
 
 
 # ----------------------------------------------------------------------------- runs that cannot be read
@@ -170,12 +179,11 @@ def test_a_run_converted_again_shows_fresh_data_on_the_next_choice(page: Any, fr
 def damaged(tmp_path: Path, panel_built: None) -> Any:
     """A TensorBoard of its own over a logdir with a run ``good`` and a run ``broken`` whose store
     file is not SQLite at all."""
-    from tests.conftest import DUMPS
     from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
+    from tests.conftest import DUMPS
 
     logdir = tmp_path / "logs"
-    subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(DUMPS / "ad_llama"), "--logdir", str(logdir),
-                    "--run", "good", "-q"], cwd=REPO, check=True)
+    convert(DUMPS / "ad_llama", logdir, "good")
     store = logdir.joinpath("broken", *STORE_DIR, STORE_FILE)
     store.parent.mkdir(parents=True)
     store.write_bytes(b"this is not a run store, nor any SQLite file\n" * 64)
@@ -184,7 +192,8 @@ def damaged(tmp_path: Path, panel_built: None) -> Any:
     gen.close()
 
 
-def test_runs_that_cannot_be_read_are_listed_disabled_with_their_reason(page: Any, damaged: TensorBoard) -> None:
+def test_runs_that_cannot_be_read_are_listed_disabled_with_their_reason(page: Any,
+                                                                        damaged: TensorBoard) -> None:
     tb = damaged
     bad = next(r for r in tb.api("runs")["runs"] if r["run"] == "broken")
     assert "not a database" in bad["error"], bad
@@ -235,7 +244,7 @@ def test_search_highlights_while_typing_and_enter_steps_through_hits(page: Any, 
     page.fill("[data-testid=search-input]", short)
     ready(page)
     assert page.evaluate("window.__adLayer.searchHits()")[0] == short
-    op = next(n["op"] for n in doc["nodes"] if n["op"].startswith("auto_deploy.") or n["op"].startswith("trtllm."))
+    op = next(n["op"] for n in doc["nodes"] if n["op"].startswith(("auto_deploy.", "trtllm.")))
     page.fill("[data-testid=search-input]", op)
     ready(page)
     first = page.evaluate("window.__adLayer.searchHits()")[0]
@@ -247,7 +256,8 @@ NULL = re.compile(r"\b(null|undefined|NaN)\b")
 #: The id of an op node drawn wholly inside the graph pane.
 NODE_ON_SCREEN = """() => { const p = document.querySelector('[data-testid=graph]').getBoundingClientRect();
   const inside = (r) => r.left >= p.left && r.right <= p.right && r.top >= p.top && r.bottom <= p.bottom;
-  const n = [...document.querySelectorAll('[data-testid=graph-node]')].find((e) => inside(e.getBoundingClientRect()));
+  const n = [...document.querySelectorAll('[data-testid=graph-node]')]
+    .find((e) => inside(e.getBoundingClientRect()));
   return n ? n.dataset.nodeId : null; }"""
 
 
@@ -277,12 +287,15 @@ def test_no_null_in_any_label(page: Any, tb: TensorBoard) -> None:
             ready(page)
             assert not NULL.findall(visible_text(page)), (run, view)
     s = runs[NOTRACE_RUN]["default_stage"]
-    page.goto(tb.panel_url + f"#view=compare&arun={NOTRACE_RUN}&astage={s}&alayer=1&brun={HOSTILE_RUN}&bstage={s}&blayer=1")
+    page.goto(tb.panel_url + compare_hash((NOTRACE_RUN, s, 1), (HOSTILE_RUN, s, 1)))
     wait_compare(page)
     assert not NULL.findall(visible_text(page))
 
 
 KERNEL_WORDS = re.compile(r"\bkernels?\b", re.I)
+
+#: The text of each box (of `sel`), its lines joined by " | ".
+BOX_TEXTS = "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))"
 
 
 def test_runs_without_a_trace_say_nothing_about_kernels(page: Any, tb: TensorBoard) -> None:
@@ -291,8 +304,7 @@ def test_runs_without_a_trace_say_nothing_about_kernels(page: Any, tb: TensorBoa
     same graph with a trace counts them."""
     open_panel(page, tb, run=NOTRACE_RUN, layer=3, depth=2)
     shot(page, "notrace_collapsed_groups")
-    groups = page.eval_on_selector_all("[data-testid=group-box][data-collapsed=true]",
-                                       "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))")
+    groups = page.eval_on_selector_all("[data-testid=group-box][data-collapsed=true]", BOX_TEXTS)
     assert len(groups) >= 3 and all("nodes" in g for g in groups), groups
     assert not [g for g in groups if KERNEL_WORDS.search(g)], groups
     assert page.evaluate("(g) => window.__adLayer.selectNode(g)", "L3/moe")
@@ -306,13 +318,11 @@ def test_runs_without_a_trace_say_nothing_about_kernels(page: Any, tb: TensorBoa
     page.evaluate("window.__adLayer.setGraphScale(0.3)")
     ready(page)
     shot(page, "notrace_summary_cards")
-    cards = page.eval_on_selector_all("[data-testid=group-summary]",
-                                      "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))")
+    cards = page.eval_on_selector_all("[data-testid=group-summary]", BOX_TEXTS)
     assert cards and not [c for c in cards if KERNEL_WORDS.search(c)], cards
     # The same dump with a trace: its collapsed groups count their kernels.
     open_panel(page, tb, run=HOSTILE_RUN, layer=3, depth=2)
-    groups = page.eval_on_selector_all("[data-testid=group-box][data-collapsed=true]",
-                                       "els => els.map((e) => [...e.querySelectorAll('text')].map((t) => t.textContent).join(' | '))")
+    groups = page.eval_on_selector_all("[data-testid=group-box][data-collapsed=true]", BOX_TEXTS)
     assert groups and all(KERNEL_WORDS.search(g) for g in groups), groups
 
 
@@ -320,7 +330,8 @@ def test_phase_and_stage_have_different_words_in_chinese(page: Any, tb: TensorBo
     page.goto(tb.url("/"))
     page.evaluate("localStorage.setItem('adLayer.lang', 'zh')")
     open_panel(page, tb, run="dsv3_decode", layer=1)
-    labels = page.eval_on_selector_all("[data-testid=toolbar] .grp > label", "els => els.map((e) => e.textContent)")
+    labels = page.eval_on_selector_all("[data-testid=toolbar] .grp > label",
+                                       "els => els.map((e) => e.textContent)")
     phase = page.get_attribute("[data-testid=phase-select]", "aria-label")
     stage = page.get_attribute("[data-testid=stage-select]", "aria-label")
     assert phase in labels and stage in labels

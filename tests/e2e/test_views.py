@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.panel import ARTIFACTS, drawn, panel_frame, ready, seq, shot, wait_compare, wait_stage
+from tests.e2e.panel import (
+    ARTIFACTS,
+    compare_hash,
+    drawn,
+    panel_frame,
+    ready,
+    seq,
+    shot,
+    wait_compare,
+    wait_stage,
+)
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -32,9 +42,12 @@ def runs_by_name(api) -> dict:
     return {r["run"]: r for r in api("runs")["runs"]}
 
 
-def compare_hash(a: tuple, b: tuple) -> str:
-    return (f"#view=compare&arun={a[0]}&astage={a[1]}&alayer={a[2]}"
-            f"&brun={b[0]}&bstage={b[1]}&blayer={b[2]}")
+#: The ``data-node-id`` of every element matched.
+NODE_IDS = "els => els.map(e => e.dataset.nodeId)"
+
+
+def node_ids(page, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector, NODE_IDS)
 
 
 def status_ids(page, pane: str, status: str) -> list[str]:
@@ -85,7 +98,8 @@ def check_comparison(page, api, a: tuple, b: tuple, name: str) -> dict:
     page.goto(page.panel_url + compare_hash(a, b))
     st = wait_compare(page)
     exp = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
-    assert st["sides"] == {"a": {"run": a[0], "stage": a[1], "layer": a[2]}, "b": {"run": b[0], "stage": b[1], "layer": b[2]}}
+    assert st["sides"] == {"a": {"run": a[0], "stage": a[1], "layer": a[2]},
+                           "b": {"run": b[0], "stage": b[1], "layer": b[2]}}
     # The legend shows exactly the API's counts ...
     for s in ("same", "changed", "only_a", "only_b"):
         assert page.inner_text(f"[data-testid=compare-count-{s}]") == str(exp["counts"][s]), s
@@ -102,7 +116,8 @@ def check_comparison(page, api, a: tuple, b: tuple, name: str) -> dict:
     # Only nodes carry a status colour, never the groups around them (msProbe flags the parent).
     assert page.locator("[data-testid^=compare-pane] [data-testid=group-box][data-status]").count() == 0
     # The delta table: one row per group, the whole-layer row, values as the API computed them.
-    rows = page.eval_on_selector_all("[data-testid=delta-row]", "els => els.map(e => [e.dataset.group, Number(e.dataset.delta)])")
+    rows = page.eval_on_selector_all("[data-testid=delta-row]",
+                                     "els => els.map(e => [e.dataset.group, Number(e.dataset.delta)])")
     assert sorted(g for g, _ in rows) == sorted(g["group"] for g in exp["groups"])
     by_group = {g["group"]: g["delta_us"] for g in exp["groups"]}
     for g, d in rows:
@@ -113,7 +128,8 @@ def check_comparison(page, api, a: tuple, b: tuple, name: str) -> dict:
     for side, key in (("a", "a"), ("b", "b")):
         badges = page.eval_on_selector_all(
             f"[data-testid=compare-pane-{side}] g[data-testid=graph-node]:has(.mbadge)",
-            "els => els.map(e => [e.dataset.nodeId, e.querySelector('.mbadge').classList.contains('slower') ? 1 : -1])")
+            "els => els.map(e => [e.dataset.nodeId,"
+            " e.querySelector('.mbadge').classList.contains('slower') ? 1 : -1])")
         ids = {m[key]: m["delta_us"] for m in exp["matches"] if abs(m["delta_us"]) >= 0.05}
         assert {i for i, _ in badges} == set(ids)
         for i, sign in badges:
@@ -138,7 +154,8 @@ def test_compare_decode_vs_unfused_counts_and_deltas(cpage, api):
     exp = check_comparison(page, api, a, b, "compare_decode_vs_unfused")
     assert exp["counts"]["changed"] + exp["counts"]["only_a"] + exp["counts"]["only_b"] > 0
     # A non-zero delta table, sorted by size (largest |Δ| first) by default.
-    rows = page.eval_on_selector_all("[data-testid=delta-row]", "els => els.map(e => Number(e.dataset.delta))")
+    rows = page.eval_on_selector_all("[data-testid=delta-row]",
+                                     "els => els.map(e => Number(e.dataset.delta))")
     assert rows and any(abs(d) > 0 for d in rows)
     assert [abs(d) for d in rows] == sorted((abs(d) for d in rows), reverse=True)
     assert abs(float(page.get_attribute("[data-testid=delta-layer]", "data-delta"))) > 0
@@ -167,7 +184,7 @@ def test_compare_unmatched_list_jumps_to_node(cpage, api):
     exp = open_decode_vs_unfused(page, api)
     # Only-left list: every unmatched A node, and a click selects and centres it.
     page.click("[data-testid=unmatched-tab-only_a]")
-    items = page.eval_on_selector_all("[data-testid=unmatched-list-only_a] [data-testid=unmatched-item]", "els => els.map(e => e.dataset.nodeId)")
+    items = node_ids(page, "[data-testid=unmatched-list-only_a] [data-testid=unmatched-item]")
     assert sorted(items) == sorted(exp["only_a"])
     target = items[len(items) // 2]
     page.click(f"[data-testid=unmatched-list-only_a] [data-testid=unmatched-item][data-node-id='{target}']")
@@ -178,10 +195,11 @@ def test_compare_unmatched_list_jumps_to_node(cpage, api):
     nb = node.bounding_box()
     pb = page.locator("[data-testid=compare-pane-a]").bounding_box()
     cx, cy = nb["x"] + nb["width"] / 2, nb["y"] + nb["height"] / 2
-    assert pb["x"] <= cx <= pb["x"] + pb["width"] and pb["y"] <= cy <= pb["y"] + pb["height"], "jumped-to node is not in view"
+    assert pb["x"] <= cx <= pb["x"] + pb["width"], "jumped-to node is not in view"
+    assert pb["y"] <= cy <= pb["y"] + pb["height"], "jumped-to node is not in view"
     # Only-right list, through the keyboard too (N steps through the unmatched nodes of both sides).
     page.click("[data-testid=unmatched-tab-only_b]")
-    items_b = page.eval_on_selector_all("[data-testid=unmatched-list-only_b] [data-testid=unmatched-item]", "els => els.map(e => e.dataset.nodeId)")
+    items_b = node_ids(page, "[data-testid=unmatched-list-only_b] [data-testid=unmatched-item]")
     assert sorted(items_b) == sorted(exp["only_b"])
     page.locator("[data-testid=compare-pane-a]").click(position={"x": 5, "y": 5})
     page.keyboard.press("n")
@@ -189,7 +207,8 @@ def test_compare_unmatched_list_jumps_to_node(cpage, api):
     # A matched node selects its partner on the other side.
     m = next(x for x in exp["matches"] if x["status"] == "changed")
     page.evaluate("([id]) => window.__adLayer.compareJump('a', id)", [m["a"]])
-    page.wait_for_function("(ids) => { const s = window.__adLayer.compare().selected; return s.a === ids[0] && s.b === ids[1]; }", arg=[m["a"], m["b"]])
+    page.wait_for_function("(ids) => { const s = window.__adLayer.compare().selected;"
+                           " return s.a === ids[0] && s.b === ids[1]; }", arg=[m["a"], m["b"]])
     assert page.inner_text("[data-testid=compare-selection-status]") == "changed"
     shot(page, "compare_jump_selected")
 
@@ -199,10 +218,11 @@ def test_compare_panes_follow_each_other(cpage, api):
     exp = open_decode_vs_unfused(page, api)
     # Collapse a group on the left: the same group collapses on the right.
     d = page.evaluate("window.__adLayer.compare().drawn")
-    page.locator("[data-testid=compare-pane-a] [data-group-id='L3/moe'] > text.chead").dispatch_event("dblclick")
+    moe = "[data-group-id='L3/moe']"
+    page.locator(f"[data-testid=compare-pane-a] {moe} > text.chead").dispatch_event("dblclick")
     wait_compare(page, d)
-    assert page.locator("[data-testid=compare-pane-a] [data-group-id='L3/moe'][data-collapsed=true]").count() == 1
-    assert page.locator("[data-testid=compare-pane-b] [data-group-id='L3/moe'][data-collapsed=true]").count() == 1
+    assert page.locator(f"[data-testid=compare-pane-a] {moe}[data-collapsed=true]").count() == 1
+    assert page.locator(f"[data-testid=compare-pane-b] {moe}[data-collapsed=true]").count() == 1
     # Zoom with the wheel over the left pane: the right pane zooms by the same factor.
     v0 = page.evaluate("window.__adLayer.compare().views")
     box = page.locator("[data-testid=compare-pane-a]").bounding_box()
@@ -260,16 +280,19 @@ def test_compare_panes_follow_each_other(cpage, api):
 PAIR_POSITIONS = """(pairs) => {
   const at = (side, id) => {
     const p = document.querySelector(`[data-testid=compare-pane-${side}]`).getBoundingClientRect();
-    const n = document.querySelector(`[data-testid=compare-pane-${side}] [data-node-id='${CSS.escape(id)}'] rect.box`);
+    const n = document.querySelector(
+      `[data-testid=compare-pane-${side}] [data-node-id='${CSS.escape(id)}'] rect.box`);
     if (!n) return null;
     const r = n.getBoundingClientRect();
-    return {x: r.left - p.left, y: r.top - p.top, on: r.right > p.left && r.left < p.right && r.bottom > p.top && r.top < p.bottom};
+    const on = r.right > p.left && r.left < p.right && r.bottom > p.top && r.top < p.bottom;
+    return {x: r.left - p.left, y: r.top - p.top, on};
   };
   return pairs.map(([a, b]) => [a, at('a', a), at('b', b)]);
 }"""
 
 
-@pytest.mark.parametrize("a_run, b_run", [("notrace", "notrace"), ("notrace", "hostile"), ("hostile", "notrace")])
+@pytest.mark.parametrize("a_run, b_run",
+                         [("notrace", "notrace"), ("notrace", "hostile"), ("hostile", "notrace")])
 def test_compare_panes_open_aligned(cpage, api, a_run: str, b_run: str) -> None:
     """Synchronised panes open at one zoom with the same node at the same place on screen: the
     same layer against itself, and against the same graph with a trace (whose node cards, with
@@ -285,7 +308,8 @@ def test_compare_panes_open_aligned(cpage, api, a_run: str, b_run: str) -> None:
     res = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
     pairs = [[m["a"], m["b"]] for m in res["matches"]]
     assert len(pairs) == res["counts"]["same"] + res["counts"]["changed"] > 10
-    shown = [(i, pa, pb) for i, pa, pb in page.evaluate(PAIR_POSITIONS, pairs) if pa and pb and pa["on"] and pb["on"]]
+    shown = [(i, pa, pb) for i, pa, pb in page.evaluate(PAIR_POSITIONS, pairs)
+             if pa and pb and pa["on"] and pb["on"]]
     assert shown, "no matched node on screen in both panes"
     aligned = [i for i, pa, pb in shown if abs(pa["x"] - pb["x"]) < 0.5 and abs(pa["y"] - pb["y"]) < 0.5]
     assert aligned, [(i, pa, pb) for i, pa, pb in shown][:5]
@@ -311,9 +335,11 @@ def test_compare_manual_matching(cpage, api):
     c = exp["counts"]
     assert page.inner_text("[data-testid=compare-count-only_a]") == str(c["only_a"] - 1)
     assert page.inner_text("[data-testid=compare-count-only_b]") == str(c["only_b"] - 1)
-    assert int(page.inner_text("[data-testid=compare-count-changed]")) + int(page.inner_text("[data-testid=compare-count-same]")) == c["changed"] + c["same"] + 1
-    assert page.get_attribute(f"[data-testid=compare-pane-a] [data-node-id='{xa}']", "data-status") in ("changed", "same")
-    assert page.get_attribute(f"[data-testid=compare-pane-b] [data-node-id='{xb}']", "data-status") in ("changed", "same")
+    matched = sum(int(page.inner_text(f"[data-testid=compare-count-{s}]")) for s in ("changed", "same"))
+    assert matched == c["changed"] + c["same"] + 1
+    for side, x in (("a", xa), ("b", xb)):
+        status = page.get_attribute(f"[data-testid=compare-pane-{side}] [data-node-id='{x}']", "data-status")
+        assert status in ("changed", "same")
     assert f"mp={xa}%3E{xb}" in page.evaluate("location.hash")
     # The link reproduces the pair.
     page.reload()
@@ -342,7 +368,8 @@ def test_compare_other_pairs_from_the_same_view(cpage, api, what):
         st = sorted(s["index"] for s in dec["stages"])
         a, b = ("dsv3_decode", st[-2], 3), ("dsv3_decode", st[-1], 3)
     else:
-        a, b = ("dsv3_prefill", runs["dsv3_prefill"]["default_stage"], 3), ("dsv3_decode", dec["default_stage"], 3)
+        a = ("dsv3_prefill", runs["dsv3_prefill"]["default_stage"], 3)
+        b = ("dsv3_decode", dec["default_stage"], 3)
     exp = check_comparison(page, api, a, b, f"compare_{what}")
     if what == "layer3_vs_layer10":
         assert exp["counts"]["same"] > 0  # two MoE layers of one run are mostly the same
@@ -386,7 +413,8 @@ def test_svg_ids_are_unique_and_each_pane_uses_its_own(cpage, api):
           if (!svg.querySelector(`[id="${id}"]`)) foreign.push(id);
         }
       }
-      return {ids, foreign, svgs: document.querySelectorAll("svg .vp").length, refs: document.querySelectorAll("svg [marker-end]").length};
+      return {ids, foreign, svgs: document.querySelectorAll("svg .vp").length,
+              refs: document.querySelectorAll("svg [marker-end]").length};
     }""")
     assert found["svgs"] >= 4  # the layer view, both comparison panes, the stage view
     assert len(found["ids"]) == len(set(found["ids"])), sorted(found["ids"])
@@ -402,7 +430,8 @@ def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
     page.goto(panel_url + f"#view=stages&run=dsv3_decode&layer=3&stage={prev['index']}")
     st = wait_stage(page)
     assert st["stage"] == prev["index"]
-    cards = page.eval_on_selector_all("[data-testid=stage-card]", "els => els.map(e => Number(e.dataset.stage))")
+    cards = page.eval_on_selector_all("[data-testid=stage-card]",
+                                      "els => els.map(e => Number(e.dataset.stage))")
     assert cards == [s["index"] for s in stages]
     # Step forward: the transform that removes nodes.
     page.click("[data-testid=stage-next]")
@@ -411,22 +440,23 @@ def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
     # The stage view's own stage is in the URL; the panel's stage (the other views') stays put.
     assert f"ss={target['index']}" in page.evaluate("location.hash")
     assert page.evaluate("window.__adLayer.state().stage") == prev["index"]
-    assert page.get_attribute("[data-testid=stage-card][aria-selected=true]", "data-stage") == str(target["index"])
+    selected = page.get_attribute("[data-testid=stage-card][aria-selected=true]", "data-stage")
+    assert selected == str(target["index"])
     # Removed nodes are listed (they are not in this stage's graph) ...
-    listed = page.eval_on_selector_all("[data-testid=stage-removed-item]", "els => els.map(e => e.dataset.nodeId)")
+    listed = node_ids(page, "[data-testid=stage-removed-item]")
     assert sorted(listed) == sorted(target["removed"])
-    drawn_after = set(page.eval_on_selector_all("[data-testid=stage-pane] g[data-testid=graph-node]", "els => els.map(e => e.dataset.nodeId)"))
+    drawn_after = set(node_ids(page, "[data-testid=stage-pane] g[data-testid=graph-node]"))
     assert not drawn_after & set(target["removed"])
     # ... added and changed nodes are highlighted in it ...
-    added = page.eval_on_selector_all("[data-testid=stage-pane] [data-status=added]", "els => els.map(e => e.dataset.nodeId)")
+    added = node_ids(page, "[data-testid=stage-pane] [data-status=added]")
     assert sorted(added) == sorted(target["added"])
-    changed = page.eval_on_selector_all("[data-testid=stage-pane] [data-status=changed]", "els => els.map(e => e.dataset.nodeId)")
+    changed = node_ids(page, "[data-testid=stage-pane] [data-status=changed]")
     assert sorted(changed) == sorted(target["changed"])
     shot(page, "stages_after")
     # ... and the previous stage's graph shows the removed ones highlighted.
     page.click("[data-testid=stage-side-before]")
     st = wait_stage(page, st["draws"])
-    removed = page.eval_on_selector_all("[data-testid=stage-pane] [data-status=removed]", "els => els.map(e => e.dataset.nodeId)")
+    removed = node_ids(page, "[data-testid=stage-pane] [data-status=removed]")
     assert sorted(removed) == sorted(target["removed"])
     assert page.inner_text("[data-testid=stage-count-removed]").strip() == str(len(target["removed"]))
     shot(page, "stages_before_removed")
@@ -450,7 +480,7 @@ def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
     assert page.input_value("[data-testid=stage-select]") == str(prev["index"])
     page.evaluate("window.__adLayer.setDepth('all')")
     ready(page)
-    shown = set(page.eval_on_selector_all("[data-testid=graph] g[data-testid=graph-node]", "els => els.map(e => e.dataset.nodeId)"))
+    shown = set(node_ids(page, "[data-testid=graph] g[data-testid=graph-node]"))
     assert set(target["removed"]) <= shown
     # Back in the stage view, it is still at the stage it was stepped to.
     page.click("[data-testid=view-stages]")
@@ -463,15 +493,19 @@ def test_stage_stepping_highlights_removed_nodes(page, panel_url, api):
 def test_overview_bar_opens_layer(page, panel_url, api):
     ov = api("overview", run="dsv3_decode")
     page.goto(panel_url + "#view=overview&run=dsv3_decode&layer=0")
-    page.wait_for_function(f"() => document.querySelectorAll('[data-testid=overview-bar]').length === {len(ov['layers'])}")
-    kinds = page.eval_on_selector_all("[data-testid=overview-bar]", "els => els.map(e => [Number(e.dataset.layer), e.dataset.kind])")
+    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=overview-bar]').length === n",
+                           arg=len(ov["layers"]))
+    kinds = page.eval_on_selector_all("[data-testid=overview-bar]",
+                                      "els => els.map(e => [Number(e.dataset.layer), e.dataset.kind])")
     assert kinds == [[L["layer"], L["kind"]] for L in ov["layers"]]
     # Stacked by group where the run has a trace.
     L3 = next(L for L in ov["layers"] if L["layer"] == 3)
-    segs = page.eval_on_selector_all("[data-testid=overview-bar][data-layer='3'] rect.seg", "els => els.map(e => e.dataset.group)")
+    segs = page.eval_on_selector_all("[data-testid=overview-bar][data-layer='3'] rect.seg",
+                                     "els => els.map(e => e.dataset.group)")
     assert set(segs) == {g for g, v in L3["groups"].items() if v > 0}
     # Per-group totals of the current layer.
-    rows = page.eval_on_selector_all("[data-testid=overview-groups] tr[data-group]", "els => els.map(e => e.dataset.group)")
+    rows = page.eval_on_selector_all("[data-testid=overview-groups] tr[data-group]",
+                                     "els => els.map(e => e.dataset.group)")
     L0 = ov["layers"][0]
     assert set(rows) == set(L0["groups"]) | set(L0.get("group_counts", {}))
     shot(page, "overview")
@@ -498,11 +532,13 @@ def test_overview_shows_the_time_outside_the_layers(page, panel_url, api):
     bar = page.locator("[data-testid=overview-outside]")
     assert bar.count() == 1
     heights = page.evaluate("""() => {
-      const h = (sel) => [...document.querySelectorAll(sel)].reduce((a, e) => a + e.getBoundingClientRect().height, 0);
-      const x = (sel) => document.querySelector(sel).getBoundingClientRect().left;
-      return {out: h('[data-testid=overview-outside] rect.seg'), l0: h("[data-testid=overview-bar][data-layer='0'] rect.seg"),
-              outX: x('[data-testid=overview-outside] rect.seg'),
-              lastX: Math.max(...[...document.querySelectorAll('[data-testid=overview-bar] rect.seg')].map((e) => e.getBoundingClientRect().left))};
+      const rects = (sel) => [...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect());
+      const h = (sel) => rects(sel).reduce((a, r) => a + r.height, 0);
+      const out = '[data-testid=overview-outside] rect.seg';
+      return {out: h(out), l0: h("[data-testid=overview-bar][data-layer='0'] rect.seg"),
+              outX: rects(out)[0].left,
+              lastX: Math.max(...rects('[data-testid=overview-bar] rect.seg').map((r) => r.left))};
+
     }""")
     l0 = next(L for L in ov["layers"] if L["layer"] == 0)["gpu_time_us"]
     assert abs(heights["out"] / heights["l0"] - out / l0) < 0.02, (heights, out, l0)
@@ -656,18 +692,23 @@ def test_export_svg_and_png_open(page, panel_url, api):
     assert dl.suggested_filename.endswith(".png")
     png_path = save_download(dl, "export_layer3.png")
     w, h, raw = read_png(png_path.read_bytes())
-    assert w == pytest.approx(2 * float(root.get("width")), abs=2) and h == pytest.approx(2 * float(root.get("height")), abs=2)
+    assert w == pytest.approx(2 * float(root.get("width")), abs=2)
+    assert h == pytest.approx(2 * float(root.get("height")), abs=2)
     assert len(set(raw)) > 16, "blank image"
 
     # The comparison view exports both panes side by side.
     dec = runs["dsv3_decode"]
-    page.goto(panel_url + compare_hash(("dsv3_decode", dec["default_stage"], 3), ("dsv3_decode_unfused", runs["dsv3_decode_unfused"]["default_stage"], 3)))
+    unfused = runs["dsv3_decode_unfused"]
+    page.goto(panel_url + compare_hash(("dsv3_decode", dec["default_stage"], 3),
+                                       ("dsv3_decode_unfused", unfused["default_stage"], 3)))
     wait_compare(page)
     with page.expect_download() as d:
         page.click("[data-testid=export-svg]")
     croot = _check_svg(save_download(d.value, "export_compare.svg"), [])
-    titles = [el.text or "" for el in croot.iter(f"{SVG_NS}text") if (el.text or "").startswith(("A · ", "B · "))]
-    assert any(t_.startswith("A · dsv3_decode") for t_ in titles) and any(t_.startswith("B · dsv3_decode_unfused") for t_ in titles)
+    titles = [el.text or "" for el in croot.iter(f"{SVG_NS}text")
+              if (el.text or "").startswith(("A · ", "B · "))]
+    assert any(t_.startswith("A · dsv3_decode") for t_ in titles)
+    assert any(t_.startswith("B · dsv3_decode_unfused") for t_ in titles)
     with page.expect_download() as d:
         page.click("[data-testid=export-png]")
     read_png(save_download(d.value, "export_compare.png").read_bytes())
@@ -746,7 +787,8 @@ def test_minimap_moves_the_view_and_help_overlay(page, panel_url):
     assert page.evaluate("window.__adLayer.view()") == "overview"
 
 
-# ------------------------------------------------------------------------------------------ inside TensorBoard
+# ----------------------------------------------------------------------------------------- inside TensorBoard
+
 
 def test_panel_in_tensorboard_tab(page, tb):
     """The AD Layers tab of TensorBoard's own UI loads the panel in its iframe, views included."""
