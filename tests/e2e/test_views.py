@@ -291,20 +291,26 @@ PAIR_POSITIONS = """(pairs) => {
 }"""
 
 
-@pytest.mark.parametrize("a_run, b_run",
-                         [("notrace", "notrace"), ("notrace", "hostile"), ("hostile", "notrace")])
-def test_compare_panes_open_aligned(cpage, api, a_run: str, b_run: str) -> None:
+@pytest.mark.parametrize("a_run, b_run, layer", [("notrace", "notrace", 1), ("notrace", "hostile", 1),
+                                                 ("hostile", "notrace", 1),
+                                                 ("dsv3_decode", "dsv3_decode_unfused", 3)])
+def test_compare_panes_open_aligned(cpage, api, a_run: str, b_run: str, layer: int) -> None:
     """Synchronised panes open at one zoom with the same node at the same place on screen: the
-    same layer against itself, and against the same graph with a trace (whose node cards, with
-    their kernels, are taller)."""
+    same layer against itself, against the same graph with a trace (whose node cards, with their
+    kernels, are taller), and against another build of it (whose pane head wraps)."""
     page = cpage
     runs = runs_by_name(api)
-    a = (a_run, runs[a_run]["default_stage"], 1)
-    b = (b_run, runs[b_run]["default_stage"], 1)
+    a = (a_run, runs[a_run]["default_stage"], layer)
+    b = (b_run, runs[b_run]["default_stage"], layer)
     page.goto(page.panel_url + compare_hash(a, b))
     st = wait_compare(page)
     shot(page, f"compare_aligned_{a_run}_{b_run}")
     assert st["views"]["a"]["k"] == st["views"]["b"]["k"], st["views"]
+    # The two graphs start at one height on screen, however the heads above them wrap.
+    tops = page.eval_on_selector_all("[data-testid^=compare-pane-]:not([data-testid$=minimap])",
+                                     "els => els.map((e) => e.getBoundingClientRect().top)")
+    assert len(tops) == 2 and tops[0] == tops[1], tops
+
     res = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
     pairs = [[m["a"], m["b"]] for m in res["matches"]]
     assert len(pairs) == res["counts"]["same"] + res["counts"]["changed"] > 10

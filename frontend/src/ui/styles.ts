@@ -193,8 +193,10 @@ a.btn { display: inline-block; line-height: 18px; text-decoration: none; }
 .pill.diff { background: var(--diff-badge); }
 .slower { color: var(--slower); }
 .faster { color: var(--faster); }
-.adl-cpanes { flex: 1; display: flex; min-width: 0; }
-.adl-cpane { flex: 1; display: flex; flex-direction: column; min-width: 0; }
+/* The two panes share their rows: a head that wraps on one side is as tall on the other, so the
+   graphs start at one height and synchronised views match on screen. */
+.adl-cpanes { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); grid-template-rows: auto minmax(0, 1fr); min-width: 0; }
+.adl-cpane { display: grid; grid-row: 1 / span 2; grid-template-rows: subgrid; min-width: 0; min-height: 0; }
 .adl-cpane + .adl-cpane { border-left: 2px solid var(--border); }
 .adl-phead { display: flex; flex-wrap: wrap; align-items: center; gap: 2px 8px; padding: 4px 10px; font-size: 12px; border-bottom: 1px solid var(--border); background: var(--panel); min-height: 22px; }
 .adl-phead .run { font-weight: 600; }
