@@ -27,8 +27,10 @@ from __future__ import annotations
 import re
 
 # `%name` with the metadata the current layout prints after it. A reference's shape never holds
-# ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word.
-REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*?) : ([A-Za-z_?][\w./]*))?")
+# ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word. (`[^:]*` is greedy:
+# it cannot pass the first colon, so it ends where a lazy match would, with no per-character
+# retries of the rest of the pattern.)
+REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
@@ -43,9 +45,9 @@ class LineError(ValueError):
     """A node line that does not follow the format; the message says what is wrong."""
 
 
-def split_call(rest: str, column: int = 1) -> tuple[str, str, str, str]:
-    """Split the text after ``%name = `` into ``(target, args, shape, dtype)``; ``column`` is
-    where that text starts in its line, for messages.
+def split_call(line: str, start: int) -> tuple[str, str, str, str]:
+    """Split ``line[start:]``, the text after ``%name = ``, into ``(target, args, shape,
+    dtype)``.
 
     The current layout (``target(args) : shape : dtype``) is tried first, then the oldest
     (``target(args) : dtype``, shape ``?``).
@@ -53,6 +55,24 @@ def split_call(rest: str, column: int = 1) -> tuple[str, str, str, str]:
     Raises:
         LineError: the text is neither.
     """
+    # The current layout, read in place: each part is copied out of the line once.
+    d2 = line.rfind(" : ", start)
+    if d2 > start:
+        d1 = line.rfind(" : ", start, d2)
+        if d1 > start and line[d1 - 1] == ")":
+            found = _call_parts_in(line, start, d1)
+            if found is not None:
+                shape = line[d1 + 3:d2]
+                dtype = line[d2 + 3:]
+                check_shape(shape)
+                check_dtype(dtype)
+                return found[0], found[1], shape, dtype
+    return _split_call_text(line[start:], start + 1)
+
+
+def _split_call_text(rest: str, column: int) -> tuple[str, str, str, str]:
+    """:func:`split_call` of the text after ``%name = ``, which starts at ``column`` of its
+    line: every layout, and the message of what is wrong."""
     parts = rest.rsplit(" : ", 2)
     if len(parts) == 3 and parts[0].endswith(")"):
         found = _call_parts(parts[0])
@@ -94,10 +114,8 @@ def check_shape(shape: str) -> None:
     """A printed shape: any text with balanced parentheses (sympy expressions included)."""
     if not shape:
         raise LineError("empty shape before the dtype")
-    if "(" in shape or ")" in shape:
-        problem = bracket_problem(shape)
-        if problem:
-            raise LineError(f"{problem} in the shape {_cut(shape)!r}")
+    if ("(" in shape or ")" in shape) and not brackets_match(shape):
+        raise LineError(f"{bracket_problem(shape)} in the shape {_cut(shape)!r}")
 
 
 def check_dtype(dtype: str) -> None:
@@ -107,29 +125,42 @@ def check_dtype(dtype: str) -> None:
                         f"'N/A' or '(torch.bfloat16, torch.int32)')")
 
 
-def _call_parts(call: str) -> tuple[str, str] | None:
-    """``(target, args)`` of ``target(args)``, or None when the brackets do not close at the end.
+def _call_parts_in(line: str, start: int, end: int) -> tuple[str, str] | None:
+    """:func:`_call_parts` of ``line[start:end]``.
 
-    Most lines hold a single pair of parentheses and are split without a scan.
+    Most lines hold a single pair of parentheses: they are split without a scan, and without
+    copying the call out of its line.
     """
-    first = call.find("(")
-    if first <= 0:
+    first = line.find("(", start, end)
+    if first <= start:
         return None
-    if call.find("(", first + 1) < 0 and call.count(")") == 1:
-        args = call[first + 1:-1]
-        if "[" in args or "{" in args:
-            if bracket_problem(args):
-                return None
-        return call[:first].rstrip(), args
+    if line.find("(", first + 1, end) < 0 and line.count(")", start, end) == 1:
+        args = line[first + 1:end - 1]
+        if ("[" in args or "{" in args) and not brackets_match(args):
+            return None
+        return line[start:first].rstrip(), args
+    call = line[start:end]
     opened = _args_open(call)
     if opened is None:
         return None
     return call[:opened].rstrip(), call[opened + 1:-1]
 
 
+def _call_parts(call: str) -> tuple[str, str] | None:
+    """``(target, args)`` of ``target(args)``, or None when the brackets do not close at the end."""
+    return _call_parts_in(call, 0, len(call))
+
+
 def _args_open(call: str) -> int | None:
     """Position of the ``(`` that the final ``)`` of ``call`` closes, if every bracket matches."""
     text = _QUOTED.sub(_blank, call) if "'" in call or '"' in call else call
+    # Most calls with several parentheses have symbolic shapes in their arguments and a target
+    # without brackets: then the final ')' closes the first bracket, found without a scan of
+    # match objects.
+    first = _BRACKETS.search(text)
+    if first is not None and first.group() == "(" and first.start() > 0 \
+            and text.endswith(")") and _closes_at_end(_BRACKETS.findall(text)):
+        return first.start()
     stack: list[int] = []
     kinds: list[str] = []
     for m in _BRACKETS.finditer(text):
@@ -145,6 +176,34 @@ def _args_open(call: str) -> int | None:
             if m.end() == len(text):
                 return start if not stack and ch == ")" and start > 0 else None
     return None
+
+
+def brackets_match(text: str) -> bool:
+    """Whether every bracket of ``text`` is closed by its own kind, outside quoted strings
+    (``bracket_problem(text) == ""``, without the message)."""
+    clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
+    kinds: list[str] = []
+    for ch in _BRACKETS.findall(clean):
+        if ch == "(" or ch == "[" or ch == "{":
+            kinds.append(ch)
+        elif not kinds or kinds.pop() != _CLOSE[ch]:
+            return False
+    return not kinds
+
+
+def _closes_at_end(brackets: list[str]) -> bool:
+    """Whether ``brackets`` match and the last one closes the first (no bracket is closed at
+    the outermost level before the end)."""
+    kinds: list[str] = []
+    last = len(brackets) - 1
+    for k, ch in enumerate(brackets):
+        if ch == "(" or ch == "[" or ch == "{":
+            kinds.append(ch)
+        elif not kinds or kinds.pop() != _CLOSE[ch]:
+            return False
+        elif not kinds and k != last:
+            return False
+    return not kinds and last > 0
 
 
 def bracket_problem(text: str, column: int = 1) -> str:
@@ -184,9 +243,30 @@ def references(args: str) -> list[tuple[str, str, str]]:
     """
     if not args:
         return []
-    out: list[tuple[str, str, str]] = REF.findall(args) if "%" in args else []
+    if "%" not in args:
+        if "[" in args or "(" in args or "{" in args:
+            return [(name, "", "") for name in bare_references(args)]
+        return []
+    # One pass finds the references and the text between them: [text, name, shape, dtype,
+    # text, ...], with None for metadata not printed.
+    pieces = REF.split(args)
+    out: list[tuple[str, str, str]] = []
+    for k in range(1, len(pieces), 4):
+        shape = pieces[k + 1]
+        if shape is None:
+            out.append((pieces[k], "", ""))
+        else:
+            out.append((pieces[k], shape, pieces[k + 2]))
     if "[" in args or "(" in args or "{" in args:
-        for name in bare_references(args):
+        if "'" in args or '"' in args:
+            bare = bare_references(args)
+        else:
+            # The text around the references (whose shapes hold most of the brackets); the
+            # number of blanks where a reference was does not change what is bare.
+            rest = " ".join(pieces[0::4])
+            bare = _bare_in_brackets(rest) \
+                if "[" in rest or "(" in rest or "{" in rest else []
+        for name in bare:
             out.append((name, "", ""))
     return out
 
@@ -196,6 +276,11 @@ def bare_references(text: str) -> list[str]:
     clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
     if "%" in clean:
         clean = REF.sub(_blank, clean)
+    return _bare_in_brackets(clean)
+
+
+def _bare_in_brackets(clean: str) -> list[str]:
+    """:func:`bare_references` of a text without quoted strings and ``%`` references."""
     found: list[str] = []
     depth = 0
     start = 0
