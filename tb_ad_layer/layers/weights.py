@@ -33,10 +33,11 @@ def layer_of_weight(name: str) -> int | None:
 
 
 def _index(name: str, digits: str) -> int:
-    if len(digits) > 10 or int(digits) > MAX_LAYER_INDEX:
+    index = int(digits) if len(digits) <= 10 else MAX_LAYER_INDEX + 1
+    if index > MAX_LAYER_INDEX:
         raise InputError(f"layer index {digits[:40]} in the weight name {name[:120]!r} is out of "
                          f"range (at most {MAX_LAYER_INDEX})")
-    return int(digits)
+    return index
 
 
 def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
