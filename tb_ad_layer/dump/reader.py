@@ -229,7 +229,10 @@ class _Section:
 
 def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[_Section],
                    transform: str, stage: str) -> int:
-    """Parse node lines from ``start`` until the next banner or the end; return that index."""
+    """Parse node lines from ``start`` until the next banner or the end; return that index.
+
+    Each line read is replaced by ``""`` in ``lines``.
+    """
     graph = Graph(module=module, source=path, transform=transform, stage=stage)
     nodes = graph.nodes
     weights = graph.weights
@@ -260,6 +263,9 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
             if not line or line.isspace() or line.startswith("#"):
                 i += 1
                 continue
+        # The line is read once: let it go now rather than when the whole file is read, so
+        # that the file's text and the graph made from it are not both held in full.
+        lines[i] = ""
         i += 1
         try:
             if line.startswith("%"):
