@@ -5,7 +5,7 @@ serves, and the seed-schema exporter and DOT renderer read (the shape is
 Trace fields (``kernels``, ``time_us``, ``trace_summary``) are left empty here; the converter
 fills them when a trace is given.
 
-:func:`layer_record` builds a document as contract records, which :func:`layer_document_text`
+:func:`layer_record` builds a document as contract records, which :func:`layer_document_json`
 encodes as the run store keeps it; :func:`layer_document` gives the same document as plain JSON
 values (dicts and lists), for code that fills it in place.
 """
@@ -105,9 +105,14 @@ def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
     return doc
 
 
+def layer_document_json(lg: LayeredGraph, index: int) -> bytes:
+    """Layer ``index``'s document as the JSON the run store keeps, UTF-8 encoded."""
+    return encode(layer_record(lg, index))
+
+
 def layer_document_text(lg: LayeredGraph, index: int) -> str:
     """Layer ``index``'s document as the JSON text the run store keeps."""
-    return encode(layer_record(lg, index)).decode("utf-8")
+    return layer_document_json(lg, index).decode("utf-8")
 
 
 def outside_records(lg: LayeredGraph) -> list[LayerNode]:
@@ -134,6 +139,11 @@ def outside_members(lg: LayeredGraph) -> list[int]:
     return [j for j, layer in enumerate(lg.layer) if layer is None]
 
 
+def outside_nodes_json(lg: LayeredGraph) -> bytes:
+    """``outside_nodes(lg)`` as the JSON the run store keeps, UTF-8 encoded."""
+    return encode(outside_records(lg))
+
+
 def outside_nodes_text(lg: LayeredGraph) -> str:
     """``outside_nodes(lg)`` as the JSON text the run store keeps."""
-    return encode(outside_records(lg)).decode("utf-8")
+    return outside_nodes_json(lg).decode("utf-8")

@@ -35,6 +35,9 @@ def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -
     conn = sqlite3.connect(store.path)
     assert {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} \
         == {"meta", "files", "stages", "layers", "outside", "streams", "kernels"}
+    # Documents are handed to SQLite as UTF-8 bytes and stored as text, never as blobs.
+    assert {t for (t,) in conn.execute("SELECT typeof(doc) FROM layers")} == {"text"}
+    assert {t for (t,) in conn.execute("SELECT typeof(nodes) FROM outside")} == {"text"}
     conn.close()
 
 
