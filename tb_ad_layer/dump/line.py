@@ -25,16 +25,22 @@ is a reference unless it is a constant (``None``, ``Ellipsis``), a symbol of a s
 from __future__ import annotations
 
 import re
+from typing import Final
 
 # `%name` with the metadata the current layout prints after it. A reference's shape never holds
 # ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word. (`[^:]*` is greedy:
 # it cannot pass the first colon, so it ends where a lazy match would, with no per-character
 # retries of the rest of the pattern.)
 REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
+# The same patterns for ASCII text (every real dump): there `\w` and `\d` mean what they mean
+# in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
+_REF_ASCII = re.compile(REF.pattern, re.ASCII)
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
+_BARE_ASCII = re.compile(_BARE.pattern, re.ASCII)
 _DTYPE = re.compile(r"[\w./?]+|\([^()]*\)")
+_DTYPE_ASCII = re.compile(_DTYPE.pattern, re.ASCII)
 _NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
 # Symbols of symbolic sizes as torch prints them (backed s0, unbacked u0, float zf0/zuf0).
 _SYMBOL = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
@@ -114,13 +120,32 @@ def check_shape(shape: str) -> None:
     """A printed shape: any text with balanced parentheses (sympy expressions included)."""
     if not shape:
         raise LineError("empty shape before the dtype")
-    if ("(" in shape or ")" in shape) and not brackets_match(shape):
+    if ("(" in shape or ")" in shape) and not _balanced_shape(shape):
         raise LineError(f"{bracket_problem(shape)} in the shape {_cut(shape)!r}")
+
+
+# Symbolic shapes whose brackets match. A dump prints a few hundred distinct shapes, each on
+# thousands of lines (as a node's shape and beside every reference to it), so each is checked
+# once. Emptied when it holds _BALANCED_MAX of them.
+_BALANCED: Final[set[str]] = set()
+_BALANCED_MAX: Final = 1 << 16
+
+
+def _balanced_shape(shape: str) -> bool:
+    """``brackets_match(shape)``, remembered for the shapes that pass."""
+    if shape in _BALANCED:
+        return True
+    if not brackets_match(shape):
+        return False
+    if len(_BALANCED) >= _BALANCED_MAX:
+        _BALANCED.clear()
+    _BALANCED.add(shape)
+    return True
 
 
 def check_dtype(dtype: str) -> None:
     """A printed dtype: one word (``torch.bfloat16``, ``SymInt``, ``N/A``) or a tuple of them."""
-    if _DTYPE.fullmatch(dtype) is None:
+    if (_DTYPE_ASCII if dtype.isascii() else _DTYPE).fullmatch(dtype) is None:
         raise LineError(f"bad dtype {_cut(dtype)!r} (expected e.g. 'torch.bfloat16', 'SymInt', "
                         f"'N/A' or '(torch.bfloat16, torch.int32)')")
 
@@ -153,14 +178,11 @@ def _call_parts(call: str) -> tuple[str, str] | None:
 
 def _args_open(call: str) -> int | None:
     """Position of the ``(`` that the final ``)`` of ``call`` closes, if every bracket matches."""
+    if "'" not in call and '"' not in call:
+        opened = _args_open_fast(call)
+        if opened >= 0:
+            return opened
     text = _QUOTED.sub(_blank, call) if "'" in call or '"' in call else call
-    # Most calls with several parentheses have symbolic shapes in their arguments and a target
-    # without brackets: then the final ')' closes the first bracket, found without a scan of
-    # match objects.
-    first = _BRACKETS.search(text)
-    if first is not None and first.group() == "(" and first.start() > 0 \
-            and text.endswith(")") and _closes_at_end(_BRACKETS.findall(text)):
-        return first.start()
     stack: list[int] = []
     kinds: list[str] = []
     for m in _BRACKETS.finditer(text):
@@ -176,6 +198,32 @@ def _args_open(call: str) -> int | None:
             if m.end() == len(text):
                 return start if not stack and ch == ")" and start > 0 else None
     return None
+
+
+def _args_open_fast(call: str) -> int:
+    """:func:`_args_open` of a call without quoted strings whose target holds no bracket and
+    whose brackets all match: the position of its first ``(``; -1 for any other call.
+
+    Most calls with several brackets have symbolic shapes in their arguments. A shape whose
+    brackets match can be taken out of the text without changing which bracket closes which,
+    so the shapes are checked one by one (each distinct shape once, :func:`_balanced_shape`)
+    and only the brackets around them are matched here.
+    """
+    first = _BRACKETS.search(call)
+    if first is None or first.group() != "(" or first.start() == 0 or not call.endswith(")"):
+        return -1
+    opened = first.start()
+    if "%" in call[:opened]:
+        return -1
+    pieces = (_REF_ASCII if call.isascii() else REF).split(call[opened:])
+    for k in range(2, len(pieces), 4):
+        shape = pieces[k]
+        if shape is not None and ("(" in shape or ")" in shape or "[" in shape or "]" in shape
+                                  or "{" in shape or "}" in shape) \
+                and not _balanced_shape(shape):
+            return -1
+    around = " ".join(pieces[0::4]) if len(pieces) > 1 else pieces[0]
+    return opened if _closes_at_end(_BRACKETS.findall(around)) else -1
 
 
 def brackets_match(text: str) -> bool:
@@ -249,7 +297,7 @@ def references(args: str) -> list[tuple[str, str, str]]:
         return []
     # One pass finds the references and the text between them: [text, name, shape, dtype,
     # text, ...], with None for metadata not printed.
-    pieces = REF.split(args)
+    pieces = (_REF_ASCII if args.isascii() else REF).split(args)
     out: list[tuple[str, str, str]] = []
     for k in range(1, len(pieces), 4):
         shape = pieces[k + 1]
@@ -308,7 +356,7 @@ def output_references(text: str) -> list[str]:
 
 
 def _bare_in(text: str, out: list[str]) -> None:
-    for name in _BARE.findall(text):
+    for name in (_BARE_ASCII if text.isascii() else _BARE).findall(text):
         if name not in _NOT_REFS and _SYMBOL.fullmatch(name) is None:
             out.append(name)
 
