@@ -357,7 +357,8 @@ def output_references(text: str) -> list[str]:
 
 def _bare_in(text: str, out: list[str]) -> None:
     for name in (_BARE_ASCII if text.isascii() else _BARE).findall(text):
-        if name not in _NOT_REFS and _SYMBOL.fullmatch(name) is None:
+        # A symbol ends in a digit (every \d is one that str.isdigit accepts).
+        if name not in _NOT_REFS and not (name[-1].isdigit() and _SYMBOL.fullmatch(name)):
             out.append(name)
 
 
