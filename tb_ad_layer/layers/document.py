@@ -73,8 +73,6 @@ class _Records:
     def __init__(self, lg: LayeredGraph) -> None:
         self.lg = lg
         self.graph: Graph = lg.graph
-        # Per distinct call target: a graph has a few hundred, and millions of nodes.
-        self.labels: dict[str, str] = {}
 
     def weight(self, name: str) -> Weight:
         wt = self.graph.weights[name]
@@ -85,10 +83,7 @@ class _Records:
         node = self.graph.nodes[j]
         target = node.target
         if target:
-            label = self.labels.get(target)
-            if label is None:
-                label = friendly_op_name(target)
-                self.labels[target] = label
+            label = friendly_op_name(target)  # cached per distinct target
             op = target
         else:
             label = op = node.kind
