@@ -215,10 +215,10 @@ class _Section:
 
     def id_of(self, name: str) -> int:
         """The id of ``name``, given one now if it has none."""
-        k = self.ids.get(name)
-        if k is None:
-            k = len(self.names)
-            self.ids[name] = k
+        # One probe of the table whether the name is new or not (most references of a MoE
+        # dump are to weights, each named once).
+        k = self.ids.setdefault(name, len(self.names))
+        if k == len(self.names):
             self.names.append(name)
             self.pos.append(-1)
             self.pending_line.append(0)
