@@ -22,10 +22,10 @@ DUMPS = REPO / "tests" / "fixtures" / "dumps"
 MODEL_DUMPS = {
     "dsv3_mla_moe": ("ad_dsv3", "085_compile_compile_model"),
     "llama_dense": ("ad_llama", "085_compile_compile_model"),
-    "deepseek_v3_export": ("deepseek_v3", "002_post_export_cleanup_noop_removal"),
-    "qwen_moe_export": ("qwen_moe", "002_post_export_cleanup_noop_removal"),
-    "nemotron_h_hybrid": ("nemotron_h", "002_post_export_cleanup_noop_removal"),
-    "qwen3_next_gdn": ("qwen3_next", "002_post_export_cleanup_noop_removal"),
+    "deepseek_v3_export": ("deepseek_v3", "002_post_export_cleanup_noop_slice"),
+    "qwen_moe_export": ("qwen_moe", "002_post_export_cleanup_noop_slice"),
+    "nemotron_h_hybrid": ("nemotron_h", "002_post_export_cleanup_noop_slice"),
+    "qwen3_next_gdn": ("qwen3_next", "002_post_export_cleanup_noop_slice"),
 }
 
 _NODE_BASE = 0x10000
