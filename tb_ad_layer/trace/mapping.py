@@ -251,7 +251,7 @@ def _reason(k: Kernel, rows: list[MapRow], kmap: KernelMap) -> str:
         return REASON_COPY
     if not kmap.any_row_accepts(k.short, k.name):
         return f"no kernel-map row matches kernel family {k.short}"
-    if not any(r.accepts(k.short, k.name) for r in rows):
+    if not any(kmap.row_accepts(r, k.short, k.name) for r in rows):
         return f"no op in layer matches kernel family {k.short}"
     return f"more {k.short} kernels than matching ops in layer"
 

@@ -15,7 +15,10 @@ begins with its own input norm, and the first and last layers must look like the
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Sequence
+
+from tb_ad_layer.trace.align import lcs_length
 
 #: Segments this similar to a pattern belong to it.
 SIMILAR = 0.85
@@ -82,32 +85,56 @@ def _cluster(segs: list[Counter[str]]) -> tuple[list[int], list[Counter[str]]]:
 
 
 class _Candidate:
-    __slots__ = ("anchors", "kinds", "patterns", "coverage", "halves")
+    __slots__ = ("anchors", "kinds", "patterns", "coverage", "halves", "fit")
 
     def __init__(self, anchors: list[int], kinds: list[int], patterns: list[Counter[str]], coverage: float,
-                 halves: bool) -> None:
+                 halves: bool, fit: float) -> None:
         self.anchors = anchors
         self.kinds = kinds
         self.patterns = patterns
         self.coverage = coverage
         self.halves = halves
+        self.fit = fit
 
-    def key(self) -> tuple[float, int, int]:
-        return (round(self.coverage, 2), 0 if self.halves else 1, len(self.anchors))
+    def key(self) -> tuple[float, int, int, int, float]:
+        """Rank: most segments explained, no parts of layers, most layers, then the fewest
+        patterns and the segments closest to them (a cut starting in the prologue makes a
+        pattern of its own)."""
+        return (round(self.coverage, 2), 0 if self.halves else 1, len(self.anchors), -len(self.patterns),
+                round(self.fit, 3))
 
 
-def _cycling_parts(kinds: list[int], patterns: list[Counter[str]]) -> bool:
-    """Whether the segments cycle through patterns (ABAB..., ABCABC...) that differ more than
-    layer kinds do: parts of one layer cut by a family occurring several times per layer.
-    Alternating layer kinds (sliding and full attention) differ in a kernel or two; kinds in
-    blocks (dense, then MoE) do not cycle."""
-    for period in (2, 3):
-        for a in range(len(kinds) - 2 * period + 1):
-            run = kinds[a:a + 2 * period]
-            if run[:period] == run[period:] and len(set(run[:period])) == period:
-                parts = [patterns[k] for k in run[:period]]
-                if any(multiset_similarity(x, y) < ALTERNATING_SIMILARITY
-                       for i, x in enumerate(parts) for y in parts[i + 1:]):
+def sequence_similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    """Longest common subsequence over the longer length (1 when equal, 0 when disjoint): like
+    ``multiset_similarity``, but kernels must come in the same order."""
+    if not a or not b:
+        return 1.0 if len(a) == len(b) else 0.0
+    where: dict[str, int] = {}
+    for j, fam in enumerate(b):
+        where[fam] = where.get(fam, 0) | (1 << j)
+    return lcs_length([where.get(fam, 0) for fam in a], len(b)) / max(len(a), len(b))
+
+
+_PERIODS = (2, 3, 4)
+
+
+def _cycling_parts(kinds: list[int], parts: list[Sequence[str]]) -> bool:
+    """Whether the segments cycle through patterns (ABAB..., ABBABB..., or ABA when that is all
+    there is) whose kernel sequences differ more than layer kinds do: parts of one layer cut by
+    a family occurring several times per layer. Alternating layer kinds (sliding and full
+    attention) run the same kernels in the same order but for one or two; parts of a layer
+    (attention, then MLP) share kernel families (norms, GEMMs) in another order. Kinds in
+    blocks (dense, then MoE) do not cycle. ``parts[k]``: one segment of kind ``k``."""
+    for period in _PERIODS:
+        span = min(len(kinds), 2 * period)
+        if span < period + 1:
+            continue
+        for a in range(len(kinds) - span + 1):
+            run = kinds[a:a + span]
+            if len(set(run[:period])) >= 2 and all(run[i] == run[i - period] for i in range(period, span)):
+                seqs = [parts[k] for k in sorted(set(run[:period]))]
+                if any(sequence_similarity(x, y) < ALTERNATING_SIMILARITY
+                       for i, x in enumerate(seqs) for y in seqs[i + 1:]):
                     return True
     return False
 
@@ -132,13 +159,16 @@ def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
     patterns = [reps[c] for c in kept]
     if any(len(p) < 2 for p in patterns):
         return None  # a layer runs several kinds of kernel (norm, GEMMs, attention...)
+    bounds = list(zip(anchors, anchors[1:]))
+    parts = [seq[slice(*bounds[kinds.index(k)])] if k in kinds else [] for k in range(len(patterns))]
     halves = any(multiset_similarity(patterns[i], patterns[j]) < KIND_SIMILARITY
                  for i in range(len(patterns)) for j in range(i + 1, len(patterns))) or \
-        _cycling_parts(kinds, patterns)
+        _cycling_parts(kinds, parts)
     # The last layer (after the last anchor) resembles the pattern its prefix matches best.
     last_kind = kinds[-1]
     kinds.append(last_kind)
-    return _Candidate(anchors, kinds, patterns, coverage, halves)
+    fit = sum(multiset_similarity(seg, patterns[k]) for seg, k in zip(segs, kinds)) / len(segs)
+    return _Candidate(anchors, kinds, patterns, coverage, halves, fit)
 
 
 def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> tuple[list[int], list[int], float]:
@@ -191,7 +221,7 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
         # sequence start by ``_starts`` instead of bounding every layer of its kind.
         gaps = [anchors[j] - anchors[j - 1] - 1 for j in every if j]
         limit = max(0, min(gaps) if gaps else anchors[0])
-        best: tuple[tuple[float, int, float, int], int] | None = None
+        best: tuple[tuple[float, int, int, int, int, float, int], int] | None = None
         for t in range(limit + 1):
             # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
             starts = _starts(anchors, kinds, {**{k: t for k in by_kind}, **rotation, kind: t})
@@ -200,11 +230,18 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
             sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), patterns[kind]) for j in js]
             left_over = sum(1 for f in seq[:bounds[0]] if f in families) + \
                 sum(1 for f in seq[bounds[-1]:] if f in families)
-            # A layer begins with its own input norm; then no big piece of a layer left outside
-            # (a final norm and lm head are fine, half a layer is not); then the best-fitting
-            # layers; then the earliest start.
+            # A layer begins with its own input norm; then the model's final norm stays after
+            # the last layer (a final norm and lm head look like a layer's input norm and first
+            # projection, so a cut one such piece late fits as well); then the last layer ends within the
+            # replay (starting a layer late pushes the last one into the final norm and lm
+            # head, and past the end); then no big piece of a layer left outside (a final norm
+            # and lm head are fine, half a layer is not), and the fewest layer kernels outside
+            # (a first layer started at its second norm leaves its input norm behind); then the
+            # best-fitting layers; then the earliest start.
+            overrun = int(starts[-1] + lengths[kinds[-1]] > len(seq))
             stray = int(left_over >= _STRAY_SHARE * min(lengths))
-            key = (round(norm, 2), -stray, round(sum(sims) / len(sims), 3), t)
+            final_norm = int(any(is_start[i] for i in range(bounds[-1], len(seq))))
+            key = (round(norm, 2), final_norm, -overrun, -stray, -left_over, round(sum(sims) / len(sims), 3), t)
             if best is None or key > best[0]:
                 best = (key, t)
         assert best is not None
@@ -255,10 +292,68 @@ def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> l
     return out
 
 
-def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> tuple[list[int], list[str], float] | None:
-    """Layers of a family sequence from repetition: the cut positions (each layer's first
-    index, then the end of the last layer), a kind label per layer (``A``, ``B``...), and the
-    mean similarity of the layers to their patterns; None when nothing repeats."""
+@dataclass
+class Inferred:
+    """Layers inferred from repetition.
+
+    ``cuts``: each layer's first index, then the end of the last layer; ``kinds``: a label per
+    layer (``A``, ``B``... in order of first appearance); ``similarity``: mean similarity of the
+    layers to their patterns; ``halves``: the best cut still cycles through parts of a layer
+    (nothing finer than it was consistent); ``merged``: the layers are such cycles of parts
+    joined, seen too few times to be cut by their own anchor.
+    """
+
+    cuts: list[int]
+    kinds: list[str]
+    similarity: float
+    halves: bool = False
+    merged: bool = False
+
+    def kind_counts(self) -> list[int]:
+        """How often each layer's kind occurs, per layer."""
+        counts = Counter(self.kinds)
+        return [counts[k] for k in self.kinds]
+
+
+def _cycle_period(kinds: list[int]) -> int | None:
+    """The shortest period with which labels cycle through two or more patterns throughout
+    (the last label, a guess, excluded)."""
+    body = kinds[:-1]
+    for period in _PERIODS:
+        if len(body) > period and len(set(body[:period])) >= 2 and \
+                all(body[i] == body[i - period] for i in range(period, len(body))):
+            return period
+    return None
+
+
+def _merged(seq: Sequence[str], cand: _Candidate) -> _Candidate | None:
+    """The candidate whose layers are ``cand``'s cycle of parts joined (every period-th anchor),
+    when that cycle runs through the whole sequence; the joined layers are seen at least twice."""
+    period = _cycle_period(cand.kinds)
+    if period is None:
+        return None
+    best: _Candidate | None = None
+    for phase in range(period):
+        anchors = cand.anchors[phase::period]
+        if len(anchors) < 2:
+            continue
+        got = _evaluate(seq, anchors)
+        if got is not None and not got.halves and (best is None or got.coverage > best.coverage):
+            best = got
+    return best
+
+
+#: A last layer shorter than this share of its pattern was cut short by the end of the replay.
+_COMPLETE_SHARE = 0.75
+
+
+def _truncated_last(cuts: list[int], kinds: list[int], cand: _Candidate) -> bool:
+    length = sum(cand.patterns[kinds[-1]].values())
+    return cuts[-1] - cuts[-2] < _COMPLETE_SHARE * length
+
+
+def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | None:
+    """Layers of a family sequence from repetition; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
     for i, fam in enumerate(seq):
         positions.setdefault(fam, []).append(i)
@@ -280,7 +375,20 @@ def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> tuple[list[int
                 best = cand
     if best is None:
         return None
+    merged = False
+    if best.halves:
+        joined = _merged(seq, best)
+        if joined is not None and joined.coverage >= MIN_COVERAGE:
+            best, merged = joined, True
     cuts, kinds, score = _rotate(seq, is_start, best)
+    while len(best.anchors) > 2 and _truncated_last(cuts, kinds, best):
+        # The last anchor sits in the epilogue (the final norm looks like a layer's first
+        # kernels): too few kernels follow it for a layer of its kind, so it opens none.
+        shorter = _evaluate(seq, best.anchors[:-1])
+        if shorter is None:
+            break
+        best = shorter
+        cuts, kinds, score = _rotate(seq, is_start, best)
     order = list(dict.fromkeys(kinds))  # letters in order of first appearance
     names = [chr(ord("A") + order.index(k)) for k in kinds]
-    return cuts, names, score
+    return Inferred(cuts, names, score, halves=best.halves, merged=merged)

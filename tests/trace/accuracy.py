@@ -74,10 +74,12 @@ def generate_from_dump(out: Path, name: str, formats: tuple[str, ...] = ("sqlite
 def truth_record(truth: dict[str, Any], k: Kernel, replay: Sequence[Kernel]) -> dict[str, Any] | None:
     """The truth of kernel ``k`` of the shown replay/pass ``replay``."""
     if truth["phase"] == "prefill":
-        for rec in truth["kernels"]:
-            if rec["correlation"] == k.correlation and rec["kind"] == k.kind:
-                return rec
-        return None
+        by_launch = truth.get("_by_launch")
+        if by_launch is None:
+            by_launch = truth["_by_launch"] = {}
+            for rec in truth["kernels"]:
+                by_launch.setdefault((rec["correlation"], rec["kind"]), rec)
+        return by_launch.get((k.correlation, k.kind))
     seqs = _templates(truth)
     if k.graph_node_id is not None:
         return seqs.get(k.graph_node_id - _NODE_BASE)

@@ -86,7 +86,7 @@ def test_inferred_layer_count_and_kinds() -> None:
     seg = segment_layers(sel.kernels)
     assert seg.inferred and seg.method == "repetition" and len(seg.layers) == 5
     assert seg.kinds == ["A", "A", "B", "B", "B"]  # 2 dense, then 3 MoE
-    assert seg.confidence > 0.9
+    assert 0.8 <= seg.confidence < 0.9  # the dense pattern is seen twice only
 
 
 def test_repetition_starts_layers_at_their_input_norm() -> None:
