@@ -9,7 +9,12 @@ the layer and FX node of every kernel of replay/pass 0 (all passes for prefill).
 
 A plan is a list of layers (kind + ordered ``(node id, op target, stream)``), built in code
 (DeepSeek-V3-like: dense layers first, then MoE layers with shared experts and the KV branch on an
-aux stream) or read from a ``<stem>.truth.json`` beside an FX dump (``--plan-from``).
+aux stream) or read from a ``<stem>.truth.json`` beside an FX dump (``--plan-from``). A truth that
+names no streams (an export stage) gets AutoDeploy's multi-stream layout: shared experts and MLA's
+KV projection path on the layer's aux stream, starting with their block and joined where the
+dump's dataflow first reads them. Every op that launches a kernel gets one with the name PyTorch
+or TensorRT-LLM gives it (``rsqrt_kernel_cuda``, ``MulFunctor``, ``GeluCUDAKernelImpl``,
+``nvjet``...).
 
 Examples::
 
@@ -516,10 +521,10 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
 #: ``main-aux``: one main and one aux stream for every layer (a capture replayed as captured);
 #: ``single``: everything on one stream (SGLang/vLLM decode graphs);
 #: ``per-layer``: AutoDeploy decode as nsys shows it: every layer runs on its own set of streams
-#: (attention, MoE/MLP, aux), the MoE stream of layer N also carries the residual add and norm
-#: that open layer N+1 and the start of its attention projection, dense layers keep attention and
-#: MLP on one stream, the launch stream runs the embedding and layer 0, and the stream ids follow
-#: no order.
+#: (attention, MoE/MLP from the post-attention norm on, aux), the MoE stream of layer N also
+#: carries the first two nodes of layer N+1 (its input norm's first kernels), dense layers keep
+#: attention and MLP on one stream, the launch stream runs the embedding and layer 0, and the
+#: stream ids follow no order.
 LAYOUTS = ("main-aux", "single", "per-layer")
 
 
