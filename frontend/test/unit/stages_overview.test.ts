@@ -78,6 +78,7 @@ const OV: OverviewResponse = {
     { layer: 3, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 200, groups: { moe: 100, mla: 60, norm: 10 }, group_counts: {} },
   ],
   none_node_count: 7,
+  outside_gpu_time_us: null,
 };
 
 describe("overview model", () => {
@@ -104,7 +105,7 @@ describe("overview model", () => {
     assert.equal(m.bars[0].total, 9);
     // No group counts: one "other" segment of the node count.
     assert.deepEqual(m.bars[3].segments, [{ group: "other", value: 20, start: 0 }]);
-    assert.equal(overviewModel({ run: "r", stage: 0, layers: [], none_node_count: 0 }).bars.length, 0);
+    assert.equal(overviewModel({ run: "r", stage: 0, layers: [], none_node_count: 0, outside_gpu_time_us: null }).bars.length, 0);
     assert.equal(overviewModel(null).metric, "nodes");
   });
 
@@ -140,7 +141,7 @@ describe("overview model", () => {
     const groups: Record<string, number> = {};
     for (const n of L.nodes) groups[n.group] = (groups[n.group] ?? 0) + n.time_us;
     const total = Object.values(groups).reduce((a, b) => a + b, 0);
-    const m = overviewModel({ run: "r", stage: 0, layers: [{ layer: 1, kind: L.kind, attention: L.attention, node_count: L.nodes.length, gpu_time_us: total, groups, group_counts: {} }], none_node_count: 0 });
+    const m = overviewModel({ run: "r", stage: 0, layers: [{ layer: 1, kind: L.kind, attention: L.attention, node_count: L.nodes.length, gpu_time_us: total, groups, group_counts: {} }], none_node_count: 0, outside_gpu_time_us: null });
     assert.ok(Math.abs(m.bars[0].segments.reduce((a, s) => a + s.value, 0) - total) < 1e-6);
   });
 });
