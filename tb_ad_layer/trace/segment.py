@@ -230,6 +230,12 @@ def _mismatch(ks: list[Kernel], kinds: Sequence[str], why: str) -> InputError:
                       f"trace and dump come from the same model and rank", field="layers")
 
 
+#: Confidence left to a cut whose layers may each be two layers of alternating kinds...
+_MAYBE_PAIRS = 0.7
+#: ...and to one whose layers could as well start at another norm.
+_AMBIGUOUS_START = 0.8
+
+
 def _support(counts: Sequence[int]) -> float:
     """How much repetition backs a cut: a layer whose kind occurs ``m`` times is a repeating
     unit with weight ``1 - 2**-m`` (one sighting 0.5, two 0.75, five 0.97), averaged over
@@ -269,7 +275,9 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     ``confidence`` multiplies what backs the cut: the layers' similarity to their patterns, how
     often each pattern repeats (``_support``), the share of layers that open with a norm, the
     share of streams that lie within one layer (per-layer stream sets), and halves: a cut
-    that still cycles through parts of a layer (no finer consistent cut) is worth half.
+    that still cycles through parts of a layer (no finer consistent cut) is worth half, one
+    whose layers may each be two layers of alternating kinds 0.7, one whose layers could as
+    well start at another norm 0.8.
     """
     ks = replay_order(kernels)
     main = [k for k in ks if k.kind == KIND_KERNEL]
@@ -293,9 +301,13 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     support = _support(found.kind_counts())
     ordered = _order_similarity([_stream_major(layer) for layer in seg.layers], found.kinds)
     similarity = min(found.similarity, ordered)
-    confidence = similarity * support * (agree if agree is not None else 1.0) * (0.8 + 0.2 * normed)
+    confidence = similarity * support * (agree if agree is not None else 1.0) * (0.6 + 0.4 * normed)
     if found.halves:
         confidence *= 0.5
+    elif found.maybe_pairs:
+        confidence *= _MAYBE_PAIRS
+    if found.ambiguous_start:
+        confidence *= _AMBIGUOUS_START
     seg.confidence = round(confidence, 4)
     patterns = len(set(found.kinds))
     least = min(found.kind_counts())
@@ -308,6 +320,11 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
         seg.detail += "; the layers cycle through patterns that look like parts of one layer"
     elif found.merged:
         seg.detail += "; each layer joins a cycle of patterns that look like its parts"
+    elif found.maybe_pairs:
+        seg.detail += ("; each layer may also be two layers of alternating kinds (a finer cut cycles through "
+                       "parts that each hold two norms and a kernel of their own)")
+    if found.ambiguous_start:
+        seg.detail += "; some layers could as well start at another norm (their first block ending the layer before)"
     return seg
 
 
