@@ -52,6 +52,38 @@ def _row(label: str, path: Path, truth: dict[str, Any], model: Any) -> str:
             f"{seed.node_share:>7.1%} | {nodump}")
 
 
+def _grown(mt: Any) -> None:
+    """Without --dump on deeper models: each export's layers repeated to 24 (a lone dense first
+    layer kept once), one stream and per-layer stream sets."""
+    from tb_ad_layer.trace.ingest import CONFIDENT, ingest_trace
+    from tests.trace.accuracy import DUMPS, agreement, grown_plan
+    from tests.trace.helpers import load_truth
+
+    print(f"\nwithout --dump, 24-layer models grown from each export (one stream | per-layer streams); "
+          f"'low' below confidence {CONFIDENT}")
+    tmp = Path(tempfile.mkdtemp(prefix="tb-ad-layer-grown-"))
+    try:
+        for truth_path in sorted(DUMPS.glob("*/002_*.truth.json")):
+            name = truth_path.parent.name
+            kinds = load_truth(truth_path)["layer_kinds"]
+            keep = 1 if len(kinds) > 2 and kinds["0"] != kinds["1"] and \
+                len(set(kinds.values())) == 2 and list(kinds.values()).count(kinds["0"]) == 1 else 0
+            plan = grown_plan(mt.plan_from_truth(truth_path), 24, keep)
+            cells = []
+            for layout in ("single", "per-layer"):
+                paths = mt.generate(tmp / f"{name}_{layout}", "t", plan,
+                                    mt.Options(layout=layout, replays=3, seed=3, jitter=0.15, reshuffle_streams=True))
+                truth = load_truth(paths["truth"])
+                result = ingest_trace(paths["sqlite"], None)
+                share = agreement(truth, result.kernels).layer_share
+                conf = result.meta["confidence"] or 0.0
+                cells.append(f"{result.meta['layers_found']:>3}/24 {share:>7.1%} {conf:>5.2f}"
+                             f"{' low' if conf < CONFIDENT else '    '}")
+            print(f"  {name:20} " + " | ".join(cells), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="", help="only dump fixtures whose path holds this text")
@@ -95,6 +127,7 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.only:
         return 0
+    _grown(mt)
     print("\nreal traces (no dump): layers found, kernels per layer, outside, how")
     for name in ("b300_r1_distill_sglang_decode.trace.json.gz", "h100_qwen1.5_0.5b_hf_eager.trace.json.gz",
                  "h100_2gpu_1s.sqlite"):

@@ -167,3 +167,23 @@ def baseline_agreement(truth: dict[str, Any], kernels: Sequence[Kernel], expecte
         for k in ks:
             layer_of[id(k)] = index
     return len(groups), agreement(truth, copies, layer_of)
+
+
+def grown_plan(plan: Any, layers: int, keep_first: int = 0) -> Any:
+    """``plan`` (from ``tools/make_traces.py``) with ``layers`` layers: the first ``keep_first``
+    layers once, then the others repeated in order, node ids suffixed with the new index. A
+    2-5-layer export becomes a model deep enough for repetition to mean something."""
+    from copy import copy
+
+    mt = make_traces()
+    src = plan.layers
+    out = []
+    for i in range(layers):
+        j = i if i < keep_first else keep_first + (i - keep_first) % (len(src) - keep_first)
+        nodes = [copy(n) for n in src[j].nodes]
+        for n in nodes:
+            n.id, n.layer = f"{n.id}__{i}", i
+            if n.fork is not None:
+                n.fork = f"{n.fork}__{i}"
+        out.append(mt.PlanLayer(i, src[j].kind, nodes))
+    return mt.Plan(plan.model, plan.prologue, out, plan.epilogue)
