@@ -380,7 +380,7 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
     (r"dsv3_router_gemm", [("void tensorrt_llm::kernels::dsv3MinLatencyKernels::router_gemm_kernel<__nv_bfloat16, "
                             "128, 8, 256, 7168>(float*, __nv_bfloat16 const*, __nv_bfloat16 const*)",
                             "router_gemm_kernel", 3.2)]),
-    (r"torch_linear_simple|aten\.(mm|linear|addmm|matmul|bmm)\.", [_NVJET, _SPLITK]),
+    (r"torch_linear_simple|aten\.(mm|linear|addmm|matmul|bmm|baddbmm)\.", [_NVJET, _SPLITK]),
     (r"fused_allreduce_residual_rmsnorm",
      [("void tensorrt_llm::kernels::ar_fusion::allreduce_fusion_kernel_oneshot_lamport<(tensorrt_llm::kernels::"
        "AllReduceFusionPattern)1, __nv_bfloat16, 8, true, false>(tensorrt_llm::kernels::ar_fusion::"
@@ -435,8 +435,8 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
                          "kernelHistogram1D", 2.0)]),
     (r"auto_deploy\.torch_moe\.", [_ROUTING, _BMM1, _MOE_ACT, _BMM2, _FINALIZE]),
     (r"aten\.(_to_copy|to|copy_?|clone|contiguous|type_as)\.", [_COPY]),
-    (r"aten\.(add_?|sub|diff)\.", [_elementwise("CUDAFunctor_add")]),
-    (r"aten\.mul_?\.", [_binary("MulFunctor")]),
+    (r"aten\.(add_?|sub|rsub|diff)\.", [_elementwise("CUDAFunctor_add")]),
+    (r"aten\.(mul|multiply)_?\.", [_binary("MulFunctor")]),
     (r"aten\.div_?\.", [_binary("DivFunctor")]),
     (r"aten\.(floordiv|floor_divide)\.", [_unary("div_floor_kernel_cuda", "long")]),
     (r"aten\.(pow|square)\.", [("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
@@ -456,8 +456,17 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
     (r"aten\.clamp\.", [_unary("clamp_scalar_kernel_impl")]),
     (r"aten\.softplus\.", [_unary("softplus_kernel")]),
     (r"aten\.polar\.", [_unary("polar_kernel", "float, float")]),
-    (r"aten\.(neg|rsqrt|sqrt|exp|log1p|log|sigmoid|tanh|cos|sin|abs|reciprocal|floor|bitwise_not|logical_not)\.",
+    (r"aten\.(neg|rsqrt|sqrt|exp|expm1|log1p|log|sigmoid|tanh|cos|sin|abs|reciprocal|floor|bitwise_not|logical_not)\.",
      None),
+    (r"aten\.(layer_norm|native_layer_norm)\.",
+     [("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
+       "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+       "vectorized_layer_norm_kernel", 2.0)]),
+    (r"aten\.(sort|argsort)\.",
+     [("void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, true>, unsigned "
+       "int>(at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, unsigned int, unsigned int, unsigned "
+       "int, at::cuda::detail::TensorInfo<long, unsigned int>, unsigned int, at::native::GTOp<float, true>)",
+       "bitonicSortKVInPlace", 3.0)]),
     (r"aten\.(sum)\.", [_reduce("func_wrapper_t")]),
     (r"aten\.(mean|var_mean|var)\.", [_reduce("MeanOps")]),
     (r"aten\.(amax|max|amin|min)\.", [_reduce("MaxOps")]),
@@ -474,7 +483,7 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
        "ReduceAdd const&)::{lambda(int)#1}>(int, at::native::_cuda_scatter_gather_internal_kernel<true, c10::BFloat16>"
        "::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::ReduceAdd const&)::"
        "{lambda(int)#1})", "_scatter_gather_elementwise_kernel", 1.8)]),
-    (r"aten\.(index|index_put|index_select|index_copy)_?\.",
+    (r"aten\.(index|index_put|index_select|index_copy|index_add)_?\.",
      [("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl"
        "<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda"
        "(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native"
@@ -488,6 +497,17 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
 ]
 _FAMILY_RES = [(re.compile(p), specs) for p, specs in FAMILIES]
 _ATEN_OP = re.compile(r"aten\.(\w+?)_?\.")
+#: ATen ops that only make a new view or read metadata: PyTorch launches no kernel for them. Every
+#: other ATen op computes something on the GPU and launches at least one kernel, so an op missing
+#: from ``FAMILIES`` gets a unary kernel named after it rather than none (PyTorch's own naming).
+NO_KERNEL_ATEN = frozenset({
+    "view", "_unsafe_view", "reshape", "expand", "expand_as", "broadcast_to", "permute", "transpose", "t",
+    "numpy_T", "unsqueeze", "squeeze", "slice", "select", "narrow", "split", "split_with_sizes", "chunk",
+    "unbind", "unflatten", "flatten", "alias", "detach", "view_as", "view_as_real", "view_as_complex",
+    "as_strided", "movedim", "diagonal", "unfold", "sym_size", "sym_numel", "sym_stride", "_assert_tensor_metadata",
+    "_assert_scalar", "sym_constrain_range_for_size", "dropout", "empty", "new_empty", "empty_like",
+    "lift_fresh", "item", "_local_scalar_dense",
+})
 _SAMPLING = [("void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float const*, int const*, int*, int, int, int)",
               "topKPerRowDecode", 3.0),
              ("void tensorrt_llm::kernels::samplingTopKKernels<float>(tensorrt_llm::kernels::TopKSamplingKernelParams"
@@ -510,7 +530,10 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
                     full = short = f"fused_kernel_{digest}"
                 out.append((full, short, us))
             return out
-    return []
+    m = _ATEN_OP.search(op)
+    if m is None or m.group(1) in NO_KERNEL_ATEN:
+        return []
+    return [_unary(f"{m.group(1)}_kernel_cuda")]
 
 
 # --------------------------------------------------------------------------------------------
