@@ -25,8 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_convert import generate  # noqa: E402
 
 from tb_ad_layer.dump.reader import parse_dump  # noqa: E402
-from tb_ad_layer.layers.document import dumps, layer_document  # noqa: E402
+from tb_ad_layer.layers.document import layer_document  # noqa: E402
 from tb_ad_layer.layers.layered import layer_graph  # noqa: E402
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON with the standard library, non-ASCII as is (the store's text before msgspec)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def best_s(fn: Callable[[], Any], repeat: int) -> float:

@@ -1,61 +1,133 @@
 #!/usr/bin/env python3
 """Print how well traces are cut into layers and mapped to nodes, beside seed 000's stream grouping.
 
-For every model kind of ``tests/fixtures/dumps`` (dense, MLA with dense first layers then MoE,
-MoE, Mamba hybrid, gated delta net) a decode trace is generated with per-layer stream sets in
-both formats (nsys SQLite, profiler JSON) and ingested with the converter's view of the dump;
-the committed trace fixtures are ingested too. Per trace: layers found vs expected, the share of
-layer kernels in the right layer and on the right node, and the same for seed 000's stream
-grouping on the same replay. The real traces of ``../shared/traces`` have no per-kernel truth:
-their layer counts and sizes are printed against the figures of their README.
+For every FX-dump fixture of ``tests/fixtures/dumps`` (20 real Hugging Face architectures in both
+export stages, and AutoDeploy's late stages) a decode trace is generated as AutoDeploy captures
+look (per-layer stream sets, aux streams for shared experts and MLA's KV path, a stream carrying
+one layer's tail and the next one's head, new stream ids every replay, jitter, several replays,
+eager copies between them) in both formats (nsys SQLite, profiler JSON), and ingested with the
+converter's view of the dump; the committed trace fixtures are ingested too. Per trace: layers
+found vs expected, the share of layer kernels in the right layer and on the right node, the share
+of model-level kernels on their node outside the layers, the same for seed 000's stream grouping
+on the same replay, and what ``kernels`` finds without the dump (layers, right layer, confidence;
+``exit 2`` where it reports no structure). The real traces of ``../shared/traces`` have no
+per-kernel truth: their layer counts and sizes are printed against the figures of their README.
 
-    python bench/trace_accuracy.py
+    python bench/trace_accuracy.py [--only SUBSTRING]
 """
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import tempfile
+import zlib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def main() -> int:
+def _row(label: str, path: Path, truth: dict[str, Any], model: Any) -> str:
+    from tb_ad_layer.errors import InputError
     from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
-    from tests.trace.accuracy import (MODEL_DUMPS, agreement, baseline_agreement, dump_model, generate_from_dump,
-                                      load)
-    from tests.trace.helpers import FIXTURES, SHARED_TRACES, load_truth
+    from tests.trace.accuracy import agreement, baseline_agreement
 
-    print(f"{'trace':52} {'layers':>7} {'layer':>7} {'node':>7} {'outside':>8} | {'seed layers':>11} "
-          f"{'layer':>7} {'node':>7}")
-    rows = []
-    tmp = tempfile.mkdtemp(prefix="tb-ad-layer-accuracy-")
+    result = ingest_trace(path, model)
+    got = agreement(truth, result.kernels)
+    found, seed = baseline_agreement(truth, result.kernels, model)
     try:
-        for name in sorted(MODEL_DUMPS):
-            _, model = dump_model(name)
-            paths = generate_from_dump(Path(tmp) / name, name, ("sqlite", "torch"), layout="per-layer", replays=8,
-                                       seed=7, jitter=0.15, reshuffle_streams=True)
-            truth = load(paths)
-            for fmt in ("sqlite", "torch"):
-                rows.append((f"{name} decode, per-layer streams ({fmt})", paths[fmt], truth, model))
-        for stem, model_name in (("ad_dsv3_decode_streams", "dsv3_mla_moe"),
-                                 ("qwen3_next_prefill_modules", "qwen3_next_gdn")):
-            _, model = dump_model(model_name)
-            truth = load_truth(FIXTURES / f"{stem}.truth.json")
-            for suffix in (".sqlite", ".pt.trace.json.gz"):
-                rows.append((f"fixture {stem}{suffix}", FIXTURES / f"{stem}{suffix}", truth, model))
-        for label, path, truth, model in rows:
-            result = ingest_trace(path, model)
-            got = agreement(truth, result.kernels)
-            found, seed = baseline_agreement(truth, result.kernels, model)
-            print(f"{label:52} {result.meta['layers_found']:>3}/{truth['num_layers']:<3} {got.layer_share:>7.1%} "
-                  f"{got.node_share:>7.1%} {got.outside_share:>8.1%} | {found:>11} {seed.layer_share:>7.1%} "
-                  f"{seed.node_share:>7.1%}")
+        seq = kernel_sequences(path)
+        alone = ingest_trace(path, None)
+        share = agreement(truth, alone.kernels).layer_share
+        conf = seq["segmentation"]["confidence"]
+        nodump = f"{seq['num_layers']:>3} {share:>7.1%} {conf:>5.2f}" if conf is not None else \
+            f"{seq['num_layers']:>3} {share:>7.1%}  {seq['segmentation']['method'][:5]}"
+    except InputError:
+        nodump = f"{'exit 2':>17}"
+    return (f"{label:44} {result.meta['layers_found']:>3}/{truth['num_layers']:<3} {got.layer_share:>7.1%} "
+            f"{got.node_share:>7.1%} {got.outside_share:>8.1%} | {found:>5} {seed.layer_share:>7.1%} "
+            f"{seed.node_share:>7.1%} | {nodump}")
+
+
+def _grown(mt: Any) -> None:
+    """Without --dump on deeper models: each export's layers repeated to 24 (a lone dense first
+    layer kept once), one stream and per-layer stream sets."""
+    from tb_ad_layer.trace.ingest import CONFIDENT, ingest_trace
+    from tests.trace.accuracy import DUMPS, agreement, grown_plan
+    from tests.trace.helpers import load_truth
+
+    print(f"\nwithout --dump, 24-layer models grown from each export (one stream | per-layer streams); "
+          f"'low' below confidence {CONFIDENT}")
+    tmp = Path(tempfile.mkdtemp(prefix="tb-ad-layer-grown-"))
+    try:
+        for truth_path in sorted(DUMPS.glob("*/002_*.truth.json")):
+            name = truth_path.parent.name
+            kinds = load_truth(truth_path)["layer_kinds"]
+            keep = 1 if len(kinds) > 2 and kinds["0"] != kinds["1"] and \
+                len(set(kinds.values())) == 2 and list(kinds.values()).count(kinds["0"]) == 1 else 0
+            plan = grown_plan(mt.plan_from_truth(truth_path), 24, keep)
+            cells = []
+            for layout in ("single", "per-layer"):
+                paths = mt.generate(tmp / f"{name}_{layout}", "t", plan,
+                                    mt.Options(layout=layout, replays=3, seed=3, jitter=0.15, reshuffle_streams=True))
+                truth = load_truth(paths["truth"])
+                result = ingest_trace(paths["sqlite"], None)
+                share = agreement(truth, result.kernels).layer_share
+                conf = result.meta["confidence"] or 0.0
+                cells.append(f"{result.meta['layers_found']:>3}/24 {share:>7.1%} {conf:>5.2f}"
+                             f"{' low' if conf < CONFIDENT else '    '}")
+            print(f"  {name:20} " + " | ".join(cells), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="only dump fixtures whose path holds this text")
+    args = ap.parse_args()
+
+    from tb_ad_layer.convert import load_stage, resolve_inputs
+    from tb_ad_layer.trace.ingest import kernel_sequences
+    from tb_ad_layer.trace_attach import model_nodes
+    from tests.trace.accuracy import DUMPS, dump_model
+    from tests.trace.helpers import FIXTURES, SHARED_TRACES, load_truth, make_traces
+
+    mt = make_traces()
+    print(f"{'':52} {'layer':>7} {'node':>7} {'outside':>8} | {'seed 000 grouping':^21} | {'without --dump':^17}")
+    print(f"{'trace (decode, per-layer streams)':44} {'layers':>7} {'right':>7} {'right':>7} {'on node':>8} | "
+          f"{'found':>5} {'layer':>7} {'node':>7} | {'found':>3} {'layer':>7} {'conf':>5}")
+    tmp = tempfile.mkdtemp(prefix="tb-ad-layer-accuracy-")
+    try:
+        for truth_path in sorted(DUMPS.glob("*/*.truth.json")):
+            name = f"{truth_path.parent.name}/{truth_path.name.split('.')[0]}"
+            if args.only not in name:
+                continue
+            stem = truth_path.name[: -len(".truth.json")]
+            stage = next(s for s in resolve_inputs(truth_path.parent, ["all"]) if s.path.stem == stem)
+            model = model_nodes(load_stage(stage).lg)
+            seed = zlib.crc32(name.encode()) % 1000
+            paths = mt.generate(Path(tmp) / name.replace("/", "_"), "t", mt.plan_from_truth(truth_path),
+                                mt.Options(layout="per-layer", replays=8, seed=seed, jitter=0.15,
+                                           reshuffle_streams=True), ("sqlite", "torch"))
+            truth = load_truth(paths["truth"])
+            for fmt in ("sqlite", "torch"):
+                line = _row(f"{name[:36]} ({fmt})", paths[fmt], truth, model)
+                print(line, flush=True)
+        if not args.only:
+            for stem, model_name in (("ad_dsv3_decode_streams", "dsv3_mla_moe"),
+                                     ("qwen3_next_prefill_modules", "qwen3_next_gdn")):
+                _, model = dump_model(model_name)
+                truth = load_truth(FIXTURES / f"{stem}.truth.json")
+                for suffix in (".sqlite", ".pt.trace.json.gz"):
+                    print(_row(f"fixture {stem}{suffix}"[:44], FIXTURES / f"{stem}{suffix}", truth, model), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.only:
+        return 0
+    _grown(mt)
     print("\nreal traces (no dump): layers found, kernels per layer, outside, how")
     for name in ("b300_r1_distill_sglang_decode.trace.json.gz", "h100_qwen1.5_0.5b_hf_eager.trace.json.gz",
                  "h100_2gpu_1s.sqlite"):

@@ -117,6 +117,12 @@ def compiled_extensions(commands: Sequence[str]) -> list[Extension]:
         _say("mypyc is not installed (pip install mypy); the converter runs from its Python "
              "sources (slower)")
         return []
+    if importlib.util.find_spec("msgspec") is None:
+        # The compiled modules build msgspec records: mypyc needs msgspec's types (a build
+        # without isolation, in an environment without the runtime dependencies yet).
+        _say("msgspec is not installed (pip install msgspec); the converter runs from its "
+             "Python sources (slower)")
+        return []
     stamp = _stamp_module()
     _GENERATED_FROM.update({path[:-3].replace("/", "."): stamp.source_sha256(str(ROOT / path))
                             for path in MODULES})

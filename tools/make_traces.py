@@ -9,7 +9,12 @@ the layer and FX node of every kernel of replay/pass 0 (all passes for prefill).
 
 A plan is a list of layers (kind + ordered ``(node id, op target, stream)``), built in code
 (DeepSeek-V3-like: dense layers first, then MoE layers with shared experts and the KV branch on an
-aux stream) or read from a ``<stem>.truth.json`` beside an FX dump (``--plan-from``).
+aux stream) or read from a ``<stem>.truth.json`` beside an FX dump (``--plan-from``). A truth that
+names no streams (an export stage) gets AutoDeploy's multi-stream layout: shared experts and MLA's
+KV projection path on the layer's aux stream, starting with their block and joined where the
+dump's dataflow first reads them. Every op that launches a kernel gets one with the name PyTorch
+or TensorRT-LLM gives it (``rsqrt_kernel_cuda``, ``MulFunctor``, ``GeluCUDAKernelImpl``,
+``nvjet``...).
 
 Examples::
 
@@ -47,6 +52,7 @@ class PlanNode:
     group: str = "other"
     sub_group: str | None = None
     join: bool = False  # waits for the aux stream before running
+    fork: str | None = None  # aux nodes: the main node after whose start the aux run may begin
 
 
 @dataclass
@@ -155,13 +161,25 @@ def dsv3_plan(num_layers: int = 5, dense_layers: int = 2, unknown_kernel: bool =
 
 
 _DUMP_LINE = re.compile(r"^%(\S+) = ([^(]+)\(")
+_REF = re.compile(r"%(\w+)")
+#: Modules that AutoDeploy's multi-stream transforms move to an aux stream: the shared experts
+#: beside the routed ones (``multi_stream_moe``) and MLA's KV projection path beside the query
+#: path (``multi_stream_mla_attn``). Matched on the module path below the decoder layer.
+_AUX_MODULES = re.compile(r"(^|\.)(shared_experts?|shared_expert_gate|kv_a_proj_with_mqa|kv_a_layernorm|kv_b_proj)"
+                          r"(\.|$)")
+_LAYER_PATH = re.compile(r"(^|\.)layers\.\d+\.")
 
 
-def plan_from_truth(truth_path: Path, dump_path: Path | None = None) -> Plan:
-    """Plan from a ``<stem>.truth.json`` (and the dump beside it for op targets and node order).
+def plan_from_truth(truth_path: Path, dump_path: Path | None = None, aux_modules: bool = True) -> Plan:
+    """Plan from a ``<stem>.truth.json`` (and the dump beside it for op targets, node order and
+    dataflow).
 
-    Truth format: ``{"model", "num_layers", "layer_kinds": {"0": "dense"}, "nodes": {"<id>":
-    {"layer": int|null, "group", "sub_group", "stream": "main"|"aux", "op": optional}}}``.
+    Truth format: ``{"model", "num_layers", "layer_kinds": {"0": "attention+mlp"}, "nodes": {"<id>":
+    {"layer": int|null, "group", "module", "sub_group": optional, "stream": "main"|"aux" optional,
+    "op": optional}}}``. Where the truth names no streams and ``aux_modules`` is set, the nodes of
+    the modules AutoDeploy runs on an aux stream (``_AUX_MODULES``) go there: each such run
+    may start once its block's first node has started, and the first main node reading its
+    output waits for it.
     """
     truth = json.loads(truth_path.read_text(encoding="utf-8"))
     if dump_path is None:
@@ -169,12 +187,14 @@ def plan_from_truth(truth_path: Path, dump_path: Path | None = None) -> Plan:
         candidate = truth_path.with_name(truth.get("dump") or f"{stem}.txt")
         dump_path = candidate if candidate.is_file() else None
     ops: dict[str, str] = {}
+    refs: dict[str, set[str]] = {}
     order: list[str] = []
     if dump_path is not None:
         for line in dump_path.read_text(encoding="utf-8").splitlines():
             m = _DUMP_LINE.match(line)
             if m:
                 ops[m.group(1)] = m.group(2).strip()
+                refs[m.group(1)] = set(_REF.findall(line[m.end():]))
                 order.append(m.group(1))
     nodes: dict[str, Any] = truth["nodes"]
     ids = [i for i in order if i in nodes] + [i for i in nodes if i not in ops]
@@ -183,14 +203,20 @@ def plan_from_truth(truth_path: Path, dump_path: Path | None = None) -> Plan:
     layers = [PlanLayer(i, kinds.get(i, "dense"), []) for i in range(num_layers)]
     prologue, epilogue = [], []
     seen_layer = False
+    named_streams = any(info.get("stream") for info in nodes.values())
     for nid in ids:
         info = nodes[nid]
         op = info.get("op") or ops.get(nid)
         if not op:
             continue  # placeholders and outputs launch nothing
         sub = info.get("sub_group")
-        stream = info.get("stream") or ("aux" if sub and "aux" in sub else "main")
         layer = info.get("layer")
+        stream = info.get("stream") or ("aux" if sub and "aux" in sub else "main")
+        module = info.get("module") or ""
+        if not named_streams and aux_modules and layer is not None:
+            below = _LAYER_PATH.split(module)[-1]
+            if _AUX_MODULES.search(below):
+                stream = "aux"
         pn = PlanNode(nid, op, stream, layer, info.get("group") or "other", sub)
         if layer is None:
             (epilogue if seen_layer else prologue).append(pn)
@@ -198,8 +224,41 @@ def plan_from_truth(truth_path: Path, dump_path: Path | None = None) -> Plan:
             seen_layer = True
             layers[int(layer)].nodes.append(pn)
     for layer in layers:
-        _infer_joins(layer.nodes)
+        if named_streams or not refs:
+            _infer_joins(layer.nodes)
+        else:
+            _dataflow_joins(layer.nodes, refs)
     return Plan(truth.get("model", truth_path.stem), prologue, layers, epilogue)
+
+
+def _dataflow_joins(nodes: list[PlanNode], refs: dict[str, set[str]]) -> None:
+    """Forks and joins of the aux runs of one layer from the dump's dataflow: a run may start
+    once the first main node of its group has started (the block's input is ready then), and
+    the first kernel-launching main node at or after the first main reader of the run's output
+    waits for it (or the layer's last main node)."""
+    first_of_group: dict[str, str] = {}
+    for n in nodes:
+        if n.stream == "main":
+            first_of_group.setdefault(n.group, n.id)
+    run: set[str] = set()
+    pending = False
+    last_main: PlanNode | None = None
+    for n in nodes:
+        if n.stream != "main":
+            if not run:
+                n.fork = first_of_group.get(n.group)
+            run.add(n.id)
+            continue
+        if kernels_for(n.op, ""):
+            last_main = n
+        if run and refs.get(n.id, set()) & run:
+            pending = True
+            run = set()
+        if pending and kernels_for(n.op, ""):
+            n.join = True
+            pending = False
+    if (pending or run) and last_main is not None:
+        last_main.join = True
 
 
 _JOIN_OPS = re.compile(r"attention|mla|rope|add|moe|all_reduce|allreduce|cat")
@@ -247,6 +306,27 @@ def _elementwise(functor: str, vec: int = 4, arity: int = 3) -> Spec:
             "vectorized_elementwise_kernel", 1.1)
 
 
+def _unary(fn: str, lam: str = "float", us: float = 1.1) -> Spec:
+    """An at::native unary/lambda kernel as PyTorch names it (``rsqrt_kernel_cuda(...)::{lambda...}``)."""
+    body = (f"at::native::{fn}(at::TensorIteratorBase&)::{{lambda()#1}}::operator()() const::{{lambda()#4}}::"
+            f"operator()() const::{{lambda({lam})#1}}")
+    return (f"void at::native::vectorized_elementwise_kernel<4, {body}, std::array<char*, 2ul> >(int, {body}, "
+            "std::array<char*, 2ul>)", "vectorized_elementwise_kernel", us)
+
+
+def _binary(functor: str, us: float = 1.2) -> Spec:
+    """An at::native BinaryFunctor kernel (``binary_internal::MulFunctor<float>``...)."""
+    f = (f"at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+         f"{functor}<float> >")
+    return (f"void at::native::vectorized_elementwise_kernel<4, {f}, std::array<char*, 3ul> >(int, {f}, "
+            "std::array<char*, 3ul>)", "vectorized_elementwise_kernel", us)
+
+
+def _reduce(ops: str, us: float = 2.2) -> Spec:
+    r = f"at::native::ReduceOp<float, at::native::{ops}<float, float, float, float>, unsigned int, c10::BFloat16, 4, 4>"
+    return (f"void at::native::reduce_kernel<512, 1, {r} >({r})", "reduce_kernel", us)
+
+
 _COPY: Spec = ("void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
                "at::TensorIteratorBase&)"
                "::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
@@ -284,8 +364,9 @@ _FINALIZE = ("void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize:
 _MYSTERY = ("void acme::secret::mystery_kernel<7, true>(acme::secret::Params<float>&)", "mystery_kernel", 2.0)
 
 #: (op regex, kernels). The first match decides; ops matching nothing launch no kernel.
-FAMILIES: list[tuple[str, list[Spec]]] = [
-    (r"flashinfer_mla_with_cache|mla_with_cache",
+#: ``None``: a unary kernel named after the op (``neg_kernel_cuda``).
+FAMILIES: list[tuple[str, list[Spec] | None]] = [
+    (r"flashinfer_mla_with_cache|mla_with_cache|torch_mla",
      [("fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKvCgaVarSeqQ8Kv128"
        "StaticSwapsAbForGen", "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKv"
        "CgaVarSeqQ8Kv128StaticSwapsAbForGen", 18.0)]),
@@ -299,7 +380,7 @@ FAMILIES: list[tuple[str, list[Spec]]] = [
     (r"dsv3_router_gemm", [("void tensorrt_llm::kernels::dsv3MinLatencyKernels::router_gemm_kernel<__nv_bfloat16, "
                             "128, 8, 256, 7168>(float*, __nv_bfloat16 const*, __nv_bfloat16 const*)",
                             "router_gemm_kernel", 3.2)]),
-    (r"torch_linear_simple|aten\.(mm|linear|addmm|matmul|bmm)\.", [_NVJET, _SPLITK]),
+    (r"torch_linear_simple|aten\.(mm|linear|addmm|matmul|bmm|baddbmm)\.", [_NVJET, _SPLITK]),
     (r"fused_allreduce_residual_rmsnorm",
      [("void tensorrt_llm::kernels::ar_fusion::allreduce_fusion_kernel_oneshot_lamport<(tensorrt_llm::kernels::"
        "AllReduceFusionPattern)1, __nv_bfloat16, 8, true, false>(tensorrt_llm::kernels::ar_fusion::"
@@ -321,7 +402,7 @@ FAMILIES: list[tuple[str, list[Spec]]] = [
                            "detail::TensorInfo<c10::BFloat16 const, unsigned int>, at::cuda::detail::TensorInfo<long "
                            "const, unsigned int>, int, int, unsigned int, unsigned int, long)",
                            "indexSelectLargeIndex", 2.0)]),
-    (r"aten\.(cat|stack)\.", [("void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
+    (r"aten\.(cat|concatenate|stack)\.", [("void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
                                "namespace)::OpaqueType<2u>, unsigned int, 3, 128, 1>(at::native::(anonymous namespace)::"
                                "OpaqueType<2u>*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<at::native"
                                "::(anonymous namespace)::OpaqueType<2u>, unsigned int, 128, 1>, at::native::(anonymous "
@@ -345,21 +426,50 @@ FAMILIES: list[tuple[str, list[Spec]]] = [
     (r"aten\.(tril|triu)\.", [("void at::native::triu_tril_kernel<c10::BFloat16, int, false, 4, true>(at::cuda::"
                                "detail::TensorInfo<c10::BFloat16, int>, at::cuda::detail::TensorInfo<c10::BFloat16 "
                                "const, int>, long, long)", "triu_tril_kernel", 1.2)]),
-    (r"aten\.(pad|constant_pad_nd|repeat_interleave)\.", [_COPY]),
-    (r"aten\.(relu|softplus|square|__and__|__or__|type_as|diff)\.", [_elementwise("BinaryFunctor")]),
+    # constant_pad_nd fills the output, then copies the input into its middle.
+    (r"aten\.(pad|constant_pad_nd)\.", [_elementwise("FillFunctor", 4, 1), _COPY]),
+    (r"aten\.(repeat_interleave|repeat)\.", [_COPY]),
+    (r"aten\.histc\.", [("void at::cuda::detail::kernelHistogram1D<float, float, long, 1, 2, -1, (at::cuda::detail::"
+                         "CUDAHistogramMemoryType)0, at::native::(anonymous namespace)::histogramdd_cuda_kernel"
+                         "(...)::{lambda(float)#1}>(at::cuda::detail::TensorInfo<float, long>, ...)",
+                         "kernelHistogram1D", 2.0)]),
     (r"auto_deploy\.torch_moe\.", [_ROUTING, _BMM1, _MOE_ACT, _BMM2, _FINALIZE]),
-    (r"aten\.(_to_copy|to|copy_?|clone|contiguous)\.", [_COPY]),
-    (r"aten\.add_?\.", [_elementwise("CUDAFunctor_add")]),
-    (r"aten\.(mul|sub|div|neg|pow|rsqrt|exp|sigmoid|silu|where|eq|ne|lt|gt|le|ge|floordiv|floor_divide|bitwise_and|"
-     r"logical_and|logical_not|abs|clamp|reciprocal|sqrt|cos|sin|tanh|masked_fill|bitwise_or|bitwise_not|or|and)_?\.",
-     [("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
-       "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, at::native::"
-       "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, "
-       "std::array<char*, 3ul>)", "vectorized_elementwise_kernel", 1.2)]),
-    (r"aten\.(sum|mean|amax|max|min|var_mean|var)\.",
-     [("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, "
-       "float>, unsigned int, c10::BFloat16, 4, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, "
-       "float, float>, unsigned int, c10::BFloat16, 4, 4>)", "reduce_kernel", 2.2)]),
+    (r"aten\.(_to_copy|to|copy_?|clone|contiguous|type_as)\.", [_COPY]),
+    (r"aten\.(add_?|sub|rsub|diff)\.", [_elementwise("CUDAFunctor_add")]),
+    (r"aten\.(mul|multiply)_?\.", [_binary("MulFunctor")]),
+    (r"aten\.div_?\.", [_binary("DivFunctor")]),
+    (r"aten\.(floordiv|floor_divide)\.", [_unary("div_floor_kernel_cuda", "long")]),
+    (r"aten\.(pow|square)\.", [("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+                                "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda("
+                                "float)#1}, std::array<char*, 2ul> >(int, at::native::(anonymous namespace)::"
+                                "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda("
+                                "float)#1}, std::array<char*, 2ul>)", "vectorized_elementwise_kernel", 1.1)]),
+    (r"aten\.gelu\.", [_unary("GeluCUDAKernelImpl", "c10::BFloat16", 1.4)]),
+    (r"aten\.silu\.", [_unary("silu_kernel", "c10::BFloat16", 1.3)]),
+    (r"aten\.relu\.", [_unary("clamp_min_scalar_kernel_impl", "c10::BFloat16")]),
+    (r"aten\.(eq|ne)\.", [_elementwise("CompareEqFunctor")]),
+    (r"aten\.(lt|gt|le|ge)\.", [_elementwise("CompareFunctor")]),
+    (r"aten\.(__and__|bitwise_and|logical_and)\.", [_elementwise("BitwiseAndFunctor")]),
+    (r"aten\.(__or__|bitwise_or|logical_or)\.", [_elementwise("BitwiseOrFunctor")]),
+    (r"aten\.where\.", [_unary("where_kernel_impl", "bool, c10::BFloat16, c10::BFloat16")]),
+    (r"aten\.masked_fill_?\.", [_unary("masked_fill_kernel", "c10::BFloat16, bool")]),
+    (r"aten\.clamp\.", [_unary("clamp_scalar_kernel_impl")]),
+    (r"aten\.softplus\.", [_unary("softplus_kernel")]),
+    (r"aten\.polar\.", [_unary("polar_kernel", "float, float")]),
+    (r"aten\.(neg|rsqrt|sqrt|exp|expm1|log1p|log|sigmoid|tanh|cos|sin|abs|reciprocal|floor|bitwise_not|logical_not)\.",
+     None),
+    (r"aten\.(layer_norm|native_layer_norm)\.",
+     [("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
+       "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+       "vectorized_layer_norm_kernel", 2.0)]),
+    (r"aten\.(sort|argsort)\.",
+     [("void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, true>, unsigned "
+       "int>(at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, unsigned int, unsigned int, unsigned "
+       "int, at::cuda::detail::TensorInfo<long, unsigned int>, unsigned int, at::native::GTOp<float, true>)",
+       "bitonicSortKVInPlace", 3.0)]),
+    (r"aten\.(sum)\.", [_reduce("func_wrapper_t")]),
+    (r"aten\.(mean|var_mean|var)\.", [_reduce("MeanOps")]),
+    (r"aten\.(amax|max|amin|min)\.", [_reduce("MaxOps")]),
     (r"aten\.(_softmax|softmax)\.", [("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, "
                                       "float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float "
                                       "const*, int)", "cunn_SoftMaxForward", 2.4)]),
@@ -367,7 +477,13 @@ FAMILIES: list[tuple[str, list[Spec]]] = [
                         "<float const, unsigned int>, unsigned int, unsigned int, bool, unsigned int, unsigned int, "
                         "at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, at::cuda::detail::TensorInfo"
                         "<long, unsigned int>, unsigned int, unsigned int*)", "gatherTopK", 4.0)]),
-    (r"aten\.(index|gather|scatter|scatter_add|index_put|index_select|index_copy)_?\.",
+    (r"aten\.(gather|scatter|scatter_add)_?\.",
+     [("void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_gather_internal_kernel"
+       "<true, c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::"
+       "ReduceAdd const&)::{lambda(int)#1}>(int, at::native::_cuda_scatter_gather_internal_kernel<true, c10::BFloat16>"
+       "::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::ReduceAdd const&)::"
+       "{lambda(int)#1})", "_scatter_gather_elementwise_kernel", 1.8)]),
+    (r"aten\.(index|index_put|index_select|index_copy|index_add)_?\.",
      [("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl"
        "<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda"
        "(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native"
@@ -380,6 +496,18 @@ FAMILIES: list[tuple[str, list[Spec]]] = [
        "index_elementwise_kernel", 1.8)]),
 ]
 _FAMILY_RES = [(re.compile(p), specs) for p, specs in FAMILIES]
+_ATEN_OP = re.compile(r"aten\.(\w+?)_?\.")
+#: ATen ops that only make a new view or read metadata: PyTorch launches no kernel for them. Every
+#: other ATen op computes something on the GPU and launches at least one kernel, so an op missing
+#: from ``FAMILIES`` gets a unary kernel named after it rather than none (PyTorch's own naming).
+NO_KERNEL_ATEN = frozenset({
+    "view", "_unsafe_view", "reshape", "expand", "expand_as", "broadcast_to", "permute", "transpose", "t",
+    "numpy_T", "unsqueeze", "squeeze", "slice", "select", "narrow", "split", "split_with_sizes", "chunk",
+    "unbind", "unflatten", "flatten", "alias", "detach", "view_as", "view_as_real", "view_as_complex",
+    "as_strided", "movedim", "diagonal", "unfold", "sym_size", "sym_numel", "sym_stride", "_assert_tensor_metadata",
+    "_assert_scalar", "sym_constrain_range_for_size", "dropout", "empty", "new_empty", "empty_like",
+    "lift_fresh", "item", "_local_scalar_dense",
+})
 _SAMPLING = [("void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float const*, int const*, int*, int, int, int)",
               "topKPerRowDecode", 3.0),
              ("void tensorrt_llm::kernels::samplingTopKKernels<float>(tensorrt_llm::kernels::TopKSamplingKernelParams"
@@ -388,8 +516,13 @@ _SAMPLING = [("void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float c
 
 def kernels_for(op: str, salt: str) -> list[Spec]:
     """Kernels one node with target ``op`` launches; hash-named MLIR kernels get a per-op hash."""
-    for pat, specs in _FAMILY_RES:
+    for pat, family in _FAMILY_RES:
         if pat.search(op):
+            if family is None:
+                # Unary math: PyTorch names the kernel after the op (``rsqrt_kernel_cuda``).
+                m = _ATEN_OP.search(op)
+                family = [_unary(f"{m.group(1) if m else 'unary'}_kernel_cuda")]
+            specs = family
             out = []
             for full, short, us in specs:
                 if "@" in full:
@@ -397,7 +530,10 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
                     full = short = f"fused_kernel_{digest}"
                 out.append((full, short, us))
             return out
-    return []
+    m = _ATEN_OP.search(op)
+    if m is None or m.group(1) in NO_KERNEL_ATEN:
+        return []
+    return [_unary(f"{m.group(1)}_kernel_cuda")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -408,10 +544,10 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
 #: ``main-aux``: one main and one aux stream for every layer (a capture replayed as captured);
 #: ``single``: everything on one stream (SGLang/vLLM decode graphs);
 #: ``per-layer``: AutoDeploy decode as nsys shows it: every layer runs on its own set of streams
-#: (attention, MoE/MLP, aux), the MoE stream of layer N also carries the residual add and norm
-#: that open layer N+1 and the start of its attention projection, dense layers keep attention and
-#: MLP on one stream, the launch stream runs the embedding and layer 0, and the stream ids follow
-#: no order.
+#: (attention, MoE/MLP from the post-attention norm on, aux), the MoE stream of layer N also
+#: carries the first two nodes of layer N+1 (its input norm's first kernels), dense layers keep
+#: attention and MLP on one stream, the launch stream runs the embedding and layer 0, and the
+#: stream ids follow no order.
 LAYOUTS = ("main-aux", "single", "per-layer")
 
 
@@ -457,20 +593,23 @@ class Template:
     group: str = "other"
     seq: int = 0
     node_index: int = -1
+    fork_index: int = -1  # aux: node index of the main node after whose start the run may begin
 
 
 def build_templates(plan: Plan, opts: Options) -> list[Template]:
     """All activities of one forward pass in launch order (graph node order)."""
     out: list[Template] = []
+    index_of = {node.id: index for index, (_, node) in enumerate(plan.all_nodes())}
     for index, (layer, node) in enumerate(plan.all_nodes()):
         specs = kernels_for(node.op, opts.salt)
+        fork = index_of.get(node.fork, -1) if node.fork is not None else -1
         if opts.memcpy_noise and opts.phase == "decode" and "moe_fused" in node.op and node.layer is not None:
             # MoE workspace zeroing: a memset node inside the graph, owned by no FX node.
             out.append(Template("[CUDA memset]", "[CUDA memset]", 0.9, node.stream, layer, None, False, "memset",
                                 node.group, node_index=index))
         for j, (full, short, us) in enumerate(specs):
             out.append(Template(full, short, us, node.stream, layer, node.id, node.join and j == 0, "kernel",
-                                node.group, node_index=index))
+                                node.group, node_index=index, fork_index=fork))
     for seq, tpl in enumerate(out):
         tpl.seq = seq
     return out
@@ -555,9 +694,16 @@ def layer_lanes(plan: Plan, templates: list[Template], opts: Options, rng: rando
                 if len(head_nodes) == 2:
                     break
                 head_nodes.append(t.node_index)
-        norms = [t for t in main if t.kind == "kernel" and t.node_index not in head_nodes
-                 and _norm_like(t, ops[t.node_index])]
-        split = norms[0].seq if norms else (main[len(main) // 2].seq if main else 0)
+        # The FFN stream starts at the norm that opens the FFN block (post-attention norm).
+        body = [t for t in main if t.kind == "kernel" and t.node_index not in head_nodes]
+        ffn_at = next((i for i, t in enumerate(body) if t.group in ("moe", "mlp")), None)
+        if ffn_at is not None:
+            while ffn_at > 0 and _norm_like(body[ffn_at - 1], ops[body[ffn_at - 1].node_index]):
+                ffn_at -= 1
+            split = body[ffn_at].seq
+        else:
+            norms = [t for t in body if _norm_like(t, ops[t.node_index])]
+            split = norms[0].seq if norms else (main[len(main) // 2].seq if main else 0)
         for t in ts:
             if t.stream != "main":
                 lanes[t.seq] = aux
@@ -595,17 +741,24 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
         fork = None
         prev = "main"
         launch_corr = corr
+        main_starts: list[tuple[int, int]] = []  # (node index, start) of the main stream's kernels
         for tpl in templates:
             dur = max(300, int(tpl.base_us * scale * 1000 * rng.gauss(1.0, opts.jitter)))
             # One stream runs its kernels one after another: the single layout has no aux chain.
             stream = "main" if opts.layout == "single" else (tpl.stream if tpl.stream in cursor else "aux")
             if stream == "aux" and (fork is None or prev != "aux"):
-                fork = cursor["main"]  # each aux run forks from the main stream where it stands
+                # Each aux run forks from the main stream where it stands, or, when the run's
+                # input is ready earlier (its block's first node), from there.
+                fork = cursor["main"]
+                if tpl.fork_index >= 0:
+                    fork = next((at for index, at in main_starts if index >= tpl.fork_index), fork)
             prev = stream
             if stream == "main" and tpl.join:
                 cursor["main"] = max(cursor["main"], cursor["aux"])
                 fork = None
             start = max(cursor[stream], fork or 0) if stream == "aux" else cursor[stream]
+            if stream == "main":
+                main_starts.append((tpl.node_index, start))
             end = start + dur
             gap = int(rng.uniform(600, 1500)) if not eager else int(rng.uniform(2000, 6000))
             cursor[stream] = end + gap

@@ -10,8 +10,6 @@ Edges are implicit: ``node.inputs`` names the producing nodes, in argument order
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
-from operator import attrgetter
 from typing import Final, Iterator
 
 PLACEHOLDER: Final = "placeholder"
@@ -19,7 +17,6 @@ CALL: Final = "call"
 OUTPUT: Final = "output"
 
 
-@dataclass(slots=True)
 class Weight:
     """A parameter or buffer: a reference that no line of the graph defines.
 
@@ -29,13 +26,23 @@ class Weight:
     ``line`` is the line of its first reference.
     """
 
-    name: str
-    shape: str = "?"
-    dtype: str = "unknown"
-    line: int = 0
+    # A plain class rather than a dataclass: compiled, its constructor is native code (a
+    # dataclass's generated ``__init__`` stays interpreted), and a MoE dump has one weight per
+    # expert and projection.
+    __slots__ = ("name", "shape", "dtype", "line")
+
+    def __init__(self, name: str, shape: str = "?", dtype: str = "unknown", line: int = 0
+                 ) -> None:
+        self.name = name
+        self.shape = shape
+        self.dtype = dtype
+        self.line = line
+
+    def __repr__(self) -> str:
+        return (f"Weight(name={self.name!r}, shape={self.shape!r}, dtype={self.dtype!r}, "
+                f"line={self.line})")
 
 
-@dataclass(slots=True)
 class Node:
     """One FX node line.
 
@@ -57,18 +64,30 @@ class Node:
             piecewise-split model); empty for the graph's own section.
     """
 
-    name: str
-    kind: str
-    target: str
-    shape: str
-    dtype: str
-    inputs: tuple[str, ...]
-    weights: tuple[str, ...]
-    args: str
-    line: int
-    index: int = -1
-    subgraphs: tuple[str, ...] = ()
-    section: str = ""
+    # A plain class for the same reason as Weight: one per node line.
+    __slots__ = ("name", "kind", "target", "shape", "dtype", "inputs", "weights", "args", "line",
+                 "index", "subgraphs", "section")
+
+    def __init__(self, name: str, kind: str, target: str, shape: str, dtype: str,
+                 inputs: tuple[str, ...], weights: tuple[str, ...], args: str, line: int,
+                 index: int = -1, subgraphs: tuple[str, ...] = (), section: str = "") -> None:
+        self.name = name
+        self.kind = kind
+        self.target = target
+        self.shape = shape
+        self.dtype = dtype
+        self.inputs = inputs
+        self.weights = weights
+        self.args = args
+        self.line = line
+        self.index = index
+        self.subgraphs = subgraphs
+        self.section = section
+
+    def __repr__(self) -> str:
+        return (f"Node(name={self.name!r}, kind={self.kind!r}, target={self.target!r}, "
+                f"shape={self.shape!r}, dtype={self.dtype!r}, inputs={self.inputs!r}, "
+                f"weights={self.weights!r}, line={self.line}, index={self.index})")
 
     @property
     def op_name(self) -> str:
@@ -76,17 +95,33 @@ class Node:
         return friendly_op_name(self.target) if self.kind == CALL else self.kind
 
 
-@lru_cache(maxsize=1 << 14)
+# friendly_op_name of every target seen, per distinct target string: a graph has a few hundred
+# targets and up to millions of nodes. Emptied when it grows past _FRIENDLY_MAX (targets that
+# print an address, ``<function f at 0x...>``, differ per process).
+_FRIENDLY: Final[dict[str, str]] = {}
+_FRIENDLY_MAX: Final = 1 << 14
+
+
 def friendly_op_name(target: str) -> str:
     """Strip namespace and overload from an FX target for display and matching:
     ``aten.to.dtype`` -> ``to``, ``<built-in function getitem>`` -> ``getitem``,
     ``<function residual_add at 0x...>`` -> ``residual_add``,
     ``functools.partial(<function add at 0x...>, alpha=1)`` -> ``add``,
     ``model.layers.0.self_attn.q_proj`` (a submodule) -> ``q_proj``."""
+    name = _FRIENDLY.get(target)
+    if name is None:
+        name = _friendly_op_name(target)
+        if len(_FRIENDLY) >= _FRIENDLY_MAX:
+            _FRIENDLY.clear()
+        _FRIENDLY[target] = name
+    return name
+
+
+def _friendly_op_name(target: str) -> str:
     if target.startswith("functools.partial(") and len(target) > len("functools.partial(("):
         inner = target[len("functools.partial("):]
         end = inner.find(">") + 1 if inner.startswith("<") else inner.find(",")
-        return friendly_op_name(inner[:end] if end > 0 else inner.rstrip(")"))
+        return _friendly_op_name(inner[:end] if end > 0 else inner.rstrip(")"))
     if target.startswith("<") and ">" in target:
         words = target[1:target.index(">")].split()
         for k in range(len(words) - 1):
@@ -125,6 +160,7 @@ class Graph:
     _by_name: dict[str, Node] | None = field(default=None, repr=False)
     _consumers: dict[str, list[str]] | None = field(default=None, repr=False)
     _topology: tuple[list[list[int]], list[list[int]]] | None = field(default=None, repr=False)
+    _input_positions: list[list[int]] | None = field(default=None, repr=False)
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
@@ -154,8 +190,11 @@ class Graph:
     def topology(self) -> tuple[list[list[int]], list[list[int]]]:
         """``(inputs, consumers)`` as node positions, parallel to :attr:`nodes` (cached)."""
         if self._topology is None:
-            index = {n.name: n.index for n in self.nodes}
-            inputs = [[index[i] for i in n.inputs] for n in self.nodes]
+            inputs = self._input_positions
+            if inputs is None or len(inputs) != len(self.nodes):
+                index = {n.name: n.index for n in self.nodes}
+                inputs = [[index[i] for i in n.inputs] for n in self.nodes]
+            self._input_positions = None
             consumers: list[list[int]] = [[] for _ in self.nodes]
             for j, ins in enumerate(inputs):
                 for i in ins:
@@ -163,6 +202,16 @@ class Graph:
             self._topology = (inputs, consumers)
         return self._topology
 
+    def set_input_positions(self, inputs: list[list[int]]) -> None:
+        """Give the positions of every node's inputs, parallel to :attr:`nodes` (what
+        :meth:`topology` would otherwise find by name), as the builder of the graph knows them."""
+        self._input_positions = inputs
+        self._topology = None
+
     @property
     def call_count(self) -> int:
-        return list(map(attrgetter("kind"), self.nodes)).count(CALL)
+        count = 0
+        for node in self.nodes:
+            if node.kind == CALL:
+                count += 1
+        return count

@@ -25,14 +25,22 @@ is a reference unless it is a constant (``None``, ``Ellipsis``), a symbol of a s
 from __future__ import annotations
 
 import re
+from typing import Final
 
 # `%name` with the metadata the current layout prints after it. A reference's shape never holds
-# ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word.
-REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*?) : ([A-Za-z_?][\w./]*))?")
+# ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word. (`[^:]*` is greedy:
+# it cannot pass the first colon, so it ends where a lazy match would, with no per-character
+# retries of the rest of the pattern.)
+REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
+# The same patterns for ASCII text (every real dump): there `\w` and `\d` mean what they mean
+# in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
+_REF_ASCII = re.compile(REF.pattern, re.ASCII)
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
+_BARE_ASCII = re.compile(_BARE.pattern, re.ASCII)
 _DTYPE = re.compile(r"[\w./?]+|\([^()]*\)")
+_DTYPE_ASCII = re.compile(_DTYPE.pattern, re.ASCII)
 _NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
 # Symbols of symbolic sizes as torch prints them (backed s0, unbacked u0, float zf0/zuf0).
 _SYMBOL = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
@@ -43,9 +51,9 @@ class LineError(ValueError):
     """A node line that does not follow the format; the message says what is wrong."""
 
 
-def split_call(rest: str, column: int = 1) -> tuple[str, str, str, str]:
-    """Split the text after ``%name = `` into ``(target, args, shape, dtype)``; ``column`` is
-    where that text starts in its line, for messages.
+def split_call(line: str, start: int) -> tuple[str, str, str, str]:
+    """Split ``line[start:]``, the text after ``%name = ``, into ``(target, args, shape,
+    dtype)``.
 
     The current layout (``target(args) : shape : dtype``) is tried first, then the oldest
     (``target(args) : dtype``, shape ``?``).
@@ -53,6 +61,24 @@ def split_call(rest: str, column: int = 1) -> tuple[str, str, str, str]:
     Raises:
         LineError: the text is neither.
     """
+    # The current layout, read in place: each part is copied out of the line once.
+    d2 = line.rfind(" : ", start)
+    if d2 > start:
+        d1 = line.rfind(" : ", start, d2)
+        if d1 > start and line[d1 - 1] == ")":
+            found = _call_parts_in(line, start, d1)
+            if found is not None:
+                shape = line[d1 + 3:d2]
+                dtype = line[d2 + 3:]
+                check_shape(shape)
+                check_dtype(dtype)
+                return found[0], found[1], shape, dtype
+    return _split_call_text(line[start:], start + 1)
+
+
+def _split_call_text(rest: str, column: int) -> tuple[str, str, str, str]:
+    """:func:`split_call` of the text after ``%name = ``, which starts at ``column`` of its
+    line: every layout, and the message of what is wrong."""
     parts = rest.rsplit(" : ", 2)
     if len(parts) == 3 and parts[0].endswith(")"):
         found = _call_parts(parts[0])
@@ -94,41 +120,68 @@ def check_shape(shape: str) -> None:
     """A printed shape: any text with balanced parentheses (sympy expressions included)."""
     if not shape:
         raise LineError("empty shape before the dtype")
-    if "(" in shape or ")" in shape:
-        problem = bracket_problem(shape)
-        if problem:
-            raise LineError(f"{problem} in the shape {_cut(shape)!r}")
+    if ("(" in shape or ")" in shape) and not _balanced_shape(shape):
+        raise LineError(f"{bracket_problem(shape)} in the shape {_cut(shape)!r}")
+
+
+# Symbolic shapes whose brackets match. A dump prints a few hundred distinct shapes, each on
+# thousands of lines (as a node's shape and beside every reference to it), so each is checked
+# once. Emptied when it holds _BALANCED_MAX of them.
+_BALANCED: Final[set[str]] = set()
+_BALANCED_MAX: Final = 1 << 16
+
+
+def _balanced_shape(shape: str) -> bool:
+    """``brackets_match(shape)``, remembered for the shapes that pass."""
+    if shape in _BALANCED:
+        return True
+    if not brackets_match(shape):
+        return False
+    if len(_BALANCED) >= _BALANCED_MAX:
+        _BALANCED.clear()
+    _BALANCED.add(shape)
+    return True
 
 
 def check_dtype(dtype: str) -> None:
     """A printed dtype: one word (``torch.bfloat16``, ``SymInt``, ``N/A``) or a tuple of them."""
-    if _DTYPE.fullmatch(dtype) is None:
+    if (_DTYPE_ASCII if dtype.isascii() else _DTYPE).fullmatch(dtype) is None:
         raise LineError(f"bad dtype {_cut(dtype)!r} (expected e.g. 'torch.bfloat16', 'SymInt', "
                         f"'N/A' or '(torch.bfloat16, torch.int32)')")
 
 
-def _call_parts(call: str) -> tuple[str, str] | None:
-    """``(target, args)`` of ``target(args)``, or None when the brackets do not close at the end.
+def _call_parts_in(line: str, start: int, end: int) -> tuple[str, str] | None:
+    """:func:`_call_parts` of ``line[start:end]``.
 
-    Most lines hold a single pair of parentheses and are split without a scan.
+    Most lines hold a single pair of parentheses: they are split without a scan, and without
+    copying the call out of its line.
     """
-    first = call.find("(")
-    if first <= 0:
+    first = line.find("(", start, end)
+    if first <= start:
         return None
-    if call.find("(", first + 1) < 0 and call.count(")") == 1:
-        args = call[first + 1:-1]
-        if "[" in args or "{" in args:
-            if bracket_problem(args):
-                return None
-        return call[:first].rstrip(), args
+    if line.find("(", first + 1, end) < 0 and line.count(")", start, end) == 1:
+        args = line[first + 1:end - 1]
+        if ("[" in args or "{" in args) and not brackets_match(args):
+            return None
+        return line[start:first].rstrip(), args
+    call = line[start:end]
     opened = _args_open(call)
     if opened is None:
         return None
     return call[:opened].rstrip(), call[opened + 1:-1]
 
 
+def _call_parts(call: str) -> tuple[str, str] | None:
+    """``(target, args)`` of ``target(args)``, or None when the brackets do not close at the end."""
+    return _call_parts_in(call, 0, len(call))
+
+
 def _args_open(call: str) -> int | None:
     """Position of the ``(`` that the final ``)`` of ``call`` closes, if every bracket matches."""
+    if "'" not in call and '"' not in call:
+        opened = _args_open_fast(call)
+        if opened >= 0:
+            return opened
     text = _QUOTED.sub(_blank, call) if "'" in call or '"' in call else call
     stack: list[int] = []
     kinds: list[str] = []
@@ -145,6 +198,60 @@ def _args_open(call: str) -> int | None:
             if m.end() == len(text):
                 return start if not stack and ch == ")" and start > 0 else None
     return None
+
+
+def _args_open_fast(call: str) -> int:
+    """:func:`_args_open` of a call without quoted strings whose target holds no bracket and
+    whose brackets all match: the position of its first ``(``; -1 for any other call.
+
+    Most calls with several brackets have symbolic shapes in their arguments. A shape whose
+    brackets match can be taken out of the text without changing which bracket closes which,
+    so the shapes are checked one by one (each distinct shape once, :func:`_balanced_shape`)
+    and only the brackets around them are matched here.
+    """
+    first = _BRACKETS.search(call)
+    if first is None or first.group() != "(" or first.start() == 0 or not call.endswith(")"):
+        return -1
+    opened = first.start()
+    if "%" in call[:opened]:
+        return -1
+    pieces = (_REF_ASCII if call.isascii() else REF).split(call[opened:])
+    for k in range(2, len(pieces), 4):
+        shape = pieces[k]
+        if shape is not None and ("(" in shape or ")" in shape or "[" in shape or "]" in shape
+                                  or "{" in shape or "}" in shape) \
+                and not _balanced_shape(shape):
+            return -1
+    around = " ".join(pieces[0::4]) if len(pieces) > 1 else pieces[0]
+    return opened if _closes_at_end(_BRACKETS.findall(around)) else -1
+
+
+def brackets_match(text: str) -> bool:
+    """Whether every bracket of ``text`` is closed by its own kind, outside quoted strings
+    (``bracket_problem(text) == ""``, without the message)."""
+    clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
+    kinds: list[str] = []
+    for ch in _BRACKETS.findall(clean):
+        if ch == "(" or ch == "[" or ch == "{":
+            kinds.append(ch)
+        elif not kinds or kinds.pop() != _CLOSE[ch]:
+            return False
+    return not kinds
+
+
+def _closes_at_end(brackets: list[str]) -> bool:
+    """Whether ``brackets`` match and the last one closes the first (no bracket is closed at
+    the outermost level before the end)."""
+    kinds: list[str] = []
+    last = len(brackets) - 1
+    for k, ch in enumerate(brackets):
+        if ch == "(" or ch == "[" or ch == "{":
+            kinds.append(ch)
+        elif not kinds or kinds.pop() != _CLOSE[ch]:
+            return False
+        elif not kinds and k != last:
+            return False
+    return not kinds and last > 0
 
 
 def bracket_problem(text: str, column: int = 1) -> str:
@@ -184,9 +291,30 @@ def references(args: str) -> list[tuple[str, str, str]]:
     """
     if not args:
         return []
-    out: list[tuple[str, str, str]] = REF.findall(args) if "%" in args else []
+    if "%" not in args:
+        if "[" in args or "(" in args or "{" in args:
+            return [(name, "", "") for name in bare_references(args)]
+        return []
+    # One pass finds the references and the text between them: [text, name, shape, dtype,
+    # text, ...], with None for metadata not printed.
+    pieces = (_REF_ASCII if args.isascii() else REF).split(args)
+    out: list[tuple[str, str, str]] = []
+    for k in range(1, len(pieces), 4):
+        shape = pieces[k + 1]
+        if shape is None:
+            out.append((pieces[k], "", ""))
+        else:
+            out.append((pieces[k], shape, pieces[k + 2]))
     if "[" in args or "(" in args or "{" in args:
-        for name in bare_references(args):
+        if "'" in args or '"' in args:
+            bare = bare_references(args)
+        else:
+            # The text around the references (whose shapes hold most of the brackets); the
+            # number of blanks where a reference was does not change what is bare.
+            rest = " ".join(pieces[0::4])
+            bare = _bare_in_brackets(rest) \
+                if "[" in rest or "(" in rest or "{" in rest else []
+        for name in bare:
             out.append((name, "", ""))
     return out
 
@@ -196,6 +324,11 @@ def bare_references(text: str) -> list[str]:
     clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
     if "%" in clean:
         clean = REF.sub(_blank, clean)
+    return _bare_in_brackets(clean)
+
+
+def _bare_in_brackets(clean: str) -> list[str]:
+    """:func:`bare_references` of a text without quoted strings and ``%`` references."""
     found: list[str] = []
     depth = 0
     start = 0
@@ -223,8 +356,9 @@ def output_references(text: str) -> list[str]:
 
 
 def _bare_in(text: str, out: list[str]) -> None:
-    for name in _BARE.findall(text):
-        if name not in _NOT_REFS and _SYMBOL.fullmatch(name) is None:
+    for name in (_BARE_ASCII if text.isascii() else _BARE).findall(text):
+        # A symbol ends in a digit (every \d is one that str.isdigit accepts).
+        if name not in _NOT_REFS and not (name[-1].isdigit() and _SYMBOL.fullmatch(name)):
             out.append(name)
 
 

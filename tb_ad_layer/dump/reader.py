@@ -187,26 +187,71 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
                     declared_modules=declared)
 
 
-@dataclass(slots=True)
 class _Section:
-    """A section while it is read: its graph, and every node's references, not yet resolved."""
+    """A section while it is read: its graph, and what is known of every name it mentions.
 
-    graph: Graph
-    defined: dict[str, int]              # name -> line of its definition
-    pending: dict[str, int]              # name referenced -> line of the first reference
-    raw_refs: list[list[str]]            # per node, the names it references, in order
+    Each distinct name (a node's, or a reference's) gets an id, the position of its entries in
+    the per-name lists, the first time it is seen, so that a reference is one dictionary lookup.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        # Per id: the position of the node of that name, or -1 while none is defined.
+        self.pos: list[int] = []
+        # Per id: the line of its first reference while no node of that name was defined, or 0.
+        self.pending_line: list[int] = []
+        # Per id: whether graph.weights holds it.
+        self.is_weight: list[bool] = []
+        # Per id: the last node that referenced it (to keep each reference once per node).
+        self.seen_by: list[int] = []
+        # Ids referenced before any definition, in order of that first reference.
+        self.pending: list[int] = []
+        # Per node: its inputs (node positions), and the ids it references that name no node
+        # defined before it (weights, called sections, or errors), each once, in order.
+        self.inputs: list[list[int]] = []
+        self.unresolved: list[list[int] | None] = []
+        # Each output line's position and references, resolved once every name is known.
+        self.outputs: list[tuple[int, list[str]]] = []
+
+    def id_of(self, name: str) -> int:
+        """The id of ``name``, given one now if it has none."""
+        # One probe of the table whether the name is new or not (most references of a MoE
+        # dump are to weights, each named once).
+        k = self.ids.setdefault(name, len(self.names))
+        if k == len(self.names):
+            self.names.append(name)
+            self.pos.append(-1)
+            self.pending_line.append(0)
+            self.is_weight.append(False)
+            self.seen_by.append(-1)
+        return k
 
 
 def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[_Section],
                    transform: str, stage: str) -> int:
-    """Parse node lines from ``start`` until the next banner or the end; return that index."""
+    """Parse node lines from ``start`` until the next banner or the end; return that index.
+
+    Each line read is replaced by ``""`` in ``lines``.
+    """
     graph = Graph(module=module, source=path, transform=transform, stage=stage)
     nodes = graph.nodes
     weights = graph.weights
-    section = _Section(graph, {}, {}, [])
-    defined = section.defined
+    section = _Section(graph)
+    ids = section.ids
+    names = section.names
+    pos = section.pos
+    pending_line = section.pending_line
+    is_weight = section.is_weight
+    seen_by = section.seen_by
     pending = section.pending
-    raw_refs = section.raw_refs
+    inputs_of = section.inputs
+    unresolved_of = section.unresolved
+    # One string object per distinct target and dtype (a graph has a few hundred of each).
+    interned: dict[str, str] = {}
+    # Whether a target is a bare name (a call of another section), per distinct target.
+    bare_target: dict[str, bool] = {}
     n = len(lines)
     i = start
     while i < n:
@@ -214,11 +259,16 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         if line.endswith("\r"):
             line = line[:-1]
         lineno = i + 1
-        if line == BANNER:
-            break
+        if not line.startswith("%"):
+            if line == BANNER:
+                break
+            if not line or line.isspace() or line.startswith("#"):
+                i += 1
+                continue
+        # The line is read once: let it go now rather than when the whole file is read, so
+        # that the file's text and the graph made from it are not both held in full.
+        lines[i] = ""
         i += 1
-        if not line or line.isspace() or line.startswith("#"):
-            continue
         try:
             if line.startswith("%"):
                 name, kind, target, args, shape, dtype = _node_line(line)
@@ -230,30 +280,62 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                                 f"{_preview(line)!r}")
         except LineError as e:
             raise InputError(str(e), path=path, line=lineno) from None
-        if name in defined:
+        j = len(nodes)
+        known = ids.get(name)
+        if known is not None and pos[known] >= 0:
             raise InputError(f"duplicate node name %{name} (first defined on line "
-                             f"{defined[name]})", path=path, line=lineno)
-        refs: list[str] = []
+                             f"{nodes[pos[known]].line})", path=path, line=lineno)
+        inputs: list[int] = []
+        input_names: list[str] = []
+        unresolved: list[int] | None = None
         if kind == OUTPUT:
-            refs = output_references(args)
+            section.outputs.append((j, output_references(args)))
         elif args:
             for ref, ref_shape, ref_dtype in references(args):
-                refs.append(ref)
-                if ref not in defined and ref not in pending:
-                    pending[ref] = lineno
-                if ref_shape and ref not in weights and ref not in defined:
+                k = section.id_of(ref)
+                p = pos[k]
+                if p >= 0:
+                    if seen_by[k] != j:
+                        seen_by[k] = j
+                        inputs.append(p)
+                        input_names.append(names[k])
+                    continue
+                if pending_line[k] == 0:
+                    pending_line[k] = lineno
+                    pending.append(k)
+                if ref_shape and not is_weight[k]:
+                    is_weight[k] = True
                     weights[ref] = Weight(ref, ref_shape, ref_dtype, lineno)
+                if seen_by[k] != j:
+                    seen_by[k] = j
+                    if unresolved is None:
+                        unresolved = []
+                    unresolved.append(k)
         if kind != OUTPUT:
-            defined[name] = lineno
-        raw_refs.append(refs)
-        if kind == CALL and _IDENT.fullmatch(target) is not None:
-            # A call of another section (a piecewise-split submodule) binds its placeholders
-            # to these arguments by position: keep them whole.
-            graph.call_args[len(nodes)] = args
+            pos[section.id_of(name) if known is None else known] = j
+        if kind == CALL:
+            is_bare = bare_target.get(target)
+            if is_bare is None:
+                is_bare = _IDENT.fullmatch(target) is not None
+                bare_target[target] = is_bare
+                interned[target] = target
+            else:
+                target = interned[target]
+            if is_bare:
+                # A call of another section (a piecewise-split submodule) binds its
+                # placeholders to these arguments by position: keep them whole.
+                graph.call_args[j] = args
+        found = interned.get(dtype)
+        if found is None:
+            interned[dtype] = dtype
+        else:
+            dtype = found
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
-        nodes.append(Node(name=name, kind=kind, target=target, shape=shape, dtype=dtype,
-                          inputs=(), weights=(), args=args, line=lineno, index=len(nodes)))
+        inputs_of.append(inputs)
+        unresolved_of.append(unresolved)
+        nodes.append(Node(name, kind, target, shape, dtype, tuple(input_names), (), args, lineno,
+                          j))
     out.append(section)
     return i
 
@@ -264,9 +346,9 @@ def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
     colon = line.find(" : ")
     if eq > 0 and (colon < 0 or eq < colon):
         name = line[1:eq]
-        if _IDENT.fullmatch(name) is None:
+        if not _is_name(name):
             raise LineError(f"bad node name {_preview(name)!r}")
-        target, args, shape, dtype = split_call(line[eq + 3:], eq + 4)
+        target, args, shape, dtype = split_call(line, eq + 3)
         if not target:
             raise LineError(f"%{name} calls an empty target")
         return name, CALL, target, args, shape, dtype
@@ -274,10 +356,18 @@ def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
         raise LineError(f"a placeholder line needs '%name : <shape> : <dtype>': "
                         f"{_preview(line)!r}")
     name = line[1:colon]
-    if _IDENT.fullmatch(name) is None:
+    if not _is_name(name):
         raise LineError(f"bad placeholder name {_preview(name)!r}")
     shape, dtype = split_placeholder(line[colon + 3:])
     return name, PLACEHOLDER, "", "", shape, dtype
+
+
+def _is_name(text: str) -> bool:
+    """``_IDENT.fullmatch(text)``; for ASCII text (every real name) that is what
+    ``str.isidentifier`` says, without running the pattern."""
+    if text.isascii():
+        return text.isidentifier()
+    return _IDENT.fullmatch(text) is not None
 
 
 def _resolve(path: str, section: _Section, sections: set[str]) -> None:
@@ -289,51 +379,91 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
     ``getitem`` nodes exist): that is a missing node, an error.
     """
     graph = section.graph
-    defined = section.defined
+    nodes = graph.nodes
     weights = graph.weights
+    names = section.names
+    pos = section.pos
+    is_weight = section.is_weight
     subgraphs = _subgraph_names(graph.module, sections)
     if section.pending:
         bases: set[str] | None = None
-        for ref, lineno in section.pending.items():
-            if ref in defined:
-                if defined[ref] == lineno:
+        for k in section.pending:
+            ref = names[k]
+            lineno = section.pending_line[k]
+            if pos[k] >= 0:
+                defined_at = nodes[pos[k]].line
+                if defined_at == lineno:
                     raise InputError(f"%{ref} reads its own value (a node cannot be its own "
                                      f"input)", path=path, line=lineno)
-                if defined[ref] > lineno:
-                    raise InputError(f"%{ref} is used before its definition on line "
-                                     f"{defined[ref]} (not in SSA order)", path=path,
-                                     line=lineno)
-                continue
+                raise InputError(f"%{ref} is used before its definition on line "
+                                 f"{defined_at} (not in SSA order)", path=path, line=lineno)
             if ref in subgraphs:
                 continue
             if bases is None:
-                bases = {_TRAILING_INDEX.sub("", n.name) for n in graph.nodes if n.kind == CALL}
-            base = _TRAILING_INDEX.sub("", ref) if ref[-1].isdigit() else ref
-            if base in bases:
+                bases = {_node_base(node.name) for node in nodes if node.kind == CALL}
+            if _node_base(ref) in bases:
                 raise InputError(f"reference to undefined node %{ref}", path=path, line=lineno)
-            if ref not in weights:
+            if not is_weight[k]:
+                is_weight[k] = True
                 weights[ref] = Weight(ref, line=lineno)
-        for ref in [w for w in weights if w in defined or w in subgraphs]:
-            del weights[ref]  # metadata printed beside a node or section reference
-    for node, refs in zip(graph.nodes, section.raw_refs):
-        if not refs:
+        if subgraphs:
+            for ref in [w for w in weights if w in subgraphs]:
+                del weights[ref]  # metadata printed beside a section reference
+                is_weight[section.ids[ref]] = False
+    for j, unresolved in enumerate(section.unresolved):
+        if not unresolved:
             continue
-        inputs: list[str] = []
         wts: list[str] = []
         subs: list[str] = []
-        for r in dict.fromkeys(refs):
-            if r in defined:
-                inputs.append(r)
-            elif r in subgraphs:
-                subs.append(subgraphs[r])
-            elif r in weights:
-                wts.append(r)
-        if node.kind == OUTPUT:
-            graph.outputs = tuple(inputs)
-        node.inputs = tuple(inputs)
+        for k in unresolved:
+            ref = names[k]
+            sub = subgraphs.get(ref) if subgraphs else None
+            if sub is not None:
+                subs.append(sub)
+            elif is_weight[k]:
+                wts.append(ref)
+        node = nodes[j]
         node.weights = tuple(wts)
         if subs:
             node.subgraphs = tuple(subs)
+    for j, refs in section.outputs:
+        if refs:
+            _resolve_output(section, j, refs, subgraphs)
+    graph.set_input_positions(section.inputs)
+
+
+def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[str, str]
+                    ) -> None:
+    """The inputs, weights and called sections of the output line at position ``j`` (an
+    output reads any node of its section, also one printed after it)."""
+    graph = section.graph
+    node = graph.nodes[j]
+    inputs: list[int] = []
+    input_names: list[str] = []
+    wts: list[str] = []
+    subs: list[str] = []
+    for ref in dict.fromkeys(refs):
+        k = section.ids.get(ref)
+        if k is not None and section.pos[k] >= 0:
+            inputs.append(section.pos[k])
+            input_names.append(ref)
+        elif ref in subgraphs:
+            subs.append(subgraphs[ref])
+        elif k is not None and section.is_weight[k]:
+            wts.append(ref)
+    section.inputs[j] = inputs
+    graph.outputs = node.inputs = tuple(input_names)
+    node.weights = tuple(wts)
+    if subs:
+        node.subgraphs = tuple(subs)
+
+
+def _node_base(name: str) -> str:
+    """``name`` without a trailing ``_<digits>`` (``getitem_99`` -> ``getitem``)."""
+    if name.isascii():
+        stem = name.rstrip("0123456789")
+        return stem[:-1] if len(stem) < len(name) and stem.endswith("_") else name
+    return _TRAILING_INDEX.sub("", name)
 
 
 def _subgraph_names(module: str, sections: set[str]) -> dict[str, str]:

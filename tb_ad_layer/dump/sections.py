@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
+from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.dump.line import REF, bracket_problem
 from tb_ad_layer.dump.reader import ROOT, DumpFile
 from tb_ad_layer.errors import InputError

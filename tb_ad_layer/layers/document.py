@@ -1,91 +1,132 @@
-"""One layer as a JSON-ready document: the shape the run store keeps, the API serves, and the
-seed-schema exporter and DOT renderer read (see docs/API.md, ``api/layer``).
+"""Build the layer documents of a layered graph: the records the run store keeps, the API
+serves, and the seed-schema exporter and DOT renderer read (the shape is
+:class:`~tb_ad_layer.contract.document.LayerDocument`'s; see docs/API.md, ``api/layer``).
 
 Trace fields (``kernels``, ``time_us``, ``trace_summary``) are left empty here; the converter
 fills them when a trace is given.
 
-:func:`layer_document_text` gives the same document as JSON text, as the run store keeps it.
+:func:`layer_record` builds a document as contract records, which :func:`layer_document_json`
+encodes as the run store keeps it; :func:`layer_document` gives the same document as plain JSON
+values (dicts and lists), for code that fills it in place.
 """
 from __future__ import annotations
 
-import json
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from tb_ad_layer.dump.graph import friendly_op_name
+import msgspec
+
+from tb_ad_layer.contract.document import (Edge, ExternalInput, LayerDocument, LayerNode,
+                                           NodeKind, StreamRole, Weight)
+from tb_ad_layer.contract.record import encode
+from tb_ad_layer.dump.graph import Graph, friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
 
 ARGS_SHOWN: Final = 2000  # characters of a node's argument text in a document
 
 
-def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
-    """The document of layer ``index`` of ``lg`` (nodes, edges, external inputs)."""
+def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
+    """The document of layer ``index`` of ``lg`` (nodes, edges, external inputs).
+
+    A node's inputs are the nodes of the layer and the external inputs it reads, in argument
+    order; a model-level buffer it reads is one of its inputs, not one of its weights.
+    """
     info = lg.layers[index]
     graph = lg.graph
     nodes = graph.nodes
-    ext = {e.id: e for e in info.external_inputs}
-    allowed = {nodes[j].name for j in info.members}
-    allowed.update(ext)
-    out_nodes: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
+    layer_of = lg.layer
+    inputs_idx = graph.topology()[0]
+    external = [ExternalInput(id=e.id, label=e.label, kind=e.kind, shape=e.shape,
+                              dtype=e.dtype, layer=e.layer) for e in info.external_inputs]
+    ext = {e.id: e for e in external}
+    records = _Records(lg)
+    out_nodes: list[LayerNode] = []
+    edges: list[Edge] = []
     for j in info.members:
         node = nodes[j]
-        inputs = [i for i in node.inputs if i in allowed]
-        weights = []
+        to = node.name
+        inputs: list[str] = []
+        for i in inputs_idx[j]:
+            src = nodes[i]
+            # Every member of the layer has this layer's index (LayeredGraph's invariant).
+            if layer_of[i] == index or src.name in ext:
+                inputs.append(src.name)
+                edges.append(Edge(from_=src.name, to=to, shape=src.shape))
+        weights: list[Weight] = []
         for w in node.weights:
-            if w in ext:
+            e = ext.get(w)
+            if e is not None:
                 inputs.append(w)
-                continue
-            wt = graph.weights[w]
-            weights.append({"name": w, "shape": wt.shape, "dtype": wt.dtype})
-        for i in inputs:
-            src = graph.by_name.get(i)
-            shape = src.shape if src is not None else ext[i].shape
-            edges.append({"from": i, "to": node.name, "shape": shape})
-        out_nodes.append(_node_record(lg, j, inputs, weights))
-    return {
-        "layer": index, "kind": info.kind, "attention": info.attention,
-        "source_file": graph.source.rsplit("/", 1)[-1], "module": graph.module,
-        "nodes": out_nodes, "edges": edges,
-        "external_inputs": [{"id": e.id, "label": e.label, "kind": e.kind, "shape": e.shape,
-                             "dtype": e.dtype, "layer": e.layer} for e in info.external_inputs],
-        "group_counts": info.group_counts, "trace_summary": None,
-    }
+                edges.append(Edge(from_=w, to=to, shape=e.shape))
+            else:
+                weights.append(records.weight(w))
+        out_nodes.append(records.node(j, inputs, weights))
+    return LayerDocument(
+        layer=index, kind=info.kind, attention=info.attention,
+        source_file=graph.source.rsplit("/", 1)[-1], module=graph.module,
+        nodes=out_nodes, edges=edges, external_inputs=external,
+        group_counts=info.group_counts, trace_summary=None)
 
 
-def _node_record(lg: LayeredGraph, j: int, inputs: list[str],
-                 weights: list[dict[str, str]]) -> dict[str, Any]:
-    node = lg.graph.nodes[j]
-    return {
-        "id": node.name, "op": node.target or node.kind,
-        "label": friendly_op_name(node.target) if node.target else node.kind,
-        "node_kind": node.kind, "shape": node.shape, "dtype": node.dtype,
-        "group": lg.group[j], "sub_group": lg.sub_group[j], "stream": lg.stream[j],
-        "inputs": inputs, "weights": weights, "args": node.args[:ARGS_SHOWN],
-        "line": node.line, "kernels": [], "time_us": 0.0,
-    }
+class _Records:
+    """Makes the node and weight records of one graph's documents."""
+
+    def __init__(self, lg: LayeredGraph) -> None:
+        self.lg = lg
+        self.graph: Graph = lg.graph
+
+    def weight(self, name: str) -> Weight:
+        wt = self.graph.weights[name]
+        return Weight(name=name, shape=wt.shape, dtype=wt.dtype)
+
+    def node(self, j: int, inputs: list[str], weights: list[Weight]) -> LayerNode:
+        lg = self.lg
+        node = self.graph.nodes[j]
+        target = node.target
+        if target:
+            label = friendly_op_name(target)  # cached per distinct target
+            op = target
+        else:
+            label = op = node.kind
+        return LayerNode(
+            id=node.name, op=op, label=label, node_kind=cast(NodeKind, node.kind),
+            shape=node.shape, dtype=node.dtype, group=lg.group[j], sub_group=lg.sub_group[j],
+            stream=cast(StreamRole, lg.stream[j]), inputs=inputs, weights=weights,
+            args=node.args[:ARGS_SHOWN], line=node.line, kernels=[], time_us=0.0)
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON as the store keeps it (non-ASCII text as is)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
+    """:func:`layer_record` as plain JSON values (dicts, lists, strings, numbers)."""
+    doc: dict[str, Any] = msgspec.to_builtins(layer_record(lg, index))
+    return doc
+
+
+def layer_document_json(lg: LayeredGraph, index: int) -> bytes:
+    """Layer ``index``'s document as the JSON the run store keeps, UTF-8 encoded."""
+    return encode(layer_record(lg, index))
 
 
 def layer_document_text(lg: LayeredGraph, index: int) -> str:
     """Layer ``index``'s document as the JSON text the run store keeps."""
-    return dumps(layer_document(lg, index))
+    return layer_document_json(lg, index).decode("utf-8")
 
 
-def outside_nodes(lg: LayeredGraph) -> list[dict[str, Any]]:
+def outside_records(lg: LayeredGraph) -> list[LayerNode]:
     """The nodes outside every layer (embedding, model-level preparation, final norm, lm head),
     as node records of a layer document, with every input kept."""
     graph = lg.graph
-    out: list[dict[str, Any]] = []
+    records = _Records(lg)
+    out: list[LayerNode] = []
     for j in outside_members(lg):
         node = graph.nodes[j]
-        out.append(_node_record(lg, j, list(node.inputs), [
-            {"name": w, "shape": graph.weights[w].shape, "dtype": graph.weights[w].dtype}
-            for w in node.weights]))
+        out.append(records.node(j, list(node.inputs),
+                                [records.weight(w) for w in node.weights]))
     return out
+
+
+def outside_nodes(lg: LayeredGraph) -> list[dict[str, Any]]:
+    """:func:`outside_records` as plain JSON values."""
+    nodes: list[dict[str, Any]] = msgspec.to_builtins(outside_records(lg))
+    return nodes
 
 
 def outside_members(lg: LayeredGraph) -> list[int]:
@@ -93,6 +134,11 @@ def outside_members(lg: LayeredGraph) -> list[int]:
     return [j for j, layer in enumerate(lg.layer) if layer is None]
 
 
+def outside_nodes_json(lg: LayeredGraph) -> bytes:
+    """``outside_nodes(lg)`` as the JSON the run store keeps, UTF-8 encoded."""
+    return encode(outside_records(lg))
+
+
 def outside_nodes_text(lg: LayeredGraph) -> str:
     """``outside_nodes(lg)`` as the JSON text the run store keeps."""
-    return dumps(outside_nodes(lg))
+    return outside_nodes_json(lg).decode("utf-8")

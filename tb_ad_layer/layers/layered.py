@@ -1,9 +1,7 @@
 """A graph with every node assigned to a layer, group and sub-group: the converter's main product."""
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
@@ -93,12 +91,19 @@ def _members_and_calls(graph: Graph, owners: list[int], groups: list[str]
     """Each layer's node positions, and how many of its calls each group has (in order of first
     appearance)."""
     members: dict[int, list[int]] = {}
-    calls: dict[int, Counter[str]] = {}
-    # Node.index is the position: its int objects are shared instead of making one per node.
-    for j, owner, kind, group in zip(map(attrgetter("index"), graph.nodes), owners,
-                                     map(attrgetter("kind"), graph.nodes), groups):
-        if owner != NO_LAYER:
-            members.setdefault(owner, []).append(j)
-            if kind == CALL:
-                calls.setdefault(owner, Counter())[group] += 1
-    return members, {k: dict(v) for k, v in calls.items()}
+    calls: dict[int, dict[str, int]] = {}
+    nodes = graph.nodes
+    for j, owner in enumerate(owners):
+        if owner == NO_LAYER:
+            continue
+        js = members.get(owner)
+        if js is None:
+            js = members[owner] = []
+        js.append(j)
+        if nodes[j].kind == CALL:
+            counts = calls.get(owner)
+            if counts is None:
+                counts = calls[owner] = {}
+            group = groups[j]
+            counts[group] = counts.get(group, 0) + 1
+    return members, calls

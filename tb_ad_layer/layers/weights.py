@@ -13,6 +13,12 @@ from tb_ad_layer.errors import InputError
 
 _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
+# _LAYER, and the role after the layer's number (what weight_role gives): one match gives both.
+_LAYER_ROLE = re.compile(_LAYER.pattern + r"[_.]*(.*)", re.DOTALL)
+# The same patterns for ASCII names (every real one): there `\w` and `\d` mean what they mean
+# in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
+_LAYER_ROLE_ASCII = re.compile(_LAYER_ROLE.pattern, re.DOTALL | re.ASCII)
+_FUSED_ASCII = re.compile(_FUSED.pattern, re.ASCII)
 # Layer indices are stored as 32-bit integers and shown by the panel; a larger one is a damaged
 # or hostile name, not a model.
 MAX_LAYER_INDEX = (1 << 31) - 1
@@ -33,10 +39,11 @@ def layer_of_weight(name: str) -> int | None:
 
 
 def _index(name: str, digits: str) -> int:
-    if len(digits) > 10 or int(digits) > MAX_LAYER_INDEX:
+    index = int(digits) if len(digits) <= 10 else MAX_LAYER_INDEX + 1
+    if index > MAX_LAYER_INDEX:
         raise InputError(f"layer index {digits[:40]} in the weight name {name[:120]!r} is out of "
                          f"range (at most {MAX_LAYER_INDEX})")
-    return int(digits)
+    return index
 
 
 def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
@@ -58,14 +65,15 @@ def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str,
     """
     layers: dict[str, int | None] = {}
     roles: dict[str, str] = {}
-    search, fused = _LAYER.search, _FUSED.match
     for name in names:
-        m = search(name)
+        ascii_name = name.isascii()
+        m = (_LAYER_ROLE_ASCII if ascii_name else _LAYER_ROLE).search(name)
         if m:
-            layers[name] = _index(name, m.group(1))
-            roles[name] = name[m.end():].lstrip("_.")
+            digits, role = m.group(1, 2)
+            layers[name] = _index(name, digits)
+            roles[name] = role
             continue
-        m = fused(name)
+        m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
         if m:
             layers[name] = _index(name, m.group(1))
             roles[name] = name[:m.start(1)] + "N" + name[m.end(1):]

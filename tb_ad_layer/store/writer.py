@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 from tb_ad_layer.contract.document import LayerDocument
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.layers.document import layer_document_text, outside_nodes_text
+from tb_ad_layer.layers.document import layer_document_json, outside_nodes_json
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION, STORE_DIR, STORE_FILE
@@ -91,6 +91,12 @@ def file_sha256(path: str | Path) -> tuple[str, int]:
 def _json_text(value: Any) -> str:
     """Compact JSON text as the store keeps it (non-ASCII as is; never NaN or Infinity)."""
     return encode(value).decode("utf-8")
+
+
+# A document column's value: its JSON as UTF-8 bytes, stored as TEXT by SQLite (which reads a
+# BLOB cast to TEXT as UTF-8), so that megabytes of documents are not decoded into Python
+# strings only to be encoded again.
+_AS_TEXT = "CAST(? AS TEXT)"
 
 
 class StoreWriter:
@@ -194,8 +200,8 @@ class StoreWriter:
                           (idx, file, order_no, stage, transform, graph.module,
                            _json_text(list(modules)), len(graph.nodes), graph.call_count,
                            len(lg.layers)))
-        self.conn.execute("INSERT INTO outside VALUES (?,?,?)",
-                          (idx, lg.layer.count(None), outside_nodes_text(lg)))
+        self.conn.execute(f"INSERT INTO outside VALUES (?,?,{_AS_TEXT})",
+                          (idx, lg.layer.count(None), outside_nodes_json(lg)))
         return idx
 
     def add_layers(self, stage: int, lg: LayeredGraph) -> None:
@@ -203,9 +209,9 @@ class StoreWriter:
         document can be megabytes."""
         for index in sorted(lg.layers):
             info = lg.layers[index]
-            self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
+            self.conn.execute(f"INSERT INTO layers VALUES (?,?,?,?,?,?,?,{_AS_TEXT})",
                               (stage, index, info.kind, info.attention, info.node_count, None,
-                               _json_text(info.group_counts), layer_document_text(lg, index)))
+                               _json_text(info.group_counts), layer_document_json(lg, index)))
 
     def add_layer_docs(self, stage: int,
                        docs: Iterable[LayerDocument | dict[str, Any]]) -> None:
@@ -221,14 +227,15 @@ class StoreWriter:
                 layer, kind, attention = doc["layer"], doc["kind"], doc.get("attention")
                 node_count, group_counts = len(doc["nodes"]), doc.get("group_counts", {})
                 gpu = summary.get("total_duration_us") if summary else None
-            self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?)",
+            self.conn.execute(f"INSERT INTO layers VALUES (?,?,?,?,?,?,?,{_AS_TEXT})",
                               (stage, layer, kind, attention, node_count, gpu,
-                               _json_text(group_counts), _json_text(doc)))
+                               _json_text(group_counts), encode(doc)))
 
     def set_outside_nodes(self, stage: int, nodes: list[dict[str, Any]]) -> None:
         """Replace the stored nodes outside every layer of ``stage`` (with their kernels once a
         trace has been mapped onto them)."""
-        self.conn.execute("UPDATE outside SET nodes=? WHERE stage=?", (_json_text(nodes), stage))
+        self.conn.execute(f"UPDATE outside SET nodes={_AS_TEXT} WHERE stage=?",
+                          (encode(nodes), stage))
 
     @property
     def last_stage(self) -> int:

@@ -107,8 +107,10 @@ def _graphs_by_id(db: TraceDB) -> list[GraphInfo]:
     largest launch (a complete replay runs every node once); ``distinct_nodes`` counts exactly."""
     launches: dict[tuple[int, int], list[Launch]] = {}
     untimed: dict[tuple[int, int], int] = {}
-    for dev, g, c, n, busy, start in db.rows(
-            "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL GROUP BY dev, g, c"):
+    counted = db.memo.get("kernels_per_launch")
+    rows = [r for r in counted if r[1] is not None] if counted is not None else db.rows(
+        "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL GROUP BY dev, g, c")
+    for dev, g, c, n, busy, start in rows:
         if c is None:
             untimed[(dev, g)] = n
             continue
@@ -137,8 +139,13 @@ def distinct_nodes(db: TraceDB) -> dict[tuple[int, int], int]:
 def _graphs_by_launch(db: TraceDB) -> list[GraphInfo]:
     """Graph launches whose kernels carry no graph id: grouped by launch correlation id."""
     table = db.graph_launch_table()
-    rows = db.rows(f"SELECT dev, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NULL "
-                   f"AND c IN (SELECT c FROM {table}) GROUP BY dev, c")
+    counted = db.memo.get("kernels_per_launch")
+    if counted is not None:
+        wanted = db.graph_launch_correlations()
+        rows = [(dev, c, n, busy, start) for dev, g, c, n, busy, start in counted if g is None and c in wanted]
+    else:
+        rows = db.rows(f"SELECT dev, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NULL "
+                       f"AND c IN (SELECT c FROM {table}) GROUP BY dev, c")
     if not rows and not db.runtime_names:
         # No CUDA API rows at all: eager launches have one kernel each, graph launches several.
         rows = db.rows("SELECT dev, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NULL "

@@ -53,6 +53,13 @@ class ModelNodes:
         return [layer.kind for layer in self.layers]
 
 
+#: Sub-groups that AutoDeploy's multi-stream transforms run on an aux stream: the shared experts
+#: beside the routed ones (``multi_stream_moe``) and MLA's KV branch beside the query branch
+#: (``multi_stream_mla_attn``). A graph without stream markers (an export stage) does not say
+#: so; mapping then tries these nodes for kernels on streams running beside the main chain.
+AUX_CANDIDATE_SUB_GROUPS = frozenset({"shared_experts", "kv_branch"})
+
+
 def is_aux_node(node: MappableNode) -> bool:
     """Whether the node runs on an aux stream (explicit ``stream`` attribute or an aux sub-group)."""
     stream = getattr(node, "stream", None)
@@ -95,6 +102,7 @@ class SlotTable:
         self.row: list[MapRow] = []
         self.slot: list[int] = []
         self.aux: list[bool] = []
+        self.aux_candidate: list[bool] = []
         kmap = matcher.kmap
         for r, nodes in enumerate(regions):
             for node in nodes:
@@ -102,12 +110,14 @@ class SlotTable:
                 if row is None:
                     continue
                 aux = is_aux_node(node)
+                candidate = (node.sub_group or "") in AUX_CANDIDATE_SUB_GROUPS
                 for j in range(len(row.kernel_res)):
                     self.region.append(r)
                     self.node.append(node)
                     self.row.append(row)
                     self.slot.append(j)
                     self.aux.append(aux)
+                    self.aux_candidate.append(candidate)
         # One position mask per (row, slot): a kernel's mask is the union of those accepting it.
         self._positions: dict[tuple[int, int], int] = {}
         self._keys: dict[tuple[int, int], tuple[MapRow, int]] = {}
@@ -116,6 +126,7 @@ class SlotTable:
             self._positions[key] = self._positions.get(key, 0) | (1 << j)
             self._keys[key] = (row, slot)
         self._masks: dict[tuple[str, str, str], int] = {}
+        self._group_masks: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.region)
@@ -142,8 +153,24 @@ class SlotTable:
 
     def aux_mask(self) -> int:
         """Bit mask of the slots of aux-stream nodes."""
-        out = 0
-        for j, aux in enumerate(self.aux):
-            if aux:
-                out |= 1 << j
-        return out
+        return _bits(self.aux)
+
+    def group_mask(self, group: str) -> int:
+        """Bit mask of the slots of nodes of one group (``attention``, ``moe``...)."""
+        got = self._group_masks.get(group)
+        if got is None:
+            got = self._group_masks[group] = _bits([n.group == group for n in self.node])
+        return got
+
+    def aux_candidate_mask(self) -> int:
+        """Bit mask of the slots of nodes whose sub-group AutoDeploy runs on aux streams
+        (``AUX_CANDIDATE_SUB_GROUPS``)."""
+        return _bits(self.aux_candidate)
+
+
+def _bits(flags: Sequence[bool]) -> int:
+    out = 0
+    for j, flag in enumerate(flags):
+        if flag:
+            out |= 1 << j
+    return out

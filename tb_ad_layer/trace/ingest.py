@@ -28,8 +28,11 @@ from tb_ad_layer.trace.tracedb import TraceDB
 Progress = Callable[[str], None]
 # Below this share of mapped layer kernels, the trace does not describe this graph.
 MIN_MAPPED_SHARE = 0.5
-#: Inferred layers below this confidence are reported as no structure.
-MIN_INFERRED_CONFIDENCE = 0.6
+#: Inferred layers below this confidence are reported as no structure (exit status 2)...
+MIN_INFERRED_CONFIDENCE = 0.5
+#: ...and below this one they are shown with a low-confidence warning: repetition seen only two
+#: or three times, layer kinds that occur once, or layers that do not open with a norm.
+CONFIDENT = 0.9
 _STREAM_LINES = 12
 
 
@@ -233,10 +236,16 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
     origin = result.origin_ns
     found = seg.layers if seg else []
     if layers is None and seg is not None and seg.inferred and (not found or seg.confidence < MIN_INFERRED_CONFIDENCE):
-        why = seg.detail if found else "no repeating per-layer kernel pattern and no layer ranges"
+        why = (f"the best cut, {len(found)} layers, has confidence {seg.confidence:.2f}: {seg.detail}" if found
+               else "no repeating per-layer kernel pattern and no layer ranges")
         raise InputError(f"no layer structure found in the {result.meta['phase']} "
                          f"{'replay' if result.meta['phase'] == 'decode' else 'pass'} ({why}); pass --dump "
                          f"with the model's graph dump to cut it by the graph's layers", path=path, field="layers")
+    warnings = list(result.warnings)
+    if layers is None and seg is not None and seg.inferred and found and seg.confidence < CONFIDENT:
+        warnings.append(f"low confidence ({seg.confidence:.2f}) in the {len(found)} layers inferred from "
+                        f"repetition (a pattern seen two or three times can be pairs or halves of layers); pass "
+                        f"--dump with the model's graph dump to cut the trace by the graph's layers")
     if layer is not None and not 0 <= layer < len(found):
         raise InputError(f"layer {layer} is not in the trace: {len(found)} layers found "
                          f"(0..{max(len(found) - 1, 0)})", path=path, field="layer")
@@ -263,7 +272,7 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
         "num_layers": len(found),
         "segmentation": {"method": seg.method if seg else None, "confidence": seg.confidence if seg else None,
                          "detail": seg.detail if seg else None, "inferred": seg.inferred if seg else None},
-        "warnings": result.warnings, "layers": out_layers,
+        "warnings": warnings, "layers": out_layers,
         "outside": [_record(k, origin) for k in outside] if layer is None else [],
     }
 

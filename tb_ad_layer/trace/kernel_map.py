@@ -50,6 +50,8 @@ class KernelMap:
     def __init__(self, rows: list[MapRow]) -> None:
         self.rows = rows
         self._op_cache: dict[str, MapRow | None] = {}
+        self._any_cache: dict[tuple[str, str], bool] = {}
+        self._row_cache: dict[tuple[int, str, str], bool] = {}
 
     def row_for_op(self, op: str) -> MapRow | None:
         """The first row whose ``op`` pattern matches ``op``, or None (the node launches nothing)."""
@@ -58,8 +60,21 @@ class KernelMap:
         return self._op_cache[op]
 
     def any_row_accepts(self, short: str, full: str) -> bool:
-        """Whether some row of the table accepts the kernel at all."""
-        return any(r.accepts(short, full) for r in self.rows)
+        """Whether some row of the table accepts the kernel at all (cached per name)."""
+        key = (short, full)
+        got = self._any_cache.get(key)
+        if got is None:
+            got = self._any_cache[key] = any(r.accepts(short, full) for r in self.rows)
+        return got
+
+    def row_accepts(self, row: MapRow, short: str, full: str) -> bool:
+        """``row.accepts(short, full)``, cached per row and name (the same names recur in every
+        layer)."""
+        key = (id(row), short, full)
+        got = self._row_cache.get(key)
+        if got is None:
+            got = self._row_cache[key] = row.accepts(short, full)
+        return got
 
     def as_json(self) -> list[dict[str, Any]]:
         """The rows in file shape (for writing next to a run)."""

@@ -14,6 +14,7 @@ nodes after it (final norm, lm head, gathers).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -93,17 +94,21 @@ def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
 
 
 class _Assigner:
-    """Free slots of one slot table and the assignments made so far."""
+    """Free slots of one slot table and the assignments made so far (kernel id -> slot); nothing
+    is written to the kernels until ``apply``, so that two plans can be compared."""
 
     def __init__(self, table: SlotTable) -> None:
         self.table = table
         self.free = (1 << len(table)) - 1
+        self.slot_of: dict[int, int] = {}
 
-    def align(self, kernels: list[Kernel], allowed: int) -> list[Kernel]:
-        """Order-preserving assignment of ``kernels`` to free ``allowed`` slots; returns the rest."""
+    def align(self, kernels: list[Kernel], allowed: int | list[int]) -> list[Kernel]:
+        """Order-preserving assignment of ``kernels`` to free ``allowed`` slots (one mask for all,
+        or one per kernel); returns the rest."""
         if not kernels:
             return []
-        masks = [self.table.mask(k) & self.free & allowed for k in kernels]
+        per = allowed if isinstance(allowed, list) else [allowed] * len(kernels)
+        masks = [self.table.mask(k) & self.free & a for k, a in zip(kernels, per)]
         if not any(masks):
             return list(kernels)
         matched = dict(lcs_pairs(masks, len(self.table)))
@@ -121,8 +126,7 @@ class _Assigner:
 
     def take(self, k: Kernel, j: int) -> None:
         self.free &= ~(1 << j)
-        k.node = self.table.node[j].name
-        k.unmapped_reason = None
+        self.slot_of[id(k)] = j
 
     def any_free(self, kernels: list[Kernel]) -> list[Kernel]:
         """Last resort, in any order: the first free slot accepting each kernel."""
@@ -135,25 +139,89 @@ class _Assigner:
                 left.append(k)
         return left
 
+    def apply(self, kernels: Sequence[Kernel]) -> list[Kernel]:
+        """Write the assignments onto ``kernels`` (``node``, ``unmapped_reason``); returns the
+        unassigned ones."""
+        left = []
+        for k in kernels:
+            j = self.slot_of.get(id(k))
+            if j is None:
+                left.append(k)
+            else:
+                k.node = self.table.node[j].name
+                k.unmapped_reason = None
+        return left
 
-def _reason(k: Kernel, rows: list[MapRow], kmap: KernelMap) -> str:
-    if k.kind != KIND_KERNEL:
-        return REASON_COPY
-    if not kmap.any_row_accepts(k.short, k.name):
-        return f"no kernel-map row matches kernel family {k.short}"
-    if not any(r.accepts(k.short, k.name) for r in rows):
-        return f"no op in layer matches kernel family {k.short}"
-    return f"more {k.short} kernels than matching ops in layer"
+
+def _assign(table: SlotTable, sequences: list[tuple[bool, list[Kernel]]], aux: int) -> _Assigner:
+    """The plan for a graph that marks its aux-stream nodes (``aux``, or none): the main chain
+    onto the slots outside ``aux`` and the streams beside it onto ``aux`` (each where it fits
+    better), leftovers anywhere free."""
+    assigner = _Assigner(table)
+    everything = (1 << len(table)) - 1
+    main = everything & ~aux
+    chained = any(in_chain for in_chain, _ in sequences)
+    beside = len(sequences) > 1 or not chained
+    left: list[Kernel] = []
+    for in_chain, ks in sequences:
+        if not aux or not main or not beside:
+            # Without streams beside the main chain, aux nodes ran on it too, in graph order.
+            allowed = everything
+        elif in_chain:
+            allowed = main if assigner.fit(ks, main) >= assigner.fit(ks, aux) else aux
+        else:
+            allowed = aux if assigner.fit(ks, aux) >= assigner.fit(ks, main) else main
+        left += assigner.align(ks, allowed)
+    return _second_chance(assigner, left)
+
+
+def _assign_beside_first(table: SlotTable, sequences: list[tuple[bool, list[Kernel]]], candidates: int,
+                         plain: _Assigner) -> _Assigner:
+    """The plan for a graph without aux markers: the streams beside the main chain first onto
+    the aux candidates (the nodes that usually run there), then the main chain onto every slot
+    still free, so that candidate nodes the aux streams did not run stay open to it.
+
+    A kernel beside the main chain belongs to the block (attention, MoE...) the main chain runs
+    when it starts: its candidates are narrowed to that block's, as ``plain`` placed the main
+    chain (which node of a block can be off there, the block rarely is).
+    """
+    assigner = _Assigner(table)
+    everything = (1 << len(table)) - 1
+    timeline = sorted((k.start_ns, table.node[plain.slot_of[id(k)]].group) for in_chain, ks in sequences
+                      if in_chain for k in ks if id(k) in plain.slot_of)
+    starts = [t for t, _ in timeline]
+    left: list[Kernel] = []
+    for in_chain, ks in sorted(sequences, key=lambda item: item[0]):
+        if in_chain:
+            left += assigner.align(ks, everything)
+            continue
+        allowed = []
+        for k in ks:
+            at = bisect_right(starts, k.start_ns) - 1
+            narrowed = candidates & table.group_mask(timeline[at][1]) if at >= 0 else 0
+            allowed.append(narrowed if narrowed & table.mask(k) else candidates)
+        left += assigner.align(ks, allowed)
+    return _second_chance(assigner, left)
+
+
+def _second_chance(assigner: _Assigner, left: list[Kernel]) -> _Assigner:
+    """Leftovers across streams in time order onto any free slot (the graph may not say which
+    nodes run on aux streams), then anywhere at all."""
+    everything = (1 << len(assigner.table)) - 1
+    left = assigner.align(sorted(left, key=lambda k: (k.start_ns, k.index)), everything)
+    assigner.any_free(left)
+    return assigner
 
 
 def map_nodes(nodes: Sequence[MappableNode], kernels: Sequence[Kernel], matcher: KernelMatcher) -> list[Kernel]:
     """Map ``kernels`` (one layer's, or those outside the layers) onto ``nodes``; sets ``node`` and
-    clears ``unmapped_reason`` of each mapped kernel; returns the unmapped ones."""
+    clears ``unmapped_reason`` of each mapped kernel; returns the unmapped ones.
+
+    When the graph marks no aux-stream nodes but the kernels run on streams beside the main
+    chain, the nodes of the sub-groups AutoDeploy moves to aux streams are tried for those
+    streams too; that plan is kept unless plain graph order maps more kernels.
+    """
     table = SlotTable([nodes], matcher)
-    assigner = _Assigner(table)
-    everything = (1 << len(table)) - 1
-    aux = table.aux_mask()
-    main = everything & ~aux
     by_stream: dict[str, list[Kernel]] = {}
     for k in sorted(kernels, key=lambda k: (k.start_ns, k.index)):
         k.node = None
@@ -168,20 +236,24 @@ def map_nodes(nodes: Sequence[MappableNode], kernels: Sequence[Kernel], matcher:
     first = {s: ks[0].start_ns for s, ks in by_stream.items()}
     for s in sorted((s for s in by_stream if s not in chain), key=lambda s: (first[s], s)):
         sequences.append((False, by_stream[s]))
-    left: list[Kernel] = []
-    beside = len(sequences) > 1 or not chained
-    for in_chain, ks in sequences:
-        if not aux or not main or not beside:
-            # Without streams beside the main chain, aux nodes ran on it too, in graph order.
-            allowed = everything
-        elif in_chain:
-            allowed = main if assigner.fit(ks, main) >= assigner.fit(ks, aux) else aux
-        else:
-            allowed = aux if assigner.fit(ks, aux) >= assigner.fit(ks, main) else main
-        left += assigner.align(ks, allowed)
-    # Second chance across streams: the graph may not say which nodes run on aux streams.
-    left = assigner.align(sorted(left, key=lambda k: (k.start_ns, k.index)), everything)
-    return assigner.any_free(left)
+    aux = table.aux_mask()
+    best = _assign(table, sequences, aux)
+    candidates = table.aux_candidate_mask()
+    if not aux and candidates and len(sequences) > 1:
+        hinted = _assign_beside_first(table, sequences, candidates, best)
+        if len(hinted.slot_of) >= len(best.slot_of):
+            best = hinted
+    return best.apply(kernels)
+
+
+def _reason(k: Kernel, rows: list[MapRow], kmap: KernelMap) -> str:
+    if k.kind != KIND_KERNEL:
+        return REASON_COPY
+    if not kmap.any_row_accepts(k.short, k.name):
+        return f"no kernel-map row matches kernel family {k.short}"
+    if not any(kmap.row_accepts(r, k.short, k.name) for r in rows):
+        return f"no op in layer matches kernel family {k.short}"
+    return f"more {k.short} kernels than matching ops in layer"
 
 
 def map_layer(layer: LayerNodes, kernels: Sequence[Kernel], matcher: KernelMatcher) -> LayerMapping:

@@ -109,9 +109,11 @@ def _pid_expr(cols: dict[str, str], col: str = "globalPid") -> str:
 _TIMES_AND_STREAM = ("start", "end", "deviceId", "streamId")
 
 
-def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
-                 warnings: list[str]) -> list[tuple[int, ...]] | None:
-    """Create ``k_all``/``k``; returns the kernel counts per stream when the scan made them."""
+def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path, warnings: list[str]
+                 ) -> tuple[list[tuple[int, ...]], list[tuple[int, int | None, int | None, int, int, int]]] | None:
+    """Create ``k_all``/``k``; returns, when every value is valid, the kernel counts per stream
+    (``ok, pid, dev, ctx, st, count``) and per launch (``dev, g, c, count, busy ns, first
+    start``) that the opening scan made."""
     cols = _columns(conn, KERNEL_TABLE)
     missing = [c for c in _TIMES_AND_STREAM if c not in cols]
     if missing:
@@ -122,9 +124,12 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
         raise InputError(f"{KERNEL_TABLE} has no kernel name column (demangledName/shortName)", path=path,
                          field=KERNEL_TABLE)
     short = "shortName" if "shortName" in cols and full != "shortName" else None
-    # One scan counts the kernels per stream (which the inventory and the device choice need)
-    # and finds out whether any value breaks the schema's promises: the stream columns are
-    # checked in Python on the few groups, times and ids by sums in SQL.
+    # One scan, in the trace's own order (correlation ids grow with time, so SQLite's sorter
+    # gets nearly sorted rows), counts the kernels per stream and per graph launch, which the
+    # inventory, the device choice and the replay choice need; a first pass that stops at the
+    # first bad value finds out whether any value breaks the schema's promises (the stream
+    # columns are checked in Python on the few groups). Damaged traces take the slower scan that
+    # counts the bad rows.
     pid_col = '"globalPid"' if "globalPid" in cols else "NULL"
     ctx_col = '"contextId"' if "contextId" in cols else "NULL"
     times_bad = " OR ".join(f"typeof(\"{t}\") != 'integer' OR \"{t}\" < 0 OR \"{t}\" > {MAX_VALUE}"
@@ -132,10 +137,32 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
     ids_bad = " OR ".join(f"(\"{c}\" IS NOT NULL AND (typeof(\"{c}\") != 'integer' OR \"{c}\" < 0 OR "
                           f"\"{c}\" > {MAX_VALUE}))" for c in ("correlationId", "graphId", "graphNodeId")
                           if c in cols) or "0"
-    groups = conn.execute(
-        f"SELECT {pid_col}, deviceId, {ctx_col}, streamId, count(*), sum({times_bad}), "
-        f"sum(NOT ({times_bad}) AND ({ids_bad})) FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4").fetchall()
-    clean = True
+    corr_col = '"correlationId"' if "correlationId" in cols else "NULL"
+    graph_col = '"graphId"' if "graphId" in cols else "NULL"
+    per_launch: dict[tuple[int, int | None, int | None], list[int]] | None = None
+    if conn.execute(f"SELECT 1 FROM {KERNEL_TABLE} WHERE {times_bad} OR {ids_bad} LIMIT 1").fetchone() is None:
+        per_key: dict[tuple[object, object, object, object], int] = {}
+        per_launch = {}
+        # Per launch: kernels, busy ns, first start, in the shape ``activity`` reads from ``k``
+        # (graph id 0 of old exports is no graph); rows are folded as they come.
+        for c, g, dev, gpid, ctx, st, n, busy, start in conn.execute(
+                f'SELECT {corr_col}, {graph_col}, deviceId, {pid_col}, {ctx_col}, streamId, count(*), '
+                f'sum(max("end" - "start", 0)), min("start") FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4, 5, 6'):
+            per_key[(gpid, dev, ctx, st)] = per_key.get((gpid, dev, ctx, st), 0) + n
+            key = (dev, g or None, c)
+            got = per_launch.get(key)
+            if got is None:
+                per_launch[key] = [n, busy, start]
+            else:
+                got[0] += n
+                got[1] += busy
+                got[2] = min(got[2], start)
+        groups = [(gpid, dev, ctx, st, n, 0, 0) for (gpid, dev, ctx, st), n in per_key.items()]
+    else:
+        groups = conn.execute(
+            f"SELECT {pid_col}, deviceId, {ctx_col}, streamId, count(*), sum({times_bad}), "
+            f"sum(NOT ({times_bad}) AND ({ids_bad})) FROM {KERNEL_TABLE} GROUP BY 1, 2, 3, 4").fetchall()
+    clean = per_launch is not None
     bad_ids = 0
     per_stream: list[tuple[int, ...]] = []
     for gpid, dev, ctx, st, n, bad_times, bad_id in groups:
@@ -167,7 +194,9 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path,
         f'{f"{chr(34)}{short}{chr(34)}" if short else "NULL"} AS ns, {c} AS c, {g} AS g, {n} AS n, '
         f'{_rowid(conn, KERNEL_TABLE)} AS i FROM {KERNEL_TABLE}')
     conn.execute("CREATE TEMP VIEW k AS SELECT s, e, pid, dev, ctx, st, nm, ns, c, g, n, i FROM k_all WHERE ok")
-    return per_stream if clean else None
+    if not clean or per_launch is None:
+        return None
+    return per_stream, [(dev, g, c, n, busy, start) for (dev, g, c), (n, busy, start) in per_launch.items()]
 
 
 def _id_ok(value: object) -> bool:
@@ -328,7 +357,7 @@ def _open(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
         raise InputError(f"{what} without kernel tables ({KERNEL_TABLE} is missing){extra}",
                          path=path, field=KERNEL_TABLE)
     warnings: list[str] = []
-    per_stream = _kernel_view(conn, tables, path, warnings)
+    counted = _kernel_view(conn, tables, path, warnings)
     copies = _copy_view(conn, tables)
     _runtime_view(conn, tables)
     _range_view(conn, tables)
@@ -341,8 +370,8 @@ def _open(conn: sqlite3.Connection, path: Path, progress: Progress | None) -> Tr
     db.graph_launches = _read_graph_launches(conn, tables)
     db.has_node_events = has_events
     db.warnings.extend(warnings)
-    if per_stream is not None:
-        db.memo["kernels_per_stream"] = per_stream
+    if counted is not None:
+        db.memo["kernels_per_stream"], db.memo["kernels_per_launch"] = counted
     _count_skipped(conn, db, copies)  # kernel rows are counted by the scan per stream
     if db.graph_launches and db.value("SELECT 1 FROM k WHERE g IS NOT NULL LIMIT 1") is None:
         db.warnings.append(

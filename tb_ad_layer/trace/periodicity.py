@@ -14,8 +14,12 @@ begins with its own input norm, and the first and last layers must look like the
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Sequence
+
+from tb_ad_layer.trace.align import lcs_length
 
 #: Segments this similar to a pattern belong to it.
 SIMILAR = 0.85
@@ -82,32 +86,57 @@ def _cluster(segs: list[Counter[str]]) -> tuple[list[int], list[Counter[str]]]:
 
 
 class _Candidate:
-    __slots__ = ("anchors", "kinds", "patterns", "coverage", "halves")
+    __slots__ = ("anchors", "kinds", "patterns", "coverage", "halves", "fit", "ambiguous")
 
     def __init__(self, anchors: list[int], kinds: list[int], patterns: list[Counter[str]], coverage: float,
-                 halves: bool) -> None:
+                 halves: bool, fit: float) -> None:
         self.anchors = anchors
         self.kinds = kinds
         self.patterns = patterns
         self.coverage = coverage
         self.halves = halves
+        self.fit = fit
+        self.ambiguous = False  # set by ``_rotate``: another start fits as well
 
-    def key(self) -> tuple[float, int, int]:
-        return (round(self.coverage, 2), 0 if self.halves else 1, len(self.anchors))
+    def key(self) -> tuple[float, int, int, int, float]:
+        """Rank: most segments explained, no parts of layers, most layers, then the fewest
+        patterns and the segments closest to them (a cut starting in the prologue makes a
+        pattern of its own)."""
+        return (round(self.coverage, 2), 0 if self.halves else 1, len(self.anchors), -len(self.patterns),
+                round(self.fit, 3))
 
 
-def _cycling_parts(kinds: list[int], patterns: list[Counter[str]]) -> bool:
-    """Whether the segments cycle through patterns (ABAB..., ABCABC...) that differ more than
-    layer kinds do: parts of one layer cut by a family occurring several times per layer.
-    Alternating layer kinds (sliding and full attention) differ in a kernel or two; kinds in
-    blocks (dense, then MoE) do not cycle."""
-    for period in (2, 3):
-        for a in range(len(kinds) - 2 * period + 1):
-            run = kinds[a:a + 2 * period]
-            if run[:period] == run[period:] and len(set(run[:period])) == period:
-                parts = [patterns[k] for k in run[:period]]
-                if any(multiset_similarity(x, y) < ALTERNATING_SIMILARITY
-                       for i, x in enumerate(parts) for y in parts[i + 1:]):
+def sequence_similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    """Longest common subsequence over the longer length (1 when equal, 0 when disjoint): like
+    ``multiset_similarity``, but kernels must come in the same order."""
+    if not a or not b:
+        return 1.0 if len(a) == len(b) else 0.0
+    where: dict[str, int] = {}
+    for j, fam in enumerate(b):
+        where[fam] = where.get(fam, 0) | (1 << j)
+    return lcs_length([where.get(fam, 0) for fam in a], len(b)) / max(len(a), len(b))
+
+
+_PERIODS = (2, 3, 4)
+
+
+def _cycling_parts(kinds: list[int], parts: list[Sequence[str]]) -> bool:
+    """Whether the segments cycle through patterns (ABAB..., ABBABB..., or ABA when that is all
+    there is) whose kernel sequences differ more than layer kinds do: parts of one layer cut by
+    a family occurring several times per layer. Alternating layer kinds (sliding and full
+    attention) run the same kernels in the same order but for one or two; parts of a layer
+    (attention, then MLP) share kernel families (norms, GEMMs) in another order. Kinds in
+    blocks (dense, then MoE) do not cycle. ``parts[k]``: one segment of kind ``k``."""
+    for period in _PERIODS:
+        span = min(len(kinds), 2 * period)
+        if span < period + 1:
+            continue
+        for a in range(len(kinds) - span + 1):
+            run = kinds[a:a + span]
+            if len(set(run[:period])) >= 2 and all(run[i] == run[i - period] for i in range(period, span)):
+                seqs = [parts[k] for k in sorted(set(run[:period]))]
+                if any(sequence_similarity(x, y) < ALTERNATING_SIMILARITY
+                       for i, x in enumerate(seqs) for y in seqs[i + 1:]):
                     return True
     return False
 
@@ -132,13 +161,16 @@ def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
     patterns = [reps[c] for c in kept]
     if any(len(p) < 2 for p in patterns):
         return None  # a layer runs several kinds of kernel (norm, GEMMs, attention...)
+    bounds = list(zip(anchors, anchors[1:]))
+    parts = [seq[slice(*bounds[kinds.index(k)])] if k in kinds else [] for k in range(len(patterns))]
     halves = any(multiset_similarity(patterns[i], patterns[j]) < KIND_SIMILARITY
                  for i in range(len(patterns)) for j in range(i + 1, len(patterns))) or \
-        _cycling_parts(kinds, patterns)
+        _cycling_parts(kinds, parts)
     # The last layer (after the last anchor) resembles the pattern its prefix matches best.
     last_kind = kinds[-1]
     kinds.append(last_kind)
-    return _Candidate(anchors, kinds, patterns, coverage, halves)
+    fit = sum(multiset_similarity(seg, patterns[k]) for seg, k in zip(segs, kinds)) / len(segs)
+    return _Candidate(anchors, kinds, patterns, coverage, halves, fit)
 
 
 def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> tuple[list[int], list[int], float]:
@@ -157,7 +189,7 @@ def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> t
     # Twice: the kinds of the anchor segments label the layers roughly (a segment mixes the end of
     # one layer with the start of the next); after one rotation each layer's own kind is known.
     for _ in range(2):
-        rotation = _rotations(seq, is_start, anchors, kinds, cand.patterns, lengths, families)
+        rotation, cand.ambiguous = _rotations(seq, is_start, anchors, kinds, cand.patterns, lengths, families)
         starts = _starts(anchors, kinds, rotation)
         _settle_transitions(seq, is_start, anchors, kinds, rotation, starts, cand.patterns)
         _settle_first(seq, is_start, anchors, starts, cand.patterns)
@@ -173,8 +205,12 @@ def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> t
 
 
 def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
-               patterns: list[Counter[str]], lengths: list[int], families: set[str]) -> dict[int, int]:
-    """Per kind, how many kernels before its anchor a layer starts."""
+               patterns: list[Counter[str]], lengths: list[int], families: set[str]) -> tuple[dict[int, int], bool]:
+    """Per kind, how many kernels before its anchor a layer starts, and whether some kind has
+    another start that fits as well (every criterion equal, similarity within a few percent):
+    a layer whose first block could as well end the previous one (a shared attention block
+    before a Mamba mixer)."""
+    ambiguous = False
     by_kind: dict[int, list[int]] = {}
     for j, kind in enumerate(kinds):
         by_kind.setdefault(kind, []).append(j)
@@ -191,7 +227,9 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
         # sequence start by ``_starts`` instead of bounding every layer of its kind.
         gaps = [anchors[j] - anchors[j - 1] - 1 for j in every if j]
         limit = max(0, min(gaps) if gaps else anchors[0])
-        best: tuple[tuple[float, int, float, int], int] | None = None
+        best: tuple[tuple[float, int, int, int, int, float, int], int] | None = None
+        keys: list[tuple[float, int, int, int, int, float, int]] = []
+        layouts: dict[int, list[int]] = {}
         for t in range(limit + 1):
             # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
             starts = _starts(anchors, kinds, {**{k: t for k in by_kind}, **rotation, kind: t})
@@ -200,16 +238,45 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
             sims = [multiset_similarity(Counter(seq[bounds[j]:bounds[j + 1]]), patterns[kind]) for j in js]
             left_over = sum(1 for f in seq[:bounds[0]] if f in families) + \
                 sum(1 for f in seq[bounds[-1]:] if f in families)
-            # A layer begins with its own input norm; then no big piece of a layer left outside
-            # (a final norm and lm head are fine, half a layer is not); then the best-fitting
-            # layers; then the earliest start.
+            # A layer begins with its own input norm; then the model's final norm stays after
+            # the last layer (a final norm and lm head look like a layer's input norm and first
+            # projection, so a cut one such piece late fits as well); then the last layer ends within the
+            # replay (starting a layer late pushes the last one into the final norm and lm
+            # head, and past the end); then no big piece of a layer left outside (a final norm
+            # and lm head are fine, half a layer is not), and the fewest layer kernels outside
+            # (a first layer started at its second norm leaves its input norm behind); then the
+            # best-fitting layers; then the earliest start.
+            overrun = int(starts[-1] + lengths[kinds[-1]] > len(seq))
             stray = int(left_over >= _STRAY_SHARE * min(lengths))
-            key = (round(norm, 2), -stray, round(sum(sims) / len(sims), 3), t)
+            final_norm = int(any(is_start[i] for i in range(bounds[-1], len(seq))))
+            key = (round(norm, 2), final_norm, -overrun, -stray, -left_over, round(sum(sims) / len(sims), 3), t)
+            keys.append(key)
+            layouts[t] = bounds
             if best is None or key > best[0]:
                 best = (key, t)
         assert best is not None
         rotation[kind] = best[1]
-    return rotation
+        top = best[0]
+        if not ambiguous:
+            # Judged by how alike the kind's layers are to each other (the patterns come from
+            # the anchors, which favour the cut they were taken from).
+            mine = _consistency(seq, layouts[top[6]], js)
+            ambiguous = any(k[:5] == top[:5] and k[6] != top[6] and
+                            _consistency(seq, layouts[k[6]], js) >= mine - _SAME_FIT for k in keys)
+    return rotation, ambiguous
+
+
+#: Rotations whose layers fit their patterns within this much fit as well.
+_SAME_FIT = 0.03
+
+
+def _consistency(seq: Sequence[str], bounds: list[int], js: list[int]) -> float:
+    """Mean similarity of layers ``js`` (cut at ``bounds``) to the middle one of them."""
+    layers = [Counter(seq[bounds[j]:bounds[j + 1]]) for j in js if j + 1 < len(bounds)]
+    if not layers:
+        return 0.0
+    middle = layers[len(layers) // 2]
+    return sum(multiset_similarity(layer, middle) for layer in layers) / len(layers)
 
 
 def _settle_transitions(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
@@ -255,14 +322,156 @@ def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> l
     return out
 
 
-def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> tuple[list[int], list[str], float] | None:
-    """Layers of a family sequence from repetition: the cut positions (each layer's first
-    index, then the end of the last layer), a kind label per layer (``A``, ``B``...), and the
-    mean similarity of the layers to their patterns; None when nothing repeats."""
+@dataclass
+class Inferred:
+    """Layers inferred from repetition.
+
+    ``cuts``: each layer's first index, then the end of the last layer; ``kinds``: a label per
+    layer (``A``, ``B``... in order of first appearance); ``similarity``: mean similarity of the
+    layers to their patterns; ``halves``: the best cut still cycles through parts of a layer
+    (nothing finer than it was consistent); ``merged``: the layers are such cycles of parts
+    joined, seen too few times to be cut by their own anchor; ``maybe_pairs``: a finer cut
+    cycles through parts that could be layers of their own (alternating kinds), so each layer
+    found may be two; ``ambiguous_start``: layers of some kind could start at another norm as
+    well (their first block could end the previous layer).
+    """
+
+    cuts: list[int]
+    kinds: list[str]
+    similarity: float
+    halves: bool = False
+    merged: bool = False
+    maybe_pairs: bool = False
+    ambiguous_start: bool = False
+
+    def kind_counts(self) -> list[int]:
+        """How often each layer's kind occurs, per layer."""
+        counts = Counter(self.kinds)
+        return [counts[k] for k in self.kinds]
+
+
+def _cycle_period(kinds: list[int]) -> int | None:
+    """The shortest period with which labels cycle through two or more patterns throughout
+    (the last label, a guess, excluded)."""
+    body = kinds[:-1]
+    for period in _PERIODS:
+        if len(body) > period and len(set(body[:period])) >= 2 and \
+                all(body[i] == body[i - period] for i in range(period, len(body))):
+            return period
+    return None
+
+
+def _merged(seq: Sequence[str], cand: _Candidate) -> _Candidate | None:
+    """The candidate whose layers are ``cand``'s cycle of parts joined (every period-th anchor),
+    when that cycle runs through the whole sequence; the joined layers are seen at least twice."""
+    period = _cycle_period(cand.kinds)
+    if period is None:
+        return None
+    best: _Candidate | None = None
+    for phase in range(period):
+        anchors = cand.anchors[phase::period]
+        if len(anchors) < 2:
+            continue
+        got = _evaluate(seq, anchors)
+        if got is not None and not got.halves and (best is None or got.coverage > best.coverage):
+            best = got
+    return best
+
+
+def _finer_key(cand: _Candidate) -> tuple[float, int, float]:
+    return (round(cand.coverage, 2), len(cand.anchors), round(cand.fit, 3))
+
+
+#: Kernel families of a layer's mixer: attention (FlashAttention, FMHA, XQA...) and SSM scans.
+_MIXER = re.compile(r"fmha|flash|attention|attn|xqa|mmha|selective_scan|ssm_|mamba|chunk_scan|state_passing|"
+                    r"delta_rule|gated_delta|recurrent", re.IGNORECASE)
+
+
+def _one_mixer_each(seq: Sequence[str], cand: _Candidate) -> bool:
+    """Whether every part of a cycling cut runs exactly one mixer kernel (attention or scan):
+    halves of a layer put the mixer in one part only."""
+    period = _cycle_period(cand.kinds)
+    if period is None:
+        return False
+    bounds = list(zip(cand.anchors, cand.anchors[1:]))[:period]
+    return len(bounds) == period and all(
+        sum(1 for f in seq[a:b] if _MIXER.search(f)) == 1 for a, b in bounds)
+
+
+def _alternating_layers(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> bool:
+    """Whether the parts a cut cycles through could be whole layers of alternating kinds rather
+    than parts of one layer. Layers of alternating kinds (dense and MoE, with and without RoPE) each
+    hold two norms at least (input and post-attention) and each run their mixer once: a kernel
+    family that occurs once in every part, away from the norms. The attention and MLP halves of
+    a layer fail one or the other (one norm each, or sandwich norms with nothing but the norm and
+    its residual add in common). Single-block layers (Mamba, MLP and attention blocks of their
+    own, as in NemotronH) fail too: repetition cannot tell them from halves. Kernel names alone
+    do not say which kernel is the mixer, so a part passing this test is a possibility only."""
+    period = _cycle_period(cand.kinds)
+    if period is None:
+        return False
+    bounds = list(zip(cand.anchors, cand.anchors[1:]))[:period]
+    if len(bounds) < period:
+        return False
+    common: set[str] | None = None
+    for a, b in bounds:
+        starts = [i for i in range(a, b) if is_start[i]]
+        if len(starts) < 2:
+            return False
+        near = {j for i in starts for j in (i - 1, i, i + 1)}
+        counts = Counter(seq[a:b])
+        once = {f for i, f in enumerate(seq[a:b], start=a) if counts[f] == 1 and i not in near}
+        common = once if common is None else common & once
+    return bool(common)
+
+
+#: Kernels before the first layer that make a layer of their own: from a norm on, at least this
+#: share of the first layer's length.
+_LEAD_SHARE = 0.5
+
+
+def _first_block(seq: Sequence[str], is_start: Sequence[bool], a: int, b: int) -> list[str]:
+    """``seq[a:b]`` up to its second norm: a layer's input norm and mixer (attention)."""
+    second = next((i for i in range(a + 1, b) if is_start[i]), b)
+    return list(seq[a:second])
+
+
+def _leading_layer(seq: Sequence[str], is_start: Sequence[bool], cuts: list[int]) -> int | None:
+    """Where a layer the anchors missed starts before the first layer: the earliest norm before
+    it from which the kernels up to the first layer open with the first layer's own first block
+    (a dense layer runs a MoE layer's attention, then a smaller MLP) and are not too few for a
+    layer; None when there is none. Model-level work before the layers (embedding, RoPE
+    tables, masks) opens with no norm, or with another block."""
+    if len(cuts) < 2:
+        return None
+    first = _first_block(seq, is_start, cuts[0], cuts[1])
+    for s in range(cuts[0]):
+        if not is_start[s]:
+            continue
+        if cuts[0] - s < _LEAD_SHARE * (cuts[1] - cuts[0]):
+            return None
+        if sequence_similarity(_first_block(seq, is_start, s, cuts[0]), first) >= ALTERNATING_SIMILARITY:
+            return s
+    return None
+
+
+#: A last layer shorter than this share of its pattern was cut short by the end of the replay.
+_COMPLETE_SHARE = 0.75
+
+
+def _truncated_last(cuts: list[int], kinds: list[int], cand: _Candidate) -> bool:
+    length = sum(cand.patterns[kinds[-1]].values())
+    return cuts[-1] - cuts[-2] < _COMPLETE_SHARE * length
+
+
+def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | None:
+    """Layers of a family sequence from repetition; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
     for i, fam in enumerate(seq):
         positions.setdefault(fam, []).append(i)
     best: _Candidate | None = None
+    mixed: _Candidate | None = None
+    cycling: _Candidate | None = None
     seen: set[tuple[int, ...]] = set()
     for fam in sorted(positions):
         pos = positions[fam]
@@ -278,9 +487,47 @@ def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> tuple[list[int
                 continue
             if best is None or cand.key() > best.key():
                 best = cand
+            if cand.halves and (mixed is None or _finer_key(cand) > _finer_key(mixed)) and \
+                    _one_mixer_each(seq, cand):
+                mixed = cand
+            elif cand.halves and (cycling is None or _finer_key(cand) > _finer_key(cycling)) and \
+                    _alternating_layers(seq, is_start, cand):
+                cycling = cand
     if best is None:
         return None
+    maybe_pairs = False
+    if mixed is not None and len(mixed.anchors) > len(best.anchors):
+        # Every part of the finer cut runs one attention (or SSM) kernel: they are layers of
+        # alternating kinds (dense and MoE, sliding and global attention), not halves.
+        best = mixed
+        best.halves = False
+    elif cycling is not None and len(cycling.anchors) > len(best.anchors):
+        # The parts could each be a layer: repetition cannot tell one layer from two.
+        maybe_pairs = True
+    merged = False
+    if best.halves:
+        joined = _merged(seq, best)
+        if joined is not None and joined.coverage >= MIN_COVERAGE:
+            best, merged = joined, True
     cuts, kinds, score = _rotate(seq, is_start, best)
+    while len(best.anchors) > 2 and _truncated_last(cuts, kinds, best):
+        # The last anchor sits in the epilogue (the final norm looks like a layer's first
+        # kernels): too few kernels follow it for a layer of its kind, so it opens none.
+        shorter = _evaluate(seq, best.anchors[:-1])
+        if shorter is None:
+            break
+        best = shorter
+        cuts, kinds, score = _rotate(seq, is_start, best)
+    lead = _leading_layer(seq, is_start, cuts)
+    if lead is not None:
+        # A first layer of a kind of its own (a lone dense layer before MoE ones) holds no
+        # anchor: found before the first layer, it becomes layer 0.
+        first = Counter(seq[lead:cuts[0]])
+        like = max(range(len(best.patterns)), key=lambda i: multiset_similarity(first, best.patterns[i]))
+        kind = like if multiset_similarity(first, best.patterns[like]) >= SIMILAR else len(best.patterns)
+        cuts = [lead] + cuts
+        kinds = [kind] + kinds
     order = list(dict.fromkeys(kinds))  # letters in order of first appearance
     names = [chr(ord("A") + order.index(k)) for k in kinds]
-    return cuts, names, score
+    return Inferred(cuts, names, score, halves=best.halves, merged=merged, maybe_pairs=maybe_pairs,
+                    ambiguous_start=best.ambiguous)

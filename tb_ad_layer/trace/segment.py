@@ -28,7 +28,7 @@ from tb_ad_layer.trace.align import LATE, lcs_pairs
 from tb_ad_layer.trace.annotations import AnnotatedLayers
 from tb_ad_layer.trace.graph_nodes import KernelMatcher, MappableNode, ModelNodes, SlotTable
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
-from tb_ad_layer.trace.periodicity import infer_layers
+from tb_ad_layer.trace.periodicity import infer_layers, sequence_similarity
 
 GRAPH_ALIGNMENT = "graph-alignment"
 REPETITION = "repetition"
@@ -36,8 +36,10 @@ REPETITION = "repetition"
 _MIN_ALIGNED = 0.5
 #: ...and every layer is explained at least this share as densely as the best one.
 _EVEN_DENSITY = 0.75
-#: Kernels that open a layer: norms, and all-reduces fused with the residual add and the next norm.
-_NORMISH = re.compile(r"norm|rms|allreduce_fusion|ar_fusion", re.IGNORECASE)
+#: Kernels that open a layer: norms, all-reduces fused with the residual add and the next norm,
+#: and AutoDeploy's hash-named MLIR fusions (``fused_kernel_<hash>``), which fuse the residual
+#: add with the next RMSNorm (input_layernorm, post_attention_layernorm).
+_NORMISH = re.compile(r"norm|rms|allreduce_fusion|ar_fusion|fused_kernel_[0-9a-f]{8}", re.IGNORECASE)
 
 
 @dataclass
@@ -228,8 +230,55 @@ def _mismatch(ks: list[Kernel], kinds: Sequence[str], why: str) -> InputError:
                       f"trace and dump come from the same model and rank", field="layers")
 
 
+#: Confidence left to a cut whose layers may each be two layers of alternating kinds...
+_MAYBE_PAIRS = 0.7
+#: ...and to one whose layers could as well start at another norm.
+_AMBIGUOUS_START = 0.8
+
+
+def _support(counts: Sequence[int]) -> float:
+    """How much repetition backs a cut: a layer whose kind occurs ``m`` times is a repeating
+    unit with weight ``1 - 2**-m`` (one sighting 0.5, two 0.75, five 0.97), averaged over
+    the layers. Two or three layers of a kind can be halves or pairs of real layers as well."""
+    return sum(1.0 - 0.5 ** m for m in counts) / len(counts) if counts else 0.0
+
+
+def _stream_major(layer: Sequence[Kernel]) -> list[str]:
+    """A layer's kernel families stream by stream (streams in the order they start, each in
+    time order): streams running beside each other interleave differently from one layer to
+    the next, while each stream keeps its own order."""
+    by_stream: dict[str, list[str]] = {}
+    for k in layer:
+        if k.kind == KIND_KERNEL:
+            by_stream.setdefault(k.stream_key, []).append(k.short)
+    return [fam for fams in by_stream.values() for fam in fams]
+
+
+def _order_similarity(layers: Sequence[Sequence[str]], kinds: Sequence[str]) -> float:
+    """Mean similarity, kernel order included (``sequence_similarity``), of each layer to the
+    middle layer of its kind. Layers of one kind run their kernels in one order (streams running
+    beside each other swap a few); two pieces of different layers cut as one layer (an attention
+    block with the next layer's Mamba mixer) hold the right kernels in the wrong order."""
+    by_kind: dict[str, list[int]] = {}
+    for j, kind in enumerate(kinds):
+        by_kind.setdefault(kind, []).append(j)
+    total = 0.0
+    for js in by_kind.values():
+        middle = layers[js[len(js) // 2]]
+        total += sum(sequence_similarity(layers[j], middle) for j in js)
+    return total / len(layers) if layers else 0.0
+
+
 def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
-    """Layers from the repeating kernel pattern alone, or None when nothing repeats."""
+    """Layers from the repeating kernel pattern alone, or None when nothing repeats.
+
+    ``confidence`` multiplies what backs the cut: the layers' similarity to their patterns, how
+    often each pattern repeats (``_support``), the share of layers that open with a norm, the
+    share of streams that lie within one layer (per-layer stream sets), and halves: a cut
+    that still cycles through parts of a layer (no finer consistent cut) is worth half, one
+    whose layers may each be two layers of alternating kinds 0.7, one whose layers could as
+    well start at another norm 0.8.
+    """
     ks = replay_order(kernels)
     main = [k for k in ks if k.kind == KIND_KERNEL]
     if len(main) < 6:
@@ -238,24 +287,44 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     found = infer_layers([k.short for k in main], starts)
     if found is None:
         return None
-    cuts_main, kinds, score = found
+    cuts_main = found.cuts
     position = {id(k): i for i, k in enumerate(ks)}
     cuts = [position[id(main[c])] if c < len(main) else len(ks) for c in cuts_main[:-1]]
     end_main = cuts_main[-1]
     cuts.append(position[id(main[end_main])] if end_main < len(main) else len(ks))
-    seg = Segmentation(kinds=kinds, method=REPETITION, inferred=True)
+    seg = Segmentation(kinds=found.kinds, method=REPETITION, inferred=True)
     _from_cuts(ks, cuts, seg)
     agree = _stream_agreement(seg)
     # Where no layer opens with a norm kernel (eager norms run as pow/mean/rsqrt), repetition
     # alone leaves the exact start of a layer open by a kernel or two.
     normed = sum(1 for c in cuts_main[:-1] if c < len(main) and starts[c]) / (len(cuts_main) - 1)
-    seg.confidence = round(score * (agree if agree is not None else 1.0) * (0.8 + 0.2 * normed), 4)
-    patterns = len(set(kinds))
+    support = _support(found.kind_counts())
+    ordered = _order_similarity([_stream_major(layer) for layer in seg.layers], found.kinds)
+    similarity = min(found.similarity, ordered)
+    confidence = similarity * support * (agree if agree is not None else 1.0) * (0.6 + 0.4 * normed)
+    if found.halves:
+        confidence *= 0.5
+    elif found.maybe_pairs:
+        confidence *= _MAYBE_PAIRS
+    if found.ambiguous_start:
+        confidence *= _AMBIGUOUS_START
+    seg.confidence = round(confidence, 4)
+    patterns = len(set(found.kinds))
+    least = min(found.kind_counts())
     seg.detail = (f"{len(seg.layers)} layers from the repeating kernel pattern ({patterns} layer "
-                  f"pattern{'s' if patterns > 1 else ''}, mean similarity {score:.0%}, {normed:.0%} of layers "
-                  f"open with a norm kernel)")
+                  f"pattern{'s' if patterns > 1 else ''}, the rarest seen {least} time{'s' if least > 1 else ''}, "
+                  f"mean similarity {similarity:.0%}, {normed:.0%} of layers open with a norm kernel)")
     if agree is not None:
         seg.detail += f"; {agree:.0%} of the streams lie within one layer or one layer boundary"
+    if found.halves:
+        seg.detail += "; the layers cycle through patterns that look like parts of one layer"
+    elif found.merged:
+        seg.detail += "; each layer joins a cycle of patterns that look like its parts"
+    elif found.maybe_pairs:
+        seg.detail += ("; each layer may also be two layers of alternating kinds (a finer cut cycles through "
+                       "parts that each hold two norms and a kernel of their own)")
+    if found.ambiguous_start:
+        seg.detail += "; some layers could as well start at another norm (their first block ending the layer before)"
     return seg
 
 

@@ -9,7 +9,8 @@ NAMES = [
     "fused_gate_up_5_weight", "_fused_qkv_3_weight", "fused_7", "fused_gate_up_x5_weight",
     "model_layers_5x_weight", "model_embed_tokens_weight", "lm_head_weight", "model_norm_weight",
     "_ad_position_ids_buffer", "layer_3_w", "xlayers_3_w", "model_layers_٣_w",
-    "model_layers_3_mlp_layers_4_w", "fused__5_w", "",
+    "model_layers_3_mlp_layers_4_w", "fused__5_w", "", "model.layers.5._.mlp_w", "h_2",
+    "model_layers_7", "model_layers_7_", "model_h_1x_h_2_w",
 ]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tb_ad_layer.convert import convert
 from tb_ad_layer.dump.reader import parse_dump
-from tb_ad_layer.layers.document import dumps, layer_document, outside_nodes
+from tb_ad_layer.layers.document import layer_document_text, outside_nodes
 from tb_ad_layer.layers.layered import layer_graph
 from tb_ad_layer.store.reader import RunStore
 from tb_ad_layer.store.writer import StoreWriter, store_path
@@ -29,12 +29,15 @@ def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -
     assert [n["layer"] for n in nodes] == lg.layer
     assert store.outside_count(0) == len(store.nodes(0, -1)) == lg.layer.count(None) > 0
     for index in lg.layers:
-        assert store.layer_doc_text(0, index) == dumps(layer_document(lg, index))
+        assert store.layer_doc_text(0, index) == layer_document_text(lg, index)
     outside = [{k: v for k, v in n.items() if k != "layer"} for n in store.nodes(0, -1)]
     assert outside == json.loads(json.dumps(outside_nodes(lg)))
     conn = sqlite3.connect(store.path)
     assert {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} \
         == {"meta", "files", "stages", "layers", "outside", "streams", "kernels"}
+    # Documents are handed to SQLite as UTF-8 bytes and stored as text, never as blobs.
+    assert {t for (t,) in conn.execute("SELECT typeof(doc) FROM layers")} == {"text"}
+    assert {t for (t,) in conn.execute("SELECT typeof(nodes) FROM outside")} == {"text"}
     conn.close()
 
 

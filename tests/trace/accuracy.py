@@ -22,10 +22,10 @@ DUMPS = REPO / "tests" / "fixtures" / "dumps"
 MODEL_DUMPS = {
     "dsv3_mla_moe": ("ad_dsv3", "085_compile_compile_model"),
     "llama_dense": ("ad_llama", "085_compile_compile_model"),
-    "deepseek_v3_export": ("deepseek_v3", "002_post_export_cleanup_noop_removal"),
-    "qwen_moe_export": ("qwen_moe", "002_post_export_cleanup_noop_removal"),
-    "nemotron_h_hybrid": ("nemotron_h", "002_post_export_cleanup_noop_removal"),
-    "qwen3_next_gdn": ("qwen3_next", "002_post_export_cleanup_noop_removal"),
+    "deepseek_v3_export": ("deepseek_v3", "002_post_export_cleanup_noop_slice"),
+    "qwen_moe_export": ("qwen_moe", "002_post_export_cleanup_noop_slice"),
+    "nemotron_h_hybrid": ("nemotron_h", "002_post_export_cleanup_noop_slice"),
+    "qwen3_next_gdn": ("qwen3_next", "002_post_export_cleanup_noop_slice"),
 }
 
 _NODE_BASE = 0x10000
@@ -74,10 +74,12 @@ def generate_from_dump(out: Path, name: str, formats: tuple[str, ...] = ("sqlite
 def truth_record(truth: dict[str, Any], k: Kernel, replay: Sequence[Kernel]) -> dict[str, Any] | None:
     """The truth of kernel ``k`` of the shown replay/pass ``replay``."""
     if truth["phase"] == "prefill":
-        for rec in truth["kernels"]:
-            if rec["correlation"] == k.correlation and rec["kind"] == k.kind:
-                return rec
-        return None
+        by_launch = truth.get("_by_launch")
+        if by_launch is None:
+            by_launch = truth["_by_launch"] = {}
+            for rec in truth["kernels"]:
+                by_launch.setdefault((rec["correlation"], rec["kind"]), rec)
+        return by_launch.get((k.correlation, k.kind))
     seqs = _templates(truth)
     if k.graph_node_id is not None:
         return seqs.get(k.graph_node_id - _NODE_BASE)
@@ -165,3 +167,23 @@ def baseline_agreement(truth: dict[str, Any], kernels: Sequence[Kernel], expecte
         for k in ks:
             layer_of[id(k)] = index
     return len(groups), agreement(truth, copies, layer_of)
+
+
+def grown_plan(plan: Any, layers: int, keep_first: int = 0) -> Any:
+    """``plan`` (from ``tools/make_traces.py``) with ``layers`` layers: the first ``keep_first``
+    layers once, then the others repeated in order, node ids suffixed with the new index. A
+    2-5-layer export becomes a model deep enough for repetition to mean something."""
+    from copy import copy
+
+    mt = make_traces()
+    src = plan.layers
+    out = []
+    for i in range(layers):
+        j = i if i < keep_first else keep_first + (i - keep_first) % (len(src) - keep_first)
+        nodes = [copy(n) for n in src[j].nodes]
+        for n in nodes:
+            n.id, n.layer = f"{n.id}__{i}", i
+            if n.fork is not None:
+                n.fork = f"{n.fork}__{i}"
+        out.append(mt.PlanLayer(i, src[j].kind, nodes))
+    return mt.Plan(plan.model, plan.prologue, out, plan.epilogue)

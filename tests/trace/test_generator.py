@@ -88,3 +88,32 @@ def test_shared_dump_fixtures_when_present() -> None:
     for truth in sorted((REPO / "tests" / "fixtures" / "dumps").glob("*/*.truth.json"))[:4]:
         plan = mt.plan_from_truth(truth)
         assert plan.layers and all(layer.nodes for layer in plan.layers), truth
+
+
+def test_export_plans_put_shared_experts_and_the_kv_path_on_an_aux_stream(tmp_path: Path) -> None:
+    # An export's truth names no streams: AutoDeploy's multi-stream transforms decide. Shared
+    # experts run beside the routed ones, from the block's start; the first main node reading
+    # their output waits for them.
+    mt = make_traces()
+    dumps = REPO / "tests" / "fixtures" / "dumps"
+    truth = json.loads((dumps / "qwen_moe" / "002_post_export_cleanup_noop_slice.truth.json").read_text())["nodes"]
+    plan = mt.plan_from_truth(dumps / "qwen_moe" / "002_post_export_cleanup_noop_slice.truth.json")
+    moe = plan.layers[1].nodes
+    aux = [n for n in moe if n.stream == "aux"]
+    assert aux and all("shared_expert" in truth[n.id]["module"] for n in aux)
+    assert all(n.stream == "main" for n in moe if "shared_expert" not in (truth[n.id]["module"] or ""))
+    first_moe = next(n.id for n in moe if n.group == "moe" and n.stream == "main")
+    assert aux[0].fork == first_moe
+    joins = [n for n in moe if n.join]
+    assert [n.op for n in joins] == ["aten.sigmoid.default"]  # reads the shared expert gate
+    assert all(not n.join for n in plan.layers[0].nodes)  # the dense layer has no aux stream
+    mla = mt.plan_from_truth(dumps / "deepseek_v3" / "002_post_export_cleanup_noop_slice.truth.json").layers[0].nodes
+    assert {truth_module.split(".")[-1] for truth_module in
+            (json.loads((dumps / "deepseek_v3" / "002_post_export_cleanup_noop_slice.truth.json").read_text())
+             ["nodes"][n.id]["module"] for n in mla if n.stream == "aux")} == \
+        {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj"}
+    # In the trace, the aux kernels run beside the main stream's, in time.
+    trace = mt.simulate(plan, mt.Options(replays=1, layout="main-aux", seed=1))
+    aux_rows = [r for r in trace.rows if r.stream == 23]
+    main_rows = [r for r in trace.rows if r.stream == 7 and r.layer == 1]
+    assert aux_rows and any(a.start < m.end and m.start < a.end for a in aux_rows for m in main_rows)

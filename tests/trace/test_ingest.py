@@ -109,7 +109,10 @@ def test_kernel_sequences() -> None:
     assert [l["kind"] for l in seq["layers"]] == ["A", "A", "B", "B", "B"]
     assert [l["kernel_count"] for l in seq["layers"]] == [28, 28, 39, 39, 39]
     assert [l["memset_count"] for l in seq["layers"]] == [0, 0, 1, 1, 1]
-    assert seq["segmentation"]["method"] == "repetition" and seq["segmentation"]["confidence"] > 0.9
+    # Five layers of two kinds, the dense one seen twice: a right cut, but repetition seen that
+    # rarely could be pairs or halves of layers too, and the warning says so.
+    assert seq["segmentation"]["method"] == "repetition" and 0.8 <= seq["segmentation"]["confidence"] < 0.9
+    assert any(w.startswith("low confidence (0.8") and "--dump" in w for w in seq["warnings"])
     first = seq["layers"][0]["kernels"][0]
     assert set(first) >= {"kernel", "name", "kind", "duration_us", "stream", "start_us", "stats"}
     assert [k["kernel"] for k in seq["outside"]][:1] == ["indexSelectLargeIndex"]

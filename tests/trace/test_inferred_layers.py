@@ -1,0 +1,70 @@
+"""Layers inferred without a dump say how sure they are, and are never confidently wrong.
+
+Every FX-dump fixture (2 to 5 layers of real architectures: dense, sliding/global, MoE with dense
+first layers, MLA, Mamba and gated-delta-net hybrids, parallel hybrids, shared blocks) is traced
+with AutoDeploy's per-layer stream sets and as one stream, and cut by ``kernel_sequences`` without
+its dump. Repetition seen two or three times, or layer kinds seen once, cannot make a cut sure:
+either the cut is right, or it carries a low-confidence warning, or there is no structure (exit
+status 2). Larger models, where the pattern repeats, are cut right and confidently.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tb_ad_layer.cli import main
+from tb_ad_layer.errors import InputError
+from tb_ad_layer.trace.ingest import CONFIDENT, ingest_trace, kernel_sequences
+from tests.trace.accuracy import DUMPS, agreement
+from tests.trace.helpers import load_truth, make_traces
+
+TRUTHS = sorted(DUMPS.glob("*/*.truth.json"))
+
+
+@pytest.mark.parametrize("truth_path", TRUTHS, ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in TRUTHS])
+@pytest.mark.parametrize("layout", ["per-layer", "single"])
+def test_small_models_without_a_dump_are_never_confidently_wrong(truth_path: Path, layout: str,
+                                                                tmp_path: Path) -> None:
+    mt = make_traces()
+    paths = mt.generate(tmp_path, "t", mt.plan_from_truth(truth_path),
+                        mt.Options(layout=layout, replays=3, seed=5, jitter=0.15, reshuffle_streams=True))
+    truth = load_truth(paths["truth"])
+    try:
+        seq = kernel_sequences(paths["sqlite"])
+    except InputError as err:
+        assert "no layer structure found" in str(err) and "--dump" in str(err)
+        return
+    result = ingest_trace(paths["sqlite"], None)
+    got = agreement(truth, result.kernels)
+    right = seq["num_layers"] == truth["num_layers"] and got.layer_share >= 0.95
+    confidence = seq["segmentation"]["confidence"]
+    low = [w for w in seq["warnings"] if w.startswith(f"low confidence ({confidence:.2f})")]
+    assert right or (confidence < CONFIDENT and low), (seq["num_layers"], got.layer_share, confidence)
+    assert bool(low) == (confidence < CONFIDENT)
+
+
+@pytest.mark.parametrize("layers, dense, layout", [(12, 3, "per-layer"), (8, 1, "single"), (6, 0, "main-aux")])
+def test_repeating_layers_are_cut_right_and_confidently(layers: int, dense: int, layout: str,
+                                                        tmp_path: Path) -> None:
+    mt = make_traces()
+    paths = mt.generate(tmp_path, "t", mt.dsv3_plan(layers, dense),
+                        mt.Options(layout=layout, replays=3, seed=5, jitter=0.15, reshuffle_streams=True))
+    truth = load_truth(paths["truth"])
+    seq = kernel_sequences(paths["sqlite"])
+    assert seq["num_layers"] == layers and seq["segmentation"]["confidence"] >= CONFIDENT
+    assert not any("low confidence" in w for w in seq["warnings"])
+    assert agreement(truth, ingest_trace(paths["sqlite"], None).kernels).layer_share == 1.0
+
+
+def test_low_confidence_is_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Three layers, one dense then two MoE: a right count, but each kind seen once or twice.
+    mt = make_traces()
+    paths = mt.generate(tmp_path, "t", mt.dsv3_plan(3, 1), mt.Options(layout="per-layer", replays=3, seed=5))
+    out = tmp_path / "k.json"
+    assert main(["kernels", str(paths["sqlite"]), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "3 layers by repetition, confidence 0." in err
+    assert "warning: low confidence (0." in err and "pass --dump" in err
+    assert len(json.loads(out.read_text())["layers"]) == 3
