@@ -307,9 +307,10 @@ def test_compare_panes_open_aligned(cpage, api, a_run: str, b_run: str, layer: i
     shot(page, f"compare_aligned_{a_run}_{b_run}")
     assert st["views"]["a"]["k"] == st["views"]["b"]["k"], st["views"]
     # The two graphs start at one height on screen, however the heads above them wrap.
-    tops = page.eval_on_selector_all("[data-testid^=compare-pane-]:not([data-testid$=minimap])",
-                                     "els => els.map((e) => e.getBoundingClientRect().top)")
-    assert len(tops) == 2 and tops[0] == tops[1], tops
+    tops = page.evaluate("""() => ["a", "b"].map((s) => [
+        document.querySelector(`[data-testid=compare-head-${s}]`).getBoundingClientRect().height,
+        document.querySelector(`[data-testid=compare-pane-${s}]`).getBoundingClientRect().top])""")
+    assert tops[0][1] == tops[1][1], tops
 
     res = api("compare", a_run=a[0], a_stage=a[1], a_layer=a[2], b_run=b[0], b_stage=b[1], b_layer=b[2])
     pairs = [[m["a"], m["b"]] for m in res["matches"]]
