@@ -464,6 +464,14 @@ def _truncated_last(cuts: list[int], kinds: list[int], cand: _Candidate) -> bool
     return cuts[-1] - cuts[-2] < _COMPLETE_SHARE * length
 
 
+def _truncated_first(cuts: list[int], kinds: list[int], cand: _Candidate) -> bool:
+    """The first layer was pushed against the start of the replay (its start clamped to the first
+    kernel) and is too short for its kind: its anchor is a prologue kernel (an index or copy
+    kernel of the embedding or mask code that also runs once per layer), not a layer's."""
+    length = sum(cand.patterns[kinds[0]].values())
+    return cuts[0] == 0 and cuts[1] - cuts[0] < _COMPLETE_SHARE * length
+
+
 def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | None:
     """Layers of a family sequence from repetition; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
@@ -517,6 +525,12 @@ def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | Non
         if shorter is None:
             break
         best = shorter
+        cuts, kinds, score = _rotate(seq, is_start, best)
+    while len(best.anchors) > 2 and _truncated_first(cuts, kinds, best):
+        later = _evaluate(seq, best.anchors[1:])
+        if later is None:
+            break
+        best = later
         cuts, kinds, score = _rotate(seq, is_start, best)
     lead = _leading_layer(seq, is_start, cuts)
     if lead is not None:
