@@ -19,6 +19,7 @@ from tb_ad_layer.trace.graph_nodes import KernelMatcher, LayerNodes, ModelNodes
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, load_kernel_map
 from tb_ad_layer.trace.mapping import REASON_OUTSIDE, map_kernels
+from tb_ad_layer.trace.no_layers import no_layers_reason
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import Selection, select
 from tb_ad_layer.trace.segment import Segmentation, segment_layers
@@ -47,7 +48,7 @@ class TraceResult:
     layer (embedding, final norm, lm head, sampling...), None without a segmentation.
     ``node_kernels``: node name -> ``trace_kernels`` records (nodes outside layers included).
     ``origin_ns``: start of the shown replay/pass, the zero of every ``start_us``. ``meta``: see
-    ``_meta``.
+    ``_meta``. ``no_layers``: why no layer was found, None when some were.
     """
 
     kernels: list[Kernel]
@@ -59,6 +60,7 @@ class TraceResult:
     origin_ns: int = 0
     segmentation: Segmentation | None = field(default=None, repr=False)
     outside_summary: dict[str, Any] | None = None
+    no_layers: str | None = None
 
 
 def _timed(progress: Progress | None, what: str, t0: float) -> float:
@@ -125,7 +127,10 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
     ``phase``: "decode" (a CUDA-graph replay), "prefill" (an eager pass) or None (auto);
     ``step``: the profiler step to use (default: the last complete one). ``layers=None`` finds
     layers from the trace alone and maps nothing. Raises ``InputError`` for bad input, a phase,
-    device, graph or step the trace does not hold, or a graph the trace cannot fit.
+    device, graph or step the trace does not hold, a graph the trace cannot fit, or a graph with
+    layers and a trace in which no layer is found (a ``--cuda-graph-trace=graph`` capture, no
+    kernels: the message says which). Without ``layers``, a trace without layers is a result
+    whose ``no_layers`` says why.
     """
     t0 = time.perf_counter()
     db = read_trace(path, progress)
@@ -155,8 +160,6 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
         if sel.graph_mode_capture or not kernels:
             for k in kernels:
                 k.unmapped_reason = REASON_OUTSIDE
-            if expected is not None and expected.layers:
-                warnings.append("no per-kernel data to map onto the graph's layers")
         else:
             found = annotated_layers(db, kernels)
             try:
@@ -191,6 +194,10 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
                 for k in seg.outside:
                     k.unmapped_reason = REASON_OUTSIDE
             outside_summary = layer_summary(seg.outside, node_group, origin)
+        no_layers = no_layers_reason(sel, seg, MIN_INFERRED_CONFIDENCE)
+        if no_layers is not None and expected is not None and expected.layers:
+            # Stored, a result without the graph's layers would read as an answer.
+            raise InputError(no_layers, path=path, field="layers")
         summaries: dict[int, dict[str, Any]] = {}
         if seg is not None:
             indices = [layer.index for layer in expected.layers] if expected is not None \
@@ -209,7 +216,8 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
                     sum(1 for k in outside_kernels if k.node is not None) / len(outside_kernels), 4)
         return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
                            node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,
-                           origin_ns=origin, segmentation=seg, outside_summary=outside_summary)
+                           origin_ns=origin, segmentation=seg, outside_summary=outside_summary,
+                           no_layers=no_layers)
     finally:
         db.close()
 
@@ -227,20 +235,16 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
     "layers": [{"layer", "kind", "kernel_count", "memcpy_count", "memset_count",
     "total_duration_us", "num_streams", "streams", "kernels": [{kernel, name, kind, duration_us,
     replay_duration_us, stream, start_us, stats, node}]}], "outside": [...]}``; ``layer`` keeps
-    only that layer. Raises ``InputError`` when the trace has no such layer, or (without a graph)
-    when it shows no layer structure.
+    only that layer. Raises ``InputError`` when the trace has no such layer, or no layer at all
+    (the message says why).
     """
     result = ingest_trace(path, layers, phase=phase, device=device, graph_id=graph_id, step=step,
                           progress=progress)
     seg = result.segmentation
     origin = result.origin_ns
     found = seg.layers if seg else []
-    if layers is None and seg is not None and seg.inferred and (not found or seg.confidence < MIN_INFERRED_CONFIDENCE):
-        why = (f"the best cut, {len(found)} layers, has confidence {seg.confidence:.2f}: {seg.detail}" if found
-               else "no repeating per-layer kernel pattern and no layer ranges")
-        raise InputError(f"no layer structure found in the {result.meta['phase']} "
-                         f"{'replay' if result.meta['phase'] == 'decode' else 'pass'} ({why}); pass --dump "
-                         f"with the model's graph dump to cut it by the graph's layers", path=path, field="layers")
+    if result.no_layers is not None:
+        raise InputError(result.no_layers, path=path, field="layers")
     warnings = list(result.warnings)
     if layers is None and seg is not None and seg.inferred and found and seg.confidence < CONFIDENT:
         warnings.append(f"low confidence ({seg.confidence:.2f}) in the {len(found)} layers inferred from "

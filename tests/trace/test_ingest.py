@@ -9,7 +9,7 @@ import pytest
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.chrome import chrome_trace, write_chrome_trace
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
-from tb_ad_layer.trace.graph_nodes import LayerNodes
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.summary import busy_ns
 from tests.trace.helpers import FIXTURES, layers_from_truth, load_truth
 
@@ -89,18 +89,32 @@ def test_chrome_trace(decode, tmp_path: Path) -> None:
 
 
 def test_chrome_trace_graph_blocks() -> None:
-    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", None)
+    # Whole-graph blocks reach a run only with a graph without layers: with layers, a graph-mode
+    # capture is refused (test_graph_mode_with_layers_is_refused).
+    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", ModelNodes([]))
     doc = chrome_trace(result.kernels, result.graph_launches)
     blocks = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_graph"]
     assert len(blocks) == 4 and all(b["name"] == "CUDA graph 7" for b in blocks)
 
 
-def test_graph_mode_with_layers_warns_and_maps_nothing() -> None:
+def test_graph_mode_with_layers_is_refused() -> None:
     truth = load_truth(FIXTURES / "dsv3_graphmode.truth.json")
-    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", layers_from_truth(truth))
-    assert result.layer_summaries == {} and result.node_kernels == {}
-    assert any("--cuda-graph-trace=node" in w for w in result.warnings)
-    assert all(k.unmapped_reason == "outside any layer" for k in result.kernels)
+    with pytest.raises(InputError, match=r"no layer found: the trace was captured with --cuda-graph-trace=graph, "
+                                         r"so the kernels of its 4 CUDA graph launch\(es\) on device 0 are not in it "
+                                         r"\(only 4 kernel\(s\) outside CUDA graphs\); re-capture with"):
+        ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", layers_from_truth(truth))
+
+
+def test_graph_without_layers_gives_no_layers() -> None:
+    path = FIXTURES / "dsv3_decode.sqlite"
+    # A graph with no decoder layers: the trace maps onto the nodes outside layers; the kernels
+    # command has no layers to show and says why.
+    result = ingest_trace(path, ModelNodes([]))
+    assert result.segmentation is not None and result.segmentation.layers == []
+    assert result.no_layers is not None and "the graph has no decoder layers" in result.no_layers
+    with pytest.raises(InputError, match=r"no layer found in the decode replay \(\d+ kernels on device 0\): "
+                                         r"the graph has no decoder layers"):
+        kernel_sequences(path, layers=ModelNodes([]))
 
 
 def test_kernel_sequences() -> None:
@@ -156,6 +170,9 @@ def test_kernel_sequences_of_profiler_graph_trace() -> None:
     assert result.meta["phase"] == "decode" and result.meta["replays"] == 5
     assert result.meta["kernel_count"] == 8 and result.meta["memset_count"] == 12
     assert result.meta["layers_found"] == 0  # eight GEMMs hold no layer structure
+    assert result.no_layers == ("no layer structure found in the decode replay (8 kernels on device 0; no "
+                                "repeating per-layer kernel pattern and no layer ranges); pass --dump with the "
+                                "model's graph dump to cut it by the graph's layers")
     assert any("GPU events" in m for m in messages)
     with pytest.raises(InputError, match="no layer structure found"):
         kernel_sequences(HTA)
