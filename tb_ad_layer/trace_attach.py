@@ -6,9 +6,9 @@ This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tb_ad_layer.layers.document import outside_nodes
 from tb_ad_layer.layers.layered import LayeredGraph
@@ -16,9 +16,9 @@ from tb_ad_layer.options import TraceOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel_map import load_kernel_map
-from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
                       "per-kernel data")
@@ -78,8 +78,13 @@ def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> st
     return f"{label} (pid {pid})" if pids > 1 else label
 
 
-def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
-                 writer: StoreWriter | None, progress: Progress, lg: LayeredGraph | None = None) -> dict[str, Any]:
+def attach_trace(
+    result: TraceResult,
+    docs: list[dict[str, Any]],
+    writer: StoreWriter | None,
+    progress: Progress,
+    lg: LayeredGraph | None = None,
+) -> dict[str, Any]:
     """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given, and
     (with ``lg``) the kernels of the nodes outside every layer.
 

@@ -1,18 +1,19 @@
 """The graph side of kernel mapping: FX nodes as mapping sees them, and their kernel slots.
 
 Mapping reads nodes only through ``MappableNode`` (name, op target, group, sub-group, stream),
-a read-only protocol: graphs meet traces through it alone. ``ModelNodes`` is the expected structure of a trace: the decoder layers in model
-order (``LayerNodes``: index, kind, call nodes in graph order) and the nodes outside every layer
-that run before the first layer (embedding, metadata preparation) or after the last (final
-norm, lm head, gathers). Layer kinds are compared for equality only.
+a read-only protocol: graphs meet traces through it alone. ``ModelNodes`` is the expected
+structure of a trace: the decoder layers in model order (``LayerNodes``: index, kind, call nodes
+in graph order) and the nodes outside every layer that run before the first layer (embedding,
+metadata preparation) or after the last (final norm, lm head, gathers). Layer kinds are
+compared for equality only.
 
 ``SlotTable`` lays out the kernel-map slots of a sequence of node groups ("regions") in graph
 order, and gives each kernel the bit mask of the slots that accept it (see ``align``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
@@ -101,7 +102,9 @@ class KernelMatcher:
         ok = self._cache.get(key)
         if ok is None:
             # Copies and fills only go to rows that name them explicitly.
-            if k.kind != KIND_KERNEL and not any(w in row.kernels[slot].lower() for w in ("memcpy", "memset")):
+            if k.kind != KIND_KERNEL and not any(
+                w in row.kernels[slot].lower() for w in ("memcpy", "memset")
+            ):
                 ok = False
             else:
                 ok = row.slot_accepts(slot, k.short, k.name)
@@ -142,7 +145,7 @@ class SlotTable:
         # One position mask per (row, slot): a kernel's mask is the union of those accepting it.
         self._positions: dict[tuple[int, int], int] = {}
         self._keys: dict[tuple[int, int], tuple[MapRow, int]] = {}
-        for j, (row, slot) in enumerate(zip(self.row, self.slot)):
+        for j, (row, slot) in enumerate(zip(self.row, self.slot, strict=True)):
             key = (id(row), slot)
             self._positions[key] = self._positions.get(key, 0) | (1 << j)
             self._keys[key] = (row, slot)

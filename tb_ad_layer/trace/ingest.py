@@ -8,9 +8,10 @@ layers inferred and a stated confidence when no graph is given.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.activity import stream_counts
@@ -118,9 +119,17 @@ def _expected(layers: Sequence[LayerNodes] | ModelNodes | None) -> ModelNodes | 
     return ModelNodes(list(layers))
 
 
-def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | None, *, phase: str | None = None,
-                 device: int | None = None, graph_id: int | None = None, step: int | None = None,
-                 kernel_map: KernelMap | None = None, progress: Progress | None = None) -> TraceResult:
+def ingest_trace(
+    path: Path | str,
+    layers: Sequence[LayerNodes] | ModelNodes | None,
+    *,
+    phase: str | None = None,
+    device: int | None = None,
+    graph_id: int | None = None,
+    step: int | None = None,
+    kernel_map: KernelMap | None = None,
+    progress: Progress | None = None,
+) -> TraceResult:
     """Read ``path`` and annotate the graph's layers (``layers``: the layers in model order, or a
     ``ModelNodes`` with the nodes outside them too) with its kernels.
 
@@ -202,7 +211,7 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
         if seg is not None:
             indices = [layer.index for layer in expected.layers] if expected is not None \
                 else list(range(len(seg.layers)))
-            for idx, ks in zip(indices, seg.layers):
+            for idx, ks in zip(indices, seg.layers, strict=True):
                 summaries[idx] = layer_summary(ks, node_group, origin)
         meta = _meta(db, sel, seg)
         meta["source"] = str(path)
@@ -247,9 +256,11 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
         raise InputError(result.no_layers, path=path, field="layers")
     warnings = list(result.warnings)
     if layers is None and seg is not None and seg.inferred and found and seg.confidence < CONFIDENT:
-        warnings.append(f"low confidence ({seg.confidence:.2f}) in the {len(found)} layers inferred from "
-                        f"repetition (a pattern seen two or three times can be pairs or halves of layers); pass "
-                        f"--dump with the model's graph dump to cut the trace by the graph's layers")
+        warnings.append(
+            f"low confidence ({seg.confidence:.2f}) in the {len(found)} layers inferred from "
+            f"repetition (a pattern seen two or three times can be pairs or halves of layers); pass "
+            f"--dump with the model's graph dump to cut the trace by the graph's layers"
+        )
     if layer is not None and not 0 <= layer < len(found):
         raise InputError(f"layer {layer} is not in the trace: {len(found)} layers found "
                          f"(0..{max(len(found) - 1, 0)})", path=path, field="layer")
@@ -260,14 +271,19 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
             continue
         summary = result.layer_summaries.get(indices[j] if j < len(indices) else j, {})
         kinds = [k.kind for k in ks]
-        out_layers.append({
-            "layer": indices[j] if j < len(indices) else j, "kind": seg.kinds[j] if seg and j < len(seg.kinds) else None,
-            "kernel_count": kinds.count(KIND_KERNEL), "memcpy_count": kinds.count(KIND_MEMCPY),
-            "memset_count": kinds.count(KIND_MEMSET),
-            "total_duration_us": summary.get("total_duration_us", 0.0), "num_streams": summary.get("num_streams", 0),
-            "streams": stream_figures(ks) if ks else [],
-            "kernels": [_record(k, origin) for k in ks],
-        })
+        out_layers.append(
+            {
+                "layer": indices[j] if j < len(indices) else j,
+                "kind": seg.kinds[j] if seg and j < len(seg.kinds) else None,
+                "kernel_count": kinds.count(KIND_KERNEL),
+                "memcpy_count": kinds.count(KIND_MEMCPY),
+                "memset_count": kinds.count(KIND_MEMSET),
+                "total_duration_us": summary.get("total_duration_us", 0.0),
+                "num_streams": summary.get("num_streams", 0),
+                "streams": stream_figures(ks) if ks else [],
+                "kernels": [_record(k, origin) for k in ks],
+            }
+        )
     outside = seg.outside if seg else result.kernels
     m = result.meta
     return {

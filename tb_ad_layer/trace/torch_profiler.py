@@ -22,8 +22,9 @@ import sqlite3
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET
@@ -199,13 +200,19 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
                 skips.add("CPU range(s) skipped for a bad ts/dur", f"{where}.ts", ev.get("ts"))
                 continue
             src = "annotation" if cat == "user_annotation" else "module"
-            ranges.append((start, min(start + dur, MAX_VALUE), str(ev.get("name", "")), _id(ev.get("tid")) or 0, src))
+            ranges.append(
+                (start, min(start + dur, MAX_VALUE), str(ev.get("name", "")), _id(ev.get("tid")) or 0, src)
+            )
     # GPU events carry the device as pid; the OS process is the one issuing CUDA calls.
     os_pid = cpu_pids.most_common(1)[0][0] if cpu_pids else 0
-    conn.executemany("INSERT INTO k VALUES (?,?,?,?,?,?,?,NULL,?,?,?,?)",
-                     ((s, e, os_pid, d, c, st, nm, co, g, n, i) for s, e, d, c, st, nm, co, g, n, i in kernels))
-    conn.executemany("INSERT INTO cp VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                     ((s, e, os_pid, d, c, st, kd, nm, co, g, n, i) for s, e, d, c, st, kd, nm, co, g, n, i in copies))
+    conn.executemany(
+        "INSERT INTO k VALUES (?,?,?,?,?,?,?,NULL,?,?,?,?)",
+        ((s, e, os_pid, d, c, st, nm, co, g, n, i) for s, e, d, c, st, nm, co, g, n, i in kernels),
+    )
+    conn.executemany(
+        "INSERT INTO cp VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        ((s, e, os_pid, d, c, st, kd, nm, co, g, n, i) for s, e, d, c, st, kd, nm, co, g, n, i in copies),
+    )
     conn.executemany("INSERT INTO rt VALUES (?,?,?,?,?,?)",
                      ((s, e, os_pid, tid, c, nm) for s, e, tid, c, nm in runtime))
     conn.executemany("INSERT INTO rg VALUES (?,?,?,?,?)", ranges)

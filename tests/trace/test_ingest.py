@@ -8,8 +8,8 @@ import pytest
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.chrome import chrome_trace, write_chrome_trace
-from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
+from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
 from tb_ad_layer.trace.summary import busy_ns
 from tests.trace.helpers import FIXTURES, layers_from_truth, load_truth
 
@@ -36,7 +36,9 @@ def test_meta(decode) -> None:
     assert m["stream_totals"] == [
         {"device": 0, "stream": 7, "process": 31337, "kernels": 1680, "memcpy": 24, "memset": 36},
         {"device": 0, "stream": 23, "process": 31337, "kernels": 492, "memcpy": 0, "memset": 0}]
-    assert "  device 0 stream 7: 1,680 kernels, 24 memcpy, 36 memset" in [msg.split("] ", 1)[-1] for msg in messages]
+    assert "  device 0 stream 7: 1,680 kernels, 24 memcpy, 36 memset" in [
+        msg.split("] ", 1)[-1] for msg in messages
+    ]
     assert any("mapped" in msg for msg in messages)
     assert result.origin_ns == min(k.start_ns for k in result.kernels)
 
@@ -66,9 +68,17 @@ def test_node_trace_kernels(decode) -> None:
     for r in recs:
         assert r["stats"]["count"] == 12 and r["duration_us"] == r["stats"]["median_us"]
         assert r["stats"]["min_us"] <= r["stats"]["median_us"] <= r["stats"]["max_us"]
-        assert r["stream"] == "pid31337/dev0/ctx1/s7" and r["start_us"] >= 0 and r["name"].startswith(("void", "bmm"))
+        assert (
+            r["stream"] == "pid31337/dev0/ctx1/s7"
+            and r["start_us"] >= 0
+            and r["name"].startswith(("void", "bmm"))
+        )
     fp8 = result.node_kernels["finegrained_fp8_linear_default"]
-    assert [r["kernel"] for r in fp8] == ["scale_1x128_kernel", "pack_fp32_to_ue8m0_kernel", "sm100_fp8_gemm_1d1d_impl"]
+    assert [r["kernel"] for r in fp8] == [
+        "scale_1x128_kernel",
+        "pack_fp32_to_ue8m0_kernel",
+        "sm100_fp8_gemm_1d1d_impl",
+    ]
     assert "view" not in result.node_kernels  # views launch nothing
 
 
@@ -99,9 +109,12 @@ def test_chrome_trace_graph_blocks() -> None:
 
 def test_graph_mode_with_layers_is_refused() -> None:
     truth = load_truth(FIXTURES / "dsv3_graphmode.truth.json")
-    with pytest.raises(InputError, match=r"no layer found: the trace was captured with --cuda-graph-trace=graph, "
-                                         r"so the kernels of its 4 CUDA graph launch\(es\) on device 0 are not in it "
-                                         r"\(only 4 kernel\(s\) outside CUDA graphs\); re-capture with"):
+    with pytest.raises(
+        InputError,
+        match=r"no layer found: the trace was captured with --cuda-graph-trace=graph, "
+        r"so the kernels of its 4 CUDA graph launch\(es\) on device 0 are not in it "
+        r"\(only 4 kernel\(s\) outside CUDA graphs\); re-capture with",
+    ):
         ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", layers_from_truth(truth))
 
 
@@ -170,9 +183,11 @@ def test_kernel_sequences_of_profiler_graph_trace() -> None:
     assert result.meta["phase"] == "decode" and result.meta["replays"] == 5
     assert result.meta["kernel_count"] == 8 and result.meta["memset_count"] == 12
     assert result.meta["layers_found"] == 0  # eight GEMMs hold no layer structure
-    assert result.no_layers == ("no layer structure found in the decode replay (8 kernels on device 0; no "
-                                "repeating per-layer kernel pattern and no layer ranges); pass --dump with the "
-                                "model's graph dump to cut it by the graph's layers")
+    assert result.no_layers == (
+        "no layer structure found in the decode replay (8 kernels on device 0; no "
+        "repeating per-layer kernel pattern and no layer ranges); pass --dump with the "
+        "model's graph dump to cut it by the graph's layers"
+    )
     assert any("GPU events" in m for m in messages)
     with pytest.raises(InputError, match="no layer structure found"):
         kernel_sequences(HTA)

@@ -10,10 +10,10 @@ import msgspec
 import pytest
 
 from tb_ad_layer.cli import main
+from tb_ad_layer.contract.cli import InspectReport
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
 from tb_ad_layer.trace.kernel import KIND_KERNEL
-from tb_ad_layer.contract.cli import InspectReport
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import select
 from tests.conftest import DUMPS
@@ -22,7 +22,16 @@ from tests.trace.helpers import B300, H100, HF_QWEN, HTA, NSIGHT_GRAPH
 GRAPH_MODE_ERROR = ("no layer found: the trace was captured with --cuda-graph-trace=graph, so the kernels of "
                     "its 2 CUDA graph launch(es) on device 0 are not in it (only 3 kernel(s) outside CUDA "
                     "graphs); re-capture with `nsys profile --cuda-graph-trace=node ...`")
-INSPECT_KEYS = ["format", "schema", "capture_mode", "devices", "graphs", "nvtx_ranges", "profiler_steps", "pick"]
+INSPECT_KEYS = [
+    "format",
+    "schema",
+    "capture_mode",
+    "devices",
+    "graphs",
+    "nvtx_ranges",
+    "profiler_steps",
+    "pick",
+]
 
 
 def inspect_json(path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
@@ -43,7 +52,10 @@ def test_h100_two_gpus_eager(capsys: pytest.CaptureFixture[str]) -> None:
     doc = inspect_json(H100, capsys)
     assert doc["format"] == "nsys-sqlite" and doc["schema"] == "3.25.0" and doc["capture_mode"] == "graph"
     assert per_stream(doc) == {(0, 7): (1721, 452, 11), (1, 15): (1721, 452, 11)}
-    assert [[(s["process"], s["context"]) for s in d["streams"]] for d in doc["devices"]] == [[(111, 1)], [(112, 2)]]
+    assert [[(s["process"], s["context"]) for s in d["streams"]] for d in doc["devices"]] == [
+        [(111, 1)],
+        [(112, 2)],
+    ]
     assert doc["graphs"] == [] and doc["profiler_steps"] == 0 and doc["nvtx_ranges"] == 16782
     assert doc["pick"]["phase"] == "prefill" and doc["pick"]["device"] == 0 and doc["pick"]["error"] is None
 
@@ -131,7 +143,9 @@ def test_hta_steps_and_ddp_wrapper() -> None:
     assert prefill.method == "nvtx:## forward ##"  # never the DDP wrapper's range
     chosen = select(db, "prefill", step=551)
     assert chosen.step is not None and chosen.step.number == 551
-    with pytest.raises(InputError, match=r"profiler step 7 is not in the trace \(steps: 550, 551, 552, 553, 554\)"):
+    with pytest.raises(
+        InputError, match=r"profiler step 7 is not in the trace \(steps: 550, 551, 552, 553, 554\)"
+    ):
         select(db, "prefill", step=7)
 
 
@@ -158,7 +172,9 @@ def test_b300_sglang_decode(capsys: pytest.CaptureFixture[str]) -> None:
     outside = [k for k in seq["outside"] if k["kind"] == KIND_KERNEL]
     assert [k["kernel"] for k in outside][0].startswith("indexSelect")  # the embedding, before layer 0
     after = outside[1:]
-    assert len(after) == 3 and "FusedAddRMSNorm" in after[0]["name"] and after[1]["kernel"].startswith("nvjet")
+    assert (
+        len(after) == 3 and "FusedAddRMSNorm" in after[0]["name"] and after[1]["kernel"].startswith("nvjet")
+    )
     assert "copy" in after[2]["name"]
 
 
