@@ -101,7 +101,8 @@ def main() -> int:
 
     mt = make_traces()
     print(
-        f"{'':52} {'layer':>7} {'node':>7} {'outside':>8} | {'seed 000 grouping':^21} | {'without --dump':^17}"
+        f"{'':52} {'layer':>7} {'node':>7} {'outside':>8} | {'seed 000 grouping':^21} | "
+        f"{'without --dump':^17}"
     )
     print(
         f"{'trace (decode, per-layer streams)':44} {'layers':>7} {'right':>7} {'right':>7} {'on node':>8} | "

@@ -18,7 +18,8 @@ or TensorRT-LLM gives it (``rsqrt_kernel_cuda``, ``MulFunctor``, ``GeluCUDAKerne
 
 Examples::
 
-    python tools/make_traces.py --out tests/fixtures/traces --name dsv3_decode --layers 5 --dense 2 --replays 12
+    python tools/make_traces.py --out tests/fixtures/traces --name dsv3_decode --layers 5 --dense 2 \\
+        --replays 12
     python tools/make_traces.py --out /tmp --name big --layers 61 --dense 3 --target-rows 2000000
     python tools/make_traces.py --out /tmp --name p --phase prefill --passes 3 --format both
 """
@@ -386,9 +387,10 @@ _PACK: Spec = (
 
 def _deep_gemm(n: int, k: int, us: float) -> Spec:
     return (
-        f"void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, 128u, {n}u, {k}u, "
-        "64u, 128u, 1u, 8u, 128u, 128u, 1u, 6u, 6u, 3u, true, (deep_gemm::GemmType)0, false, cutlass::bfloat16_t>"
-        "(int*, unsigned int, unsigned int, unsigned int, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap)",
+        f"void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, 128u, {n}u, "
+        f"{k}u, 64u, 128u, 1u, 8u, 128u, 128u, 1u, 6u, 6u, 3u, true, (deep_gemm::GemmType)0, false, "
+        "cutlass::bfloat16_t>(int*, unsigned int, unsigned int, unsigned int, CUtensorMap, CUtensorMap, "
+        "CUtensorMap, CUtensorMap)",
         "sm100_fp8_gemm_1d1d_impl",
         us,
     )
@@ -397,7 +399,8 @@ def _deep_gemm(n: int, k: int, us: float) -> Spec:
 def _elementwise(functor: str, vec: int = 4, arity: int = 3) -> Spec:
     return (
         f"void at::native::vectorized_elementwise_kernel<{vec}, at::native::{functor}<c10::BFloat16>, "
-        f"std::array<char*, {arity}ul> >(int, at::native::{functor}<c10::BFloat16>, std::array<char*, {arity}ul>)",
+        f"std::array<char*, {arity}ul> >(int, at::native::{functor}<c10::BFloat16>, std::array<char*, "
+        f"{arity}ul>)",
         "vectorized_elementwise_kernel",
         1.1,
     )
@@ -418,15 +421,16 @@ def _unary(fn: str, lam: str = "float", us: float = 1.1) -> Spec:
 def _binary(functor: str, us: float = 1.2) -> Spec:
     """An at::native BinaryFunctor kernel (``binary_internal::MulFunctor<float>``...)."""
     f = (
-        f"at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
-        f"{functor}<float> >"
+        "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+        f"at::native::binary_internal::{functor}<float> >"
     )
     return (f"void at::native::vectorized_elementwise_kernel<4, {f}, std::array<char*, 3ul> >(int, {f}, "
             "std::array<char*, 3ul>)", "vectorized_elementwise_kernel", us)
 
 
 def _reduce(ops: str, us: float = 2.2) -> Spec:
-    r = f"at::native::ReduceOp<float, at::native::{ops}<float, float, float, float>, unsigned int, c10::BFloat16, 4, 4>"
+    r = (f"at::native::ReduceOp<float, at::native::{ops}<float, float, float, float>, unsigned int, "
+         "c10::BFloat16, 4, 4>")
     return (f"void at::native::reduce_kernel<512, 1, {r} >({r})", "reduce_kernel", us)
 
 
@@ -445,15 +449,16 @@ _COPY: Spec = (
 )
 _NVJET = ("nvjet_tst_128x64_64x8_1x2_h_bz_splitK_TNT", "nvjet_tst_128x64_64x8_1x2_h_bz_splitK_TNT", 6.0)
 _SPLITK = (
-    "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, "
-    "false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, "
-    "float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, void*, long, float*, int*)",
+    "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, "
+    "false, false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, "
+    "__nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, "
+    "void*, long, float*, int*)",
     "splitKreduce_kernel",
     1.5,
 )
 _RMS = (
-    "void tensorrt_llm::kernels::rms_norm_reduce_fusion_kernel<__nv_bfloat16, 8, true>(tensorrt_llm::kernels::"
-    "RMSNormParams<__nv_bfloat16>)",
+    "void tensorrt_llm::kernels::rms_norm_reduce_fusion_kernel<__nv_bfloat16, 8, "
+    "true>(tensorrt_llm::kernels::RMSNormParams<__nv_bfloat16>)",
     "rms_norm_reduce_fusion_kernel",
     2.4,
 )
@@ -466,9 +471,9 @@ _ACT = (
     2.6,
 )
 _ROUTING = (
-    "void moe::dev::routing::routingDeepSeek::routingIndicesClusterKernel<moe::dev::routing::routingDeepSeek::"
-    "KernelParams<__nv_bfloat16, float, 8, 256, true> >(moe::dev::routing::routingDeepSeek::KernelParams<"
-    "__nv_bfloat16, float, 8, 256, true>)",
+    "void moe::dev::routing::routingDeepSeek::routingIndicesClusterKernel<"
+    "moe::dev::routing::routingDeepSeek::KernelParams<__nv_bfloat16, float, 8, 256, true> >"
+    "(moe::dev::routing::routingDeepSeek::KernelParams<__nv_bfloat16, float, 8, 256, true>)",
     "routingIndicesClusterKernel",
     4.0,
 )
@@ -504,8 +509,7 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"flashinfer_mla_with_cache|mla_with_cache|torch_mla",
         [
             (
-                "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKvCgaVarSeqQ8Kv128"
-                "StaticSwapsAbForGen",
+                "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKvCgaVarSeqQ8Kv128StaticSwapsAbForGen",
                 "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKv"
                 "CgaVarSeqQ8Kv128StaticSwapsAbForGen",
                 18.0,
@@ -516,9 +520,9 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"attention|sdpa|scaled_dot_product",
         [
             (
-                "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t, "
-                "Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, "
-                "false>(flash::Flash_fwd_params)",
+                "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, "
+                "false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, "
+                "false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)",
                 "flash_fwd_splitkv_kernel",
                 15.0,
             )
@@ -545,9 +549,9 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"fused_allreduce_residual_rmsnorm",
         [
             (
-                "void tensorrt_llm::kernels::ar_fusion::allreduce_fusion_kernel_oneshot_lamport<(tensorrt_llm::kernels::"
-                "AllReduceFusionPattern)1, __nv_bfloat16, 8, true, false>(tensorrt_llm::kernels::ar_fusion::"
-                "AllReduceFusionParams<__nv_bfloat16>)",
+                "void tensorrt_llm::kernels::ar_fusion::allreduce_fusion_kernel_oneshot_lamport<"
+                "(tensorrt_llm::kernels::AllReduceFusionPattern)1, __nv_bfloat16, 8, true, false>"
+                "(tensorrt_llm::kernels::ar_fusion::AllReduceFusionParams<__nv_bfloat16>)",
                 "allreduce_fusion_kernel_oneshot_lamport",
                 9.0,
             )
@@ -716,8 +720,9 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"aten\.(layer_norm|native_layer_norm)\.",
         [
             (
-                "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
-                "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+                "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+                "float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, "
+                "float*, float*, c10::BFloat16*)",
                 "vectorized_layer_norm_kernel",
                 2.0,
             )
@@ -727,9 +732,10 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"aten\.(sort|argsort)\.",
         [
             (
-                "void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, true>, unsigned "
-                "int>(at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, unsigned int, unsigned int, unsigned "
-                "int, at::cuda::detail::TensorInfo<long, unsigned int>, unsigned int, at::native::GTOp<float, true>)",
+                "void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, "
+                "true>, unsigned int>(at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, "
+                "unsigned int, unsigned int, unsigned int, at::cuda::detail::TensorInfo<long, unsigned "
+                "int>, unsigned int, at::native::GTOp<float, true>)",
                 "bitonicSortKVInPlace",
                 3.0,
             )
@@ -754,10 +760,11 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"aten\.topk\.",
         [
             (
-                "void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(at::cuda::detail::TensorInfo"
-                "<float const, unsigned int>, unsigned int, unsigned int, bool, unsigned int, unsigned int, "
-                "at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, at::cuda::detail::TensorInfo"
-                "<long, unsigned int>, unsigned int, unsigned int*)",
+                "void at::native::sbtopk::gatherTopK<float, unsigned int, 2, "
+                "false>(at::cuda::detail::TensorInfo<float const, unsigned int>, unsigned int, unsigned "
+                "int, bool, unsigned int, unsigned int, at::cuda::detail::TensorInfo<float, unsigned int>, "
+                "unsigned int, at::cuda::detail::TensorInfo<long, unsigned int>, unsigned int, unsigned "
+                "int*)",
                 "gatherTopK",
                 4.0,
             )
@@ -767,11 +774,13 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"aten\.(gather|scatter|scatter_add)_?\.",
         [
             (
-                "void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_gather_internal_kernel"
-                "<true, c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::"
-                "ReduceAdd const&)::{lambda(int)#1}>(int, at::native::_cuda_scatter_gather_internal_kernel<true, c10::BFloat16>"
-                "::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::ReduceAdd const&)::"
-                "{lambda(int)#1})",
+                "void at::native::_scatter_gather_elementwise_kernel<128, 8, "
+                "at::native::_cuda_scatter_gather_internal_kernel<true, "
+                "c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, "
+                "at::native::ReduceAdd const&)::{lambda(int)#1}>(int, "
+                "at::native::_cuda_scatter_gather_internal_kernel<true, "
+                "c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, "
+                "at::native::ReduceAdd const&)::{lambda(int)#1})",
                 "_scatter_gather_elementwise_kernel",
                 1.8,
             )
@@ -781,15 +790,21 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
         r"aten\.(index|index_put|index_select|index_copy|index_add)_?\.",
         [
             (
-                "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl"
-                "<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda"
-                "(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native"
-                "::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef"
-                "<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1}>(long, at::native::gpu_index_kernel<"
-                "at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, "
-                "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, "
-                "c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
-                "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1})",
+                "void at::native::index_elementwise_kernel<128, 4, "
+                "at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> "
+                ">(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+                "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>, "
+                "at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} "
+                "const&)::{lambda(int)#1}>(long, "
+                "at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> "
+                ">(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+                "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>, "
+                "at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} "
+                "const&)::{lambda(int)#1})",
                 "index_elementwise_kernel",
                 1.8,
             )
@@ -850,13 +865,14 @@ NO_KERNEL_ATEN = frozenset(
 )
 _SAMPLING = [
     (
-        "void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float const*, int const*, int*, int, int, int)",
+        "void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float const*, int const*, int*, int, "
+        "int, int)",
         "topKPerRowDecode",
         3.0,
     ),
     (
-        "void tensorrt_llm::kernels::samplingTopKKernels<float>(tensorrt_llm::kernels::TopKSamplingKernelParams"
-        "<float>)",
+        "void "
+        "tensorrt_llm::kernels::samplingTopKKernels<float>(tensorrt_llm::kernels::TopKSamplingKernelParams<float>)",
         "samplingTopKKernels",
         4.0,
     ),
@@ -1271,7 +1287,7 @@ def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], o
         counters[cls] = n + 1
         return f"nn.Module: {cls}_{n}"
 
-    kinds = {l.index: l.kind for l in plan.layers}
+    kinds = {layer.index: layer.kind for layer in plan.layers}
     if opts.modules:
         all_times = [at for _, _, at in groups]
         trace.modules.append((min(all_times) - 5_000, max(all_times) + 5_000, instance("Model"), tid))
@@ -1314,8 +1330,10 @@ _KERNEL_DDL_325 = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
     demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER,
     cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
     gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,
-    staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL,
-    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,
+    staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
+    localMemoryPerThread INTEGER NOT NULL,
+    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER,
+    graphNodeId INTEGER,
     sharedMemoryLimitConfig INTEGER, graphId INTEGER)"""
 # 2021-era exports: every column NOT NULL, 0 where there is no graph, no mangledName/greenContextId.
 _KERNEL_DDL_OLD = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
@@ -1324,7 +1342,8 @@ _KERNEL_DDL_OLD = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
     demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, registersPerThread INTEGER NOT NULL,
     gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL,
     blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
-    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,
+    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL,
+    localMemoryTotal INTEGER NOT NULL,
     gridId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, graphId INTEGER NOT NULL)"""
 _KERNEL_DDL_INLINE = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
     start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
@@ -1338,21 +1357,25 @@ _OTHER_DDL = [
         eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
         returnValue INTEGER NOT NULL, callchainId INTEGER)""",
     """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
+        streamId INTEGER NOT NULL,
         correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
         deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,
         dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER,
         virtualAddress INTEGER, copyCount INTEGER)""",
     """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
+        streamId INTEGER NOT NULL,
         correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,
         graphNodeId INTEGER, memKind INTEGER)""",
 ]
 _NVTX_DDL = """CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
     rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
     textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,
-    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT)"""
-_GRAPH_TRACE_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT,
+    binaryData TEXT)"""
+_GRAPH_TRACE_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL)"""
 _GRAPH_NODE_DDL = """CREATE TABLE CUDA_GRAPH_NODE_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL,
@@ -1559,7 +1582,7 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
             conn.execute(_NVTX_DDL)
             nvtx = []
             for device, tr in enumerate(traces):
-                for j, (s, e, text, tid) in enumerate(tr.nvtx):
+                for s, e, text, tid in tr.nvtx:
                     # Registered strings (textId) for pass ranges, inline text for the others.
                     registered = text.startswith("forward")
                     nvtx.append(
@@ -1663,18 +1686,18 @@ def write_truth(path: Path, plan: Plan, traces: list[Trace], opts: Options) -> N
         "graph_id": opts.graph_id if opts.phase == "decode" else None,
         "layout": opts.layout,
         "num_layers": len(plan.layers),
-        "layer_kinds": {str(l.index): l.kind for l in plan.layers},
+        "layer_kinds": {str(layer.index): layer.kind for layer in plan.layers},
         "replays": opts.replays if opts.phase == "decode" else opts.passes,
         "layers": [
             {
-                "index": l.index,
-                "kind": l.kind,
+                "index": layer.index,
+                "kind": layer.kind,
                 "nodes": [
                     {"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group, "stream": n.stream}
-                    for n in l.nodes
+                    for n in layer.nodes
                 ],
             }
-            for l in plan.layers
+            for layer in plan.layers
         ],
         "outside": {
             "before": [

@@ -114,7 +114,8 @@ def _graphs_by_id(db: TraceDB) -> list[GraphInfo]:
         [r for r in counted if r[1] is not None]
         if counted is not None
         else db.rows(
-            "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL GROUP BY dev, g, c"
+            "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL "
+            "GROUP BY dev, g, c"
         )
     )
     for dev, g, c, n, busy, start in rows:

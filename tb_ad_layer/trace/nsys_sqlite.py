@@ -243,8 +243,8 @@ def _copy_view(conn: sqlite3.Connection, tables: set[str]) -> list[str]:
         used.append(table)
     if not arms:
         arms = [
-            "SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS dev, 0 AS ctx, 0 AS st, '' AS kind, NULL AS nm, NULL AS c, "
-            "NULL AS g, NULL AS n, 0 AS i WHERE 0"
+            "SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS dev, 0 AS ctx, 0 AS st, '' AS kind, NULL AS nm, "
+            "NULL AS c, NULL AS g, NULL AS n, 0 AS i WHERE 0"
         ]
     conn.execute("CREATE TEMP VIEW cp AS " + " UNION ALL ".join(arms))
     return used
@@ -290,9 +290,10 @@ def _node_events_view(conn: sqlite3.Connection, tables: set[str]) -> bool:
     if {"start", "graphNodeId"} <= set(cols):
         tid = '"globalTid"' if "globalTid" in cols else "0"
         conn.execute(
-            f'CREATE TEMP VIEW gne AS SELECT "start" AS s, {tid} AS tid, {_int("graphNodeId", cols)} AS node, '
-            f"{_int('originalGraphNodeId', cols, positive=True)} AS orig FROM {NODE_EVENTS_TABLE} "
-            f"WHERE typeof(\"start\") = 'integer'"
+            f'CREATE TEMP VIEW gne AS SELECT "start" AS s, {tid} AS tid, '
+            f'{_int("graphNodeId", cols)} AS node, '
+            f'{_int("originalGraphNodeId", cols, positive=True)} AS orig '
+            f"FROM {NODE_EVENTS_TABLE} WHERE typeof(\"start\") = 'integer'"
         )
         return True
     conn.execute("CREATE TEMP VIEW gne AS SELECT 0 AS s, 0 AS tid, 0 AS node, NULL AS orig WHERE 0")
@@ -306,8 +307,9 @@ def _read_graph_launches(conn: sqlite3.Connection, tables: set[str]) -> list[Gra
     if not {"start", "end"} <= set(cols):
         return []
     sql = (
-        f'SELECT "start", "end", {_int("deviceId", cols)}, {_int("contextId", cols)}, {_int("streamId", cols)}, '
-        f"{_pid_expr(cols)}, {_int('correlationId', cols)}, {_int('graphId', cols)}, {_int('graphExecId', cols)} "
+        f'SELECT "start", "end", {_int("deviceId", cols)}, {_int("contextId", cols)}, '
+        f"{_int('streamId', cols)}, {_pid_expr(cols)}, {_int('correlationId', cols)}, "
+        f"{_int('graphId', cols)}, {_int('graphExecId', cols)} "
         f'FROM {GRAPH_TRACE_TABLE} WHERE {_valid(cols, ("start", "end"))} ORDER BY "start"'
     )
     out = []

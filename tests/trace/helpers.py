@@ -51,17 +51,12 @@ def load_truth(path: Path) -> dict[str, Any]:
 
 def layers_from_truth(truth: dict[str, Any], *, with_streams: bool = True) -> list[LayerNodes]:
     """LayerNodes of the generator's plan, optionally without the aux-stream hints."""
-    return [
-        LayerNodes(
-            l["index"],
-            l["kind"],
-            [
-                Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"] if with_streams else "")
-                for n in l["nodes"]
-            ],
-        )
-        for l in truth["layers"]
-    ]
+    out = []
+    for layer in truth["layers"]:
+        nodes = [Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"] if with_streams else "")
+                 for n in layer["nodes"]]
+        out.append(LayerNodes(layer["index"], layer["kind"], nodes))
+    return out
 
 
 def model_from_truth(truth: dict[str, Any]) -> ModelNodes:

@@ -133,9 +133,9 @@ def test_graph_without_layers_gives_no_layers() -> None:
 def test_kernel_sequences() -> None:
     seq = kernel_sequences(FIXTURES / "dsv3_decode.sqlite")
     assert seq["num_layers"] == 5 and seq["phase"] == "decode" and seq["graph_id"] == 7
-    assert [l["kind"] for l in seq["layers"]] == ["A", "A", "B", "B", "B"]
-    assert [l["kernel_count"] for l in seq["layers"]] == [28, 28, 39, 39, 39]
-    assert [l["memset_count"] for l in seq["layers"]] == [0, 0, 1, 1, 1]
+    assert [layer["kind"] for layer in seq["layers"]] == ["A", "A", "B", "B", "B"]
+    assert [layer["kernel_count"] for layer in seq["layers"]] == [28, 28, 39, 39, 39]
+    assert [layer["memset_count"] for layer in seq["layers"]] == [0, 0, 1, 1, 1]
     # Five layers of two kinds, the dense one seen twice: a right cut, but repetition seen that
     # rarely could be pairs or halves of layers too, and the warning says so.
     assert seq["segmentation"]["method"] == "repetition" and 0.8 <= seq["segmentation"]["confidence"] < 0.9
@@ -144,7 +144,7 @@ def test_kernel_sequences() -> None:
     assert set(first) >= {"kernel", "name", "kind", "duration_us", "stream", "start_us", "stats"}
     assert [k["kernel"] for k in seq["outside"]][:1] == ["indexSelectLargeIndex"]
     one = kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=3)
-    assert [l["layer"] for l in one["layers"]] == [3] and one["outside"] == []
+    assert [layer["layer"] for layer in one["layers"]] == [3] and one["outside"] == []
     with pytest.raises(InputError, match=r"layer 9 is not in the trace: 5 layers found \(0..4\)"):
         kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=9)
 
@@ -164,7 +164,7 @@ def test_layer_count_mismatch_through_ingest() -> None:
     layers = layers_from_truth(truth)[:3]
     with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 3 layers"):
         ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers)
-    more = layers_from_truth(truth) + [LayerNodes(5 + i, l.kind, l.nodes) for i, l in
+    more = layers_from_truth(truth) + [LayerNodes(5 + i, layer.kind, layer.nodes) for i, layer in
                                        enumerate(layers_from_truth(truth)[2:])]
     with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 8 layers"):
         ingest_trace(FIXTURES / "dsv3_decode.sqlite", more)

@@ -94,7 +94,7 @@ def test_user_kernel_map_rows_take_precedence(tmp_path: Path) -> None:
 
 def test_layer_indices_follow_the_graph() -> None:
     gt = load_truth(FIXTURES / "dsv3_decode.truth.json")
-    layers = [LayerNodes(l.index + 10, l.kind, l.nodes) for l in layers_from_truth(gt)]
+    layers = [LayerNodes(layer.index + 10, layer.kind, layer.nodes) for layer in layers_from_truth(gt)]
     result = ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers)
     assert sorted(result.layer_summaries) == [10, 11, 12, 13, 14]
     assert {k.layer for k in result.kernels} == {None, 10, 11, 12, 13, 14}
