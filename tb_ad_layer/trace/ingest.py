@@ -148,9 +148,10 @@ def ingest_trace(
         t1 = _timed(progress, "counted activities per stream", t0)
         sel = select(db, phase, device, graph_id, step)
         if progress is not None:
-            kernels = sum(1 for k in sel.kernels if k.kind == KIND_KERNEL)
+            kernel_count = sum(1 for k in sel.kernels if k.kind == KIND_KERNEL)
             what = "replay" if sel.phase == "decode" else "pass"
-            progress(f"picked {sel.phase} {what}: {kernels:,} kernels on device {sel.device}; {sel.reason}")
+            progress(f"picked {sel.phase} {what}: {kernel_count:,} kernels on device {sel.device}; "
+                     f"{sel.reason}")
         t1 = _timed(progress, "picked and aggregated", t1)
         expected = _expected(layers)
         kmap = kernel_map or load_kernel_map()

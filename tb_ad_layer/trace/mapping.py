@@ -304,9 +304,9 @@ def map_kernels(expected: ModelNodes, seg: Segmentation, matcher: KernelMatcher)
     for part, nodes in ((seg.before, list(expected.before)), (seg.after, tail)):
         for k in part:
             k.layer, k.node, k.unmapped_reason = None, None, None
-        left = set(map(id, map_nodes(nodes, part, matcher))) if nodes else set(map(id, part))
+        unplaced = set(map(id, map_nodes(nodes, part, matcher))) if nodes else set(map(id, part))
         for k in part:
-            if id(k) in left:
+            if id(k) in unplaced:
                 k.unmapped_reason = REASON_OUTSIDE
         counted = [k for k in part if k.kind == KIND_KERNEL]
         result.outside_count += len(counted)

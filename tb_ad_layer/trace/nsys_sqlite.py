@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeGuard
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock
@@ -175,13 +176,16 @@ def _kernel_view(
     bad_ids = 0
     per_stream: list[tuple[int, ...]] = []
     for gpid, dev, ctx, st, n, bad_times, bad_id in groups:
+        keys_ok = False
         # globalPid packs the process id in its upper bits: any non-negative 64-bit value.
-        keys_ok = _id_ok(dev) and _id_ok(st) and (gpid is None or (isinstance(gpid, int) and gpid >= 0)) and \
-            (ctx is None or _id_ok(ctx))
+        if _id_ok(dev) and _id_ok(st) and (ctx is None or _id_ok(ctx)) and \
+                (gpid is None or (isinstance(gpid, int) and gpid >= 0)):
+            keys_ok = True
+            bad_ids += bad_id
+            per_stream.append((1, pid_of(gpid), dev, ctx or 0, st, n))
         if not keys_ok or bad_times or bad_id:
+            # The per-stream counts are then read from the checked view instead.
             clean = False
-        bad_ids += bad_id if keys_ok else 0
-        per_stream.append((1, pid_of(gpid), dev, ctx or 0, st, n))
     if bad_ids:
         warnings.append(f"{path.name}: {bad_ids:,} kernel row(s) with correlation or graph ids that are "
                         f"not integers in range: those ids ignored")
@@ -210,7 +214,7 @@ def _kernel_view(
     return per_stream, [(dev, g, c, n, busy, start) for (dev, g, c), (n, busy, start) in per_launch.items()]
 
 
-def _id_ok(value: object) -> bool:
+def _id_ok(value: object) -> TypeGuard[int]:
     """Whether a stream column's value is an integer id in range."""
     return isinstance(value, int) and 0 <= value <= MAX_VALUE
 

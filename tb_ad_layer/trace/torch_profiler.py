@@ -56,7 +56,7 @@ def _load_json(path: Path) -> Any:
         with open(path, "rb") as fh:
             head = fh.read(2)
         opener = gzip.open if head == b"\x1f\x8b" else open
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8") as fh:
             return json.load(fh)
     except json.JSONDecodeError as err:
         raise InputError(f"invalid or truncated JSON: {err.msg} (column {err.colno})",
@@ -142,7 +142,8 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
         cat = ev.get("cat")
         if not isinstance(cat, str):
             continue
-        args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        raw_args = ev.get("args")
+        args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
         kind = _GPU_CATS.get(cat)
         where = f"traceEvents[{i}]"
         if kind is not None:
