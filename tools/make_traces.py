@@ -1324,27 +1324,38 @@ def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], o
 # Writers
 # --------------------------------------------------------------------------------------------
 
-_KERNEL_DDL_325 = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
-    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
-    greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
-    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER,
-    cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
-    gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,
-    staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
-    localMemoryPerThread INTEGER NOT NULL,
-    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER,
-    graphNodeId INTEGER,
-    sharedMemoryLimitConfig INTEGER, graphId INTEGER)"""
+_KERNEL_DDL_325 = (
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (\n"
+    "    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+    "contextId INTEGER NOT NULL,\n"
+    "    greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,\n"
+    "    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, "
+    "launchType INTEGER,\n"
+    "    cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, "
+    "gridY INTEGER NOT NULL,\n"
+    "    gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, "
+    "blockZ INTEGER NOT NULL,\n"
+    "    staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, "
+    "localMemoryPerThread INTEGER NOT NULL,\n"
+    "    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, "
+    "graphNodeId INTEGER,\n"
+    "    sharedMemoryLimitConfig INTEGER, graphId INTEGER)"
+)
 # 2021-era exports: every column NOT NULL, 0 where there is no graph, no mangledName/greenContextId.
-_KERNEL_DDL_OLD = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
-    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
-    streamId INTEGER NOT NULL, correlationId INTEGER NOT NULL, globalPid INTEGER NOT NULL,
-    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, registersPerThread INTEGER NOT NULL,
-    gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL,
-    blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
-    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL,
-    localMemoryTotal INTEGER NOT NULL,
-    gridId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, graphId INTEGER NOT NULL)"""
+_KERNEL_DDL_OLD = (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (\n"
+        "    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+        "contextId INTEGER NOT NULL,\n"
+        "    streamId INTEGER NOT NULL, correlationId INTEGER NOT NULL, globalPid INTEGER NOT NULL,\n"
+        "    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, "
+        "registersPerThread INTEGER NOT NULL,\n"
+        "    gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, "
+        "blockX INTEGER NOT NULL,\n"
+        "    blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,\n"
+        "    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL, "
+        "localMemoryTotal INTEGER NOT NULL,\n"
+        "    gridId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, graphId INTEGER NOT NULL)"
+    )
 _KERNEL_DDL_INLINE = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
     start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
     streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName TEXT NOT NULL,
@@ -1356,28 +1367,41 @@ _OTHER_DDL = [
     """CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
         eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
         returnValue INTEGER NOT NULL, callchainId INTEGER)""",
-    """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
-        streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
-        deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,
-        dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER,
-        virtualAddress INTEGER, copyCount INTEGER)""",
-    """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
-        streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        graphNodeId INTEGER, memKind INTEGER)""",
+    (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,\n"
+        "        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+        "streamId INTEGER NOT NULL,\n"
+        "        correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, "
+        "copyKind INTEGER NOT NULL,\n"
+        "        deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, "
+        "srcContextId INTEGER,\n"
+        "        dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER,\n"
+        "        virtualAddress INTEGER, copyCount INTEGER)"
+    ),
+    (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,\n"
+        "        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+        "streamId INTEGER NOT NULL,\n"
+        "        correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, "
+        "bytes INTEGER NOT NULL,\n"
+        "        graphNodeId INTEGER, memKind INTEGER)"
+    ),
 ]
-_NVTX_DDL = """CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-    rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
-    textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,
-    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT,
-    binaryData TEXT)"""
-_GRAPH_TRACE_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL,
-    end INTEGER NOT NULL,
-    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
-    correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL)"""
+_NVTX_DDL = (
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,\n"
+        "    rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, "
+        "endGlobalTid INTEGER,\n"
+        "    textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,\n"
+        "    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, "
+        "jsonText TEXT, binaryData TEXT)"
+    )
+_GRAPH_TRACE_DDL = (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,\n"
+        "    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+        "streamId INTEGER NOT NULL,\n"
+        "    correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, "
+        "graphExecId INTEGER NOT NULL)"
+    )
 _GRAPH_NODE_DDL = """CREATE TABLE CUDA_GRAPH_NODE_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL,
     eventClass INTEGER NOT NULL, globalTid INTEGER, nameId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL,
     originalGraphNodeId INTEGER)"""
