@@ -71,8 +71,12 @@ def _grown(mt: Any) -> None:
             plan = grown_plan(mt.plan_from_truth(truth_path), 24, keep)
             cells = []
             for layout in ("single", "per-layer"):
-                paths = mt.generate(tmp / f"{name}_{layout}", "t", plan,
-                                    mt.Options(layout=layout, replays=3, seed=3, jitter=0.15, reshuffle_streams=True))
+                paths = mt.generate(
+                    tmp / f"{name}_{layout}",
+                    "t",
+                    plan,
+                    mt.Options(layout=layout, replays=3, seed=3, jitter=0.15, reshuffle_streams=True),
+                )
                 truth = load_truth(paths["truth"])
                 result = ingest_trace(paths["sqlite"], None)
                 share = agreement(truth, result.kernels).layer_share
@@ -96,9 +100,14 @@ def main() -> int:
     from tests.trace.helpers import FIXTURES, SHARED_TRACES, load_truth, make_traces
 
     mt = make_traces()
-    print(f"{'':52} {'layer':>7} {'node':>7} {'outside':>8} | {'seed 000 grouping':^21} | {'without --dump':^17}")
-    print(f"{'trace (decode, per-layer streams)':44} {'layers':>7} {'right':>7} {'right':>7} {'on node':>8} | "
-          f"{'found':>5} {'layer':>7} {'node':>7} | {'found':>3} {'layer':>7} {'conf':>5}")
+    print(
+        f"{'':52} {'layer':>7} {'node':>7} {'outside':>8} | {'seed 000 grouping':^21} | "
+        f"{'without --dump':^17}"
+    )
+    print(
+        f"{'trace (decode, per-layer streams)':44} {'layers':>7} {'right':>7} {'right':>7} {'on node':>8} | "
+        f"{'found':>5} {'layer':>7} {'node':>7} | {'found':>3} {'layer':>7} {'conf':>5}"
+    )
     tmp = tempfile.mkdtemp(prefix="tb-ad-layer-accuracy-")
     try:
         for truth_path in sorted(DUMPS.glob("*/*.truth.json")):
@@ -122,7 +131,10 @@ def main() -> int:
                 _, model = dump_model(model_name)
                 truth = load_truth(FIXTURES / f"{stem}.truth.json")
                 for suffix in (".sqlite", ".pt.trace.json.gz"):
-                    print(_row(f"fixture {stem}{suffix}"[:44], FIXTURES / f"{stem}{suffix}", truth, model), flush=True)
+                    print(
+                        _row(f"fixture {stem}{suffix}"[:44], FIXTURES / f"{stem}{suffix}", truth, model),
+                        flush=True,
+                    )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.only:
@@ -135,8 +147,10 @@ def main() -> int:
         sizes = Counter(layer["kernel_count"] for layer in seq["layers"])
         outside = sum(1 for k in seq["outside"] if k["kind"] == "kernel")
         seg = seq["segmentation"]
-        print(f"  {name:48} {seq['num_layers']:>3} layers, kernels per layer {dict(sizes)}, {outside} outside "
-              f"(step {seq['step']}), {seg['method']} confidence {seg['confidence']}")
+        print(
+            f"  {name:48} {seq['num_layers']:>3} layers, kernels per layer {dict(sizes)}, {outside} outside "
+            f"(step {seq['step']}), {seg['method']} confidence {seg['confidence']}"
+        )
     return 0
 
 

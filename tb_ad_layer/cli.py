@@ -14,20 +14,15 @@ import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.options import PHASES, ConvertOptions, TraceOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.version import __version__
-
-if TYPE_CHECKING:
-    from tb_ad_layer.layers.layered import LayeredGraph
-    from tb_ad_layer.store.writer import StoreWriter
 
 EPILOG = """\
 examples:
@@ -148,25 +143,12 @@ def convert_options(args: argparse.Namespace) -> ConvertOptions:
                           trace=trace_options(args))
 
 
-def _trace_attacher(options: TraceOptions, progress: Progress
-                    ) -> Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None],
-                                  dict[str, Any]]:
-    from tb_ad_layer.trace_attach import trace_attacher
-
-    # trace_attacher still reads its options as attributes of a namespace; it takes the
-    # TraceOptions record itself once it is changed, and this adapter goes.
-    return trace_attacher(argparse.Namespace(
-        trace=str(options.path), phase=options.phase, device=options.device,
-        graph_id=options.graph_id, step=options.step,
-        kernel_map=str(options.kernel_map) if options.kernel_map is not None else None),
-        progress)
-
-
 def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.convert import convert
+    from tb_ad_layer.trace_attach import trace_attacher
 
     options = convert_options(args)
-    attach = _trace_attacher(options.trace, progress) if options.trace is not None else None
+    attach = trace_attacher(options.trace, progress) if options.trace is not None else None
     convert(options.source, options.logdir, run=options.run, stages=list(options.stages),
             module=options.module, model=options.model, attach_trace=attach, progress=progress)
     return 0
@@ -177,6 +159,7 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.layers.document import layer_document
     from tb_ad_layer.layers.dot import render_png, to_dot
     from tb_ad_layer.layers.seed_json import to_seed_json
+    from tb_ad_layer.trace_attach import trace_attacher
 
     stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
     ls = load_stage(stage, args.module)
@@ -189,7 +172,7 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
     docs = [layer_document(ls.lg, i) for i in sorted(ls.lg.layers)]
     trace = trace_options(args)
     if trace is not None:
-        _trace_attacher(trace, progress)(ls.lg, docs, None)
+        trace_attacher(trace, progress)(ls.lg, docs, None)
     doc = next(d for d in docs if d["layer"] == args.layer)
     out = Path(args.output) if args.output else (
         Path(args.dump_dir) if Path(args.dump_dir).is_dir() else Path(args.dump_dir).parent

@@ -5,20 +5,20 @@ This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces
 """
 from __future__ import annotations
 
-import argparse
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tb_ad_layer.layers.document import outside_nodes
 from tb_ad_layer.layers.layered import LayeredGraph
+from tb_ad_layer.options import TraceOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel_map import load_kernel_map
-from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
                       "per-kernel data")
@@ -78,8 +78,13 @@ def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> st
     return f"{label} (pid {pid})" if pids > 1 else label
 
 
-def attach_trace(result: TraceResult, docs: list[dict[str, Any]],
-                 writer: StoreWriter | None, progress: Progress, lg: LayeredGraph | None = None) -> dict[str, Any]:
+def attach_trace(
+    result: TraceResult,
+    docs: list[dict[str, Any]],
+    writer: StoreWriter | None,
+    progress: Progress,
+    lg: LayeredGraph | None = None,
+) -> dict[str, Any]:
     """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given, and
     (with ``lg``) the kernels of the nodes outside every layer.
 
@@ -157,18 +162,22 @@ def _outside_records(lg: LayeredGraph, result: TraceResult) -> list[dict[str, An
     return nodes
 
 
-def trace_attacher(args: argparse.Namespace, progress: Progress
-                   ) -> Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None],
-                                 dict[str, Any]]:
-    """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert` from CLI options."""
-    kmap = load_kernel_map(Path(args.kernel_map) if getattr(args, "kernel_map", None) else None)
+#: Puts a trace onto a converted stage: ``(lg, docs, writer) -> meta.trace``.
+TraceAttacher = Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None], dict[str, Any]]
+
+
+def trace_attacher(options: TraceOptions, progress: Progress) -> TraceAttacher:
+    """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert`: reads the trace
+    ``options`` name when called. The kernel map is read here, so a bad ``--kernel-map`` fails
+    before anything is converted."""
+    kmap = load_kernel_map(options.kernel_map)
 
     def attach(lg: LayeredGraph, docs: list[dict[str, Any]],
                writer: StoreWriter | None) -> dict[str, Any]:
-        progress(f"reading trace {args.trace}")
-        result = ingest_trace(args.trace, model_nodes(lg), phase=args.phase, device=args.device,
-                              graph_id=args.graph_id, step=getattr(args, "step", None), kernel_map=kmap,
-                              progress=progress)
+        progress(f"reading trace {options.path}")
+        result = ingest_trace(options.path, model_nodes(lg), phase=options.phase,
+                              device=options.device, graph_id=options.graph_id, step=options.step,
+                              kernel_map=kmap, progress=progress)
         return attach_trace(result, docs, writer, progress, lg)
 
     return attach

@@ -18,7 +18,8 @@ or TensorRT-LLM gives it (``rsqrt_kernel_cuda``, ``MulFunctor``, ``GeluCUDAKerne
 
 Examples::
 
-    python tools/make_traces.py --out tests/fixtures/traces --name dsv3_decode --layers 5 --dense 2 --replays 12
+    python tools/make_traces.py --out tests/fixtures/traces --name dsv3_decode --layers 5 --dense 2 \\
+        --replays 12
     python tools/make_traces.py --out /tmp --name big --layers 61 --dense 3 --target-rows 2000000
     python tools/make_traces.py --out /tmp --name p --phase prefill --passes 3 --format both
 """
@@ -32,9 +33,10 @@ import random
 import re
 import sqlite3
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 # --------------------------------------------------------------------------------------------
 # Plans
@@ -106,28 +108,87 @@ def dsv3_plan(num_layers: int = 5, dense_layers: int = 2, unknown_kernel: bool =
         kind = "dense" if li < dense_layers else "moe"
         n = [
             node(AD + "flashinfer_rms_norm.default", "flashinfer_rms_norm_default", "norm", None, layer=li),
-            node(AD + "finegrained_fp8_linear.default", "finegrained_fp8_linear_default", "mla", "q_branch", layer=li),
-            node(AD + "flashinfer_rms_norm.default", "flashinfer_rms_norm_default", "mla", "q_branch", layer=li),
-            node(AD + "finegrained_fp8_linear.default", "finegrained_fp8_linear_default", "mla", "q_branch", layer=li),
+            node(
+                AD + "finegrained_fp8_linear.default",
+                "finegrained_fp8_linear_default",
+                "mla",
+                "q_branch",
+                layer=li,
+            ),
+            node(
+                AD + "flashinfer_rms_norm.default", "flashinfer_rms_norm_default", "mla", "q_branch", layer=li
+            ),
+            node(
+                AD + "finegrained_fp8_linear.default",
+                "finegrained_fp8_linear_default",
+                "mla",
+                "q_branch",
+                layer=li,
+            ),
             node("aten.view.default", "view", "mla", "q_branch", layer=li),
-            node(AD + "finegrained_fp8_linear.default", "finegrained_fp8_linear_default", "mla", "kv_branch",
-                 "aux", li),
+            node(
+                AD + "finegrained_fp8_linear.default",
+                "finegrained_fp8_linear_default",
+                "mla",
+                "kv_branch",
+                "aux",
+                li,
+            ),
             node("aten.split_with_sizes.default", "split_with_sizes", "mla", "kv_branch", "aux", li),
             node("<built-in function getitem>", "getitem", "mla", "kv_branch", "aux", li),
-            node(AD + "flashinfer_rms_norm.default", "flashinfer_rms_norm_default", "mla", "kv_branch", "aux", li),
-            node(AD + "triton_rope_on_interleaved_qk_inputs.default", "triton_rope_on_interleaved_qk_inputs_default",
-                 "mla", "rope", layer=li, join=True),
-            node(AD + "flashinfer_mla_with_cache.default", "flashinfer_mla_with_cache_default", "mla", None, layer=li),
-            node(AD + "finegrained_fp8_linear.default", "finegrained_fp8_linear_default", "mla", None, layer=li),
-            node(AD + "trtllm_dist_all_reduce.default", "trtllm_dist_all_reduce_default", "mla", None, layer=li),
-            node(AD + "flashinfer_fused_add_rms_norm.default", "flashinfer_fused_add_rms_norm_default", "norm",
-                 None, layer=li),
+            node(
+                AD + "flashinfer_rms_norm.default",
+                "flashinfer_rms_norm_default",
+                "mla",
+                "kv_branch",
+                "aux",
+                li,
+            ),
+            node(
+                AD + "triton_rope_on_interleaved_qk_inputs.default",
+                "triton_rope_on_interleaved_qk_inputs_default",
+                "mla",
+                "rope",
+                layer=li,
+                join=True,
+            ),
+            node(
+                AD + "flashinfer_mla_with_cache.default",
+                "flashinfer_mla_with_cache_default",
+                "mla",
+                None,
+                layer=li,
+            ),
+            node(
+                AD + "finegrained_fp8_linear.default", "finegrained_fp8_linear_default", "mla", None, layer=li
+            ),
+            node(
+                AD + "trtllm_dist_all_reduce.default", "trtllm_dist_all_reduce_default", "mla", None, layer=li
+            ),
+            node(
+                AD + "flashinfer_fused_add_rms_norm.default",
+                "flashinfer_fused_add_rms_norm_default",
+                "norm",
+                None,
+                layer=li,
+            ),
         ]
         if kind == "dense":
             n += [
-                node(AD + "fused_finegrained_fp8_swiglu_mlp.default", "fused_finegrained_fp8_swiglu_mlp_default",
-                     "mlp", None, layer=li),
-                node(AD + "trtllm_dist_all_reduce.default", "trtllm_dist_all_reduce_default", "mlp", None, layer=li),
+                node(
+                    AD + "fused_finegrained_fp8_swiglu_mlp.default",
+                    "fused_finegrained_fp8_swiglu_mlp_default",
+                    "mlp",
+                    None,
+                    layer=li,
+                ),
+                node(
+                    AD + "trtllm_dist_all_reduce.default",
+                    "trtllm_dist_all_reduce_default",
+                    "mlp",
+                    None,
+                    layer=li,
+                ),
                 node("aten.add.Tensor", "add", "mlp", None, layer=li),
             ]
         else:
@@ -144,11 +205,29 @@ def dsv3_plan(num_layers: int = 5, dense_layers: int = 2, unknown_kernel: bool =
                 n.append(node("auto_deploy.mystery_op.default", "mystery_op_default", "moe", "moe_router",
                               layer=li))
             n += [
-                node(AD + "trtllm_moe_fused.default", "trtllm_moe_fused_default", "moe", "moe_experts", layer=li),
-                node(AD + "fused_finegrained_fp8_swiglu_mlp.default", "fused_finegrained_fp8_swiglu_mlp_default",
-                     "moe", "shared_experts", "aux", li),
+                node(
+                    AD + "trtllm_moe_fused.default",
+                    "trtllm_moe_fused_default",
+                    "moe",
+                    "moe_experts",
+                    layer=li,
+                ),
+                node(
+                    AD + "fused_finegrained_fp8_swiglu_mlp.default",
+                    "fused_finegrained_fp8_swiglu_mlp_default",
+                    "moe",
+                    "shared_experts",
+                    "aux",
+                    li,
+                ),
                 node("aten.add.Tensor", "add", "moe", None, layer=li, join=True),
-                node(AD + "trtllm_dist_all_reduce.default", "trtllm_dist_all_reduce_default", "moe", None, layer=li),
+                node(
+                    AD + "trtllm_dist_all_reduce.default",
+                    "trtllm_dist_all_reduce_default",
+                    "moe",
+                    None,
+                    layer=li,
+                ),
                 node("aten.add.Tensor", "add", "moe", None, layer=li),
             ]
         layers.append(PlanLayer(li, kind, n))
@@ -165,8 +244,10 @@ _REF = re.compile(r"%(\w+)")
 #: Modules that AutoDeploy's multi-stream transforms move to an aux stream: the shared experts
 #: beside the routed ones (``multi_stream_moe``) and MLA's KV projection path beside the query
 #: path (``multi_stream_mla_attn``). Matched on the module path below the decoder layer.
-_AUX_MODULES = re.compile(r"(^|\.)(shared_experts?|shared_expert_gate|kv_a_proj_with_mqa|kv_a_layernorm|kv_b_proj)"
-                          r"(\.|$)")
+_AUX_MODULES = re.compile(
+    r"(^|\.)(shared_experts?|shared_expert_gate|kv_a_proj_with_mqa|kv_a_layernorm|kv_b_proj)"
+    r"(\.|$)"
+)
 _LAYER_PATH = re.compile(r"(^|\.)layers\.\d+\.")
 
 
@@ -183,7 +264,11 @@ def plan_from_truth(truth_path: Path, dump_path: Path | None = None, aux_modules
     """
     truth = json.loads(truth_path.read_text(encoding="utf-8"))
     if dump_path is None:
-        stem = truth_path.name[: -len(".truth.json")] if truth_path.name.endswith(".truth.json") else truth_path.stem
+        stem = (
+            truth_path.name[: -len(".truth.json")]
+            if truth_path.name.endswith(".truth.json")
+            else truth_path.stem
+        )
         candidate = truth_path.with_name(truth.get("dump") or f"{stem}.txt")
         dump_path = candidate if candidate.is_file() else None
     ops: dict[str, str] = {}
@@ -287,163 +372,334 @@ def _infer_joins(nodes: list[PlanNode]) -> None:
 
 Spec = tuple[str, str, float]  # full demangled name, nsys shortName, base duration (us)
 
-_QUANT: Spec = ("void tensorrt_llm::kernels::fp8_blockscale_gemm::scale_1x128_kernel<__nv_bfloat16, __nv_fp8_e4m3, "
-                "128>(__nv_fp8_e4m3*, float*, __nv_bfloat16 const*, int, int, int)", "scale_1x128_kernel", 1.6)
-_PACK: Spec = ("void deep_gemm::pack_fp32_to_ue8m0_kernel<128u, 4u>(float const*, int*, unsigned int, unsigned int)",
-               "pack_fp32_to_ue8m0_kernel", 1.2)
+_QUANT: Spec = (
+    "void tensorrt_llm::kernels::fp8_blockscale_gemm::scale_1x128_kernel<__nv_bfloat16, __nv_fp8_e4m3, "
+    "128>(__nv_fp8_e4m3*, float*, __nv_bfloat16 const*, int, int, int)",
+    "scale_1x128_kernel",
+    1.6,
+)
+_PACK: Spec = (
+    "void deep_gemm::pack_fp32_to_ue8m0_kernel<128u, 4u>(float const*, int*, unsigned int, unsigned int)",
+    "pack_fp32_to_ue8m0_kernel",
+    1.2,
+)
 
 
 def _deep_gemm(n: int, k: int, us: float) -> Spec:
-    return (f"void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, 128u, {n}u, {k}u, "
-            "64u, 128u, 1u, 8u, 128u, 128u, 1u, 6u, 6u, 3u, true, (deep_gemm::GemmType)0, false, cutlass::bfloat16_t>"
-            "(int*, unsigned int, unsigned int, unsigned int, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap)",
-            "sm100_fp8_gemm_1d1d_impl", us)
+    return (
+        f"void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, 128u, {n}u, "
+        f"{k}u, 64u, 128u, 1u, 8u, 128u, 128u, 1u, 6u, 6u, 3u, true, (deep_gemm::GemmType)0, false, "
+        "cutlass::bfloat16_t>(int*, unsigned int, unsigned int, unsigned int, CUtensorMap, CUtensorMap, "
+        "CUtensorMap, CUtensorMap)",
+        "sm100_fp8_gemm_1d1d_impl",
+        us,
+    )
 
 
 def _elementwise(functor: str, vec: int = 4, arity: int = 3) -> Spec:
-    return (f"void at::native::vectorized_elementwise_kernel<{vec}, at::native::{functor}<c10::BFloat16>, "
-            f"std::array<char*, {arity}ul> >(int, at::native::{functor}<c10::BFloat16>, std::array<char*, {arity}ul>)",
-            "vectorized_elementwise_kernel", 1.1)
+    return (
+        f"void at::native::vectorized_elementwise_kernel<{vec}, at::native::{functor}<c10::BFloat16>, "
+        f"std::array<char*, {arity}ul> >(int, at::native::{functor}<c10::BFloat16>, std::array<char*, "
+        f"{arity}ul>)",
+        "vectorized_elementwise_kernel",
+        1.1,
+    )
 
 
 def _unary(fn: str, lam: str = "float", us: float = 1.1) -> Spec:
     """An at::native unary/lambda kernel as PyTorch names it (``rsqrt_kernel_cuda(...)::{lambda...}``)."""
     body = (f"at::native::{fn}(at::TensorIteratorBase&)::{{lambda()#1}}::operator()() const::{{lambda()#4}}::"
             f"operator()() const::{{lambda({lam})#1}}")
-    return (f"void at::native::vectorized_elementwise_kernel<4, {body}, std::array<char*, 2ul> >(int, {body}, "
-            "std::array<char*, 2ul>)", "vectorized_elementwise_kernel", us)
+    return (
+        f"void at::native::vectorized_elementwise_kernel<4, {body}, std::array<char*, 2ul> >(int, {body}, "
+        "std::array<char*, 2ul>)",
+        "vectorized_elementwise_kernel",
+        us,
+    )
 
 
 def _binary(functor: str, us: float = 1.2) -> Spec:
     """An at::native BinaryFunctor kernel (``binary_internal::MulFunctor<float>``...)."""
-    f = (f"at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
-         f"{functor}<float> >")
+    f = (
+        "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+        f"at::native::binary_internal::{functor}<float> >"
+    )
     return (f"void at::native::vectorized_elementwise_kernel<4, {f}, std::array<char*, 3ul> >(int, {f}, "
             "std::array<char*, 3ul>)", "vectorized_elementwise_kernel", us)
 
 
 def _reduce(ops: str, us: float = 2.2) -> Spec:
-    r = f"at::native::ReduceOp<float, at::native::{ops}<float, float, float, float>, unsigned int, c10::BFloat16, 4, 4>"
+    r = (f"at::native::ReduceOp<float, at::native::{ops}<float, float, float, float>, unsigned int, "
+         "c10::BFloat16, 4, 4>")
     return (f"void at::native::reduce_kernel<512, 1, {r} >({r})", "reduce_kernel", us)
 
 
-_COPY: Spec = ("void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
-               "at::TensorIteratorBase&)"
-               "::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
-               "std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, "
-               "unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, "
-               "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::"
-               "{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, TrivialOffsetCalculator<1, "
-               "unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
-               "at::native::memory::StoreWithCast<1>)", "unrolled_elementwise_kernel", 1.3)
+_COPY: Spec = (
+    "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
+    "at::TensorIteratorBase&)"
+    "::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
+    "std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, "
+    "unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, "
+    "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::"
+    "{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>, TrivialOffsetCalculator<1, "
+    "unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
+    "at::native::memory::StoreWithCast<1>)",
+    "unrolled_elementwise_kernel",
+    1.3,
+)
 _NVJET = ("nvjet_tst_128x64_64x8_1x2_h_bz_splitK_TNT", "nvjet_tst_128x64_64x8_1x2_h_bz_splitK_TNT", 6.0)
-_SPLITK = ("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, "
-           "false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, "
-           "float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, void*, long, float*, int*)",
-           "splitKreduce_kernel", 1.5)
-_RMS = ("void tensorrt_llm::kernels::rms_norm_reduce_fusion_kernel<__nv_bfloat16, 8, true>(tensorrt_llm::kernels::"
-        "RMSNormParams<__nv_bfloat16>)", "rms_norm_reduce_fusion_kernel", 2.4)
+_SPLITK = (
+    "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, "
+    "false, false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, "
+    "__nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, "
+    "void*, long, float*, int*)",
+    "splitKreduce_kernel",
+    1.5,
+)
+_RMS = (
+    "void tensorrt_llm::kernels::rms_norm_reduce_fusion_kernel<__nv_bfloat16, 8, "
+    "true>(tensorrt_llm::kernels::RMSNormParams<__nv_bfloat16>)",
+    "rms_norm_reduce_fusion_kernel",
+    2.4,
+)
 _ALLREDUCE = ("ncclSymkDevKernel_AllReduce_RSxLDMC_AGxSTMC_sum_bf16(ncclSymkDevWorkArgs4K)",
               "ncclSymkDevKernel_AllReduce_RSxLDMC_AGxSTMC_sum_bf16", 8.5)
-_ACT = ("void tensorrt_llm::kernels::act_and_mul_kernel<__nv_bfloat16, &tensorrt_llm::kernels::silu<float>, true>"
-        "(__nv_fp8_e4m3*, float*, __nv_bfloat16 const*, int)", "act_and_mul_kernel", 2.6)
-_ROUTING = ("void moe::dev::routing::routingDeepSeek::routingIndicesClusterKernel<moe::dev::routing::routingDeepSeek::"
-            "KernelParams<__nv_bfloat16, float, 8, 256, true> >(moe::dev::routing::routingDeepSeek::KernelParams<"
-            "__nv_bfloat16, float, 8, 256, true>)", "routingIndicesClusterKernel", 4.0)
-_BMM1 = ("bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
-         "bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a", 24.0)
-_MOE_ACT = ("void moe::dev::activation::activationDeepSeekKernel<moe::dev::activation::KernelParams<__nv_fp8_e4m3, "
-            "float, true> >(moe::dev::activation::KernelParams<__nv_fp8_e4m3, float, true>)",
-            "activationDeepSeekKernel", 3.0)
-_BMM2 = ("bmm_Bfloat16_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
-         "bmm_Bfloat16_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
-         13.0)
-_FINALIZE = ("void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<__nv_bfloat16, "
-             "__nv_bfloat16, float, false> >(moe::dev::finalize::KernelParams<__nv_bfloat16, __nv_bfloat16, float, "
-             "false>)", "finalizeKernelVecLoad", 4.0)
+_ACT = (
+    "void tensorrt_llm::kernels::act_and_mul_kernel<__nv_bfloat16, &tensorrt_llm::kernels::silu<float>, true>"
+    "(__nv_fp8_e4m3*, float*, __nv_bfloat16 const*, int)",
+    "act_and_mul_kernel",
+    2.6,
+)
+_ROUTING = (
+    "void moe::dev::routing::routingDeepSeek::routingIndicesClusterKernel<"
+    "moe::dev::routing::routingDeepSeek::KernelParams<__nv_bfloat16, float, 8, 256, true> >"
+    "(moe::dev::routing::routingDeepSeek::KernelParams<__nv_bfloat16, float, 8, 256, true>)",
+    "routingIndicesClusterKernel",
+    4.0,
+)
+_BMM1 = (
+    "bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
+    "bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
+    24.0,
+)
+_MOE_ACT = (
+    "void moe::dev::activation::activationDeepSeekKernel<moe::dev::activation::KernelParams<__nv_fp8_e4m3, "
+    "float, true> >(moe::dev::activation::KernelParams<__nv_fp8_e4m3, float, true>)",
+    "activationDeepSeekKernel",
+    3.0,
+)
+_BMM2 = (
+    "bmm_Bfloat16_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
+    "bmm_Bfloat16_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut_schedS_bN_sm100a",
+    13.0,
+)
+_FINALIZE = (
+    "void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<__nv_bfloat16, "
+    "__nv_bfloat16, float, false> >(moe::dev::finalize::KernelParams<__nv_bfloat16, __nv_bfloat16, float, "
+    "false>)",
+    "finalizeKernelVecLoad",
+    4.0,
+)
 _MYSTERY = ("void acme::secret::mystery_kernel<7, true>(acme::secret::Params<float>&)", "mystery_kernel", 2.0)
 
 #: (op regex, kernels). The first match decides; ops matching nothing launch no kernel.
 #: ``None``: a unary kernel named after the op (``neg_kernel_cuda``).
 FAMILIES: list[tuple[str, list[Spec] | None]] = [
-    (r"flashinfer_mla_with_cache|mla_with_cache|torch_mla",
-     [("fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKvCgaVarSeqQ8Kv128"
-       "StaticSwapsAbForGen", "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKv"
-       "CgaVarSeqQ8Kv128StaticSwapsAbForGen", 18.0)]),
-    (r"attention|sdpa|scaled_dot_product",
-     [("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t, "
-       "Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, "
-       "false>(flash::Flash_fwd_params)", "flash_fwd_splitkv_kernel", 15.0)]),
-    (r"fused_finegrained_fp8_swiglu_mlp|fused_swiglu_mlp",
-     [_QUANT, _PACK, _deep_gemm(4096, 7168, 9.0), _ACT, _QUANT, _PACK, _deep_gemm(7168, 2048, 7.0)]),
+    (
+        r"flashinfer_mla_with_cache|mla_with_cache|torch_mla",
+        [
+            (
+                "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKvCgaVarSeqQ8Kv128StaticSwapsAbForGen",
+                "fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512HVPerCta256PagedKvDenseP64MultiCtasKv"
+                "CgaVarSeqQ8Kv128StaticSwapsAbForGen",
+                18.0,
+            )
+        ],
+    ),
+    (
+        r"attention|sdpa|scaled_dot_product",
+        [
+            (
+                "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, "
+                "false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, "
+                "false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)",
+                "flash_fwd_splitkv_kernel",
+                15.0,
+            )
+        ],
+    ),
+    (
+        r"fused_finegrained_fp8_swiglu_mlp|fused_swiglu_mlp",
+        [_QUANT, _PACK, _deep_gemm(4096, 7168, 9.0), _ACT, _QUANT, _PACK, _deep_gemm(7168, 2048, 7.0)],
+    ),
     (r"finegrained_fp8_linear", [_QUANT, _PACK, _deep_gemm(1536, 7168, 6.5)]),
-    (r"dsv3_router_gemm", [("void tensorrt_llm::kernels::dsv3MinLatencyKernels::router_gemm_kernel<__nv_bfloat16, "
-                            "128, 8, 256, 7168>(float*, __nv_bfloat16 const*, __nv_bfloat16 const*)",
-                            "router_gemm_kernel", 3.2)]),
+    (
+        r"dsv3_router_gemm",
+        [
+            (
+                "void tensorrt_llm::kernels::dsv3MinLatencyKernels::router_gemm_kernel<__nv_bfloat16, "
+                "128, 8, 256, 7168>(float*, __nv_bfloat16 const*, __nv_bfloat16 const*)",
+                "router_gemm_kernel",
+                3.2,
+            )
+        ],
+    ),
     (r"torch_linear_simple|aten\.(mm|linear|addmm|matmul|bmm|baddbmm)\.", [_NVJET, _SPLITK]),
-    (r"fused_allreduce_residual_rmsnorm",
-     [("void tensorrt_llm::kernels::ar_fusion::allreduce_fusion_kernel_oneshot_lamport<(tensorrt_llm::kernels::"
-       "AllReduceFusionPattern)1, __nv_bfloat16, 8, true, false>(tensorrt_llm::kernels::ar_fusion::"
-       "AllReduceFusionParams<__nv_bfloat16>)", "allreduce_fusion_kernel_oneshot_lamport", 9.0)]),
+    (
+        r"fused_allreduce_residual_rmsnorm",
+        [
+            (
+                "void tensorrt_llm::kernels::ar_fusion::allreduce_fusion_kernel_oneshot_lamport<"
+                "(tensorrt_llm::kernels::AllReduceFusionPattern)1, __nv_bfloat16, 8, true, false>"
+                "(tensorrt_llm::kernels::ar_fusion::AllReduceFusionParams<__nv_bfloat16>)",
+                "allreduce_fusion_kernel_oneshot_lamport",
+                9.0,
+            )
+        ],
+    ),
     (r"fused_add_rms_norm", [("fused_kernel_@add_rms_norm", "fused_kernel_@add_rms_norm", 2.8)]),
     (r"rms_norm|rmsnorm", [_RMS]),
     (r"mlir_fused", [("fused_kernel_@mlir", "fused_kernel_@mlir", 2.9)]),
     (r"trtllm_moe_fused|moe_fused", [_ROUTING, _BMM1, _MOE_ACT, _BMM2, _FINALIZE]),
-    (r"noaux_tc_op", [("void tensorrt_llm::kernels::deepseek_v3_topk_kernel<__nv_bfloat16, float, 256, 8, 4>(float "
-                       "const*, __nv_bfloat16 const*, float*, int*, int, int, int, int, float)",
-                       "deepseek_v3_topk_kernel", 3.5)]),
+    (
+        r"noaux_tc_op",
+        [
+            (
+                "void tensorrt_llm::kernels::deepseek_v3_topk_kernel<__nv_bfloat16, float, 256, 8, 4>(float "
+                "const*, __nv_bfloat16 const*, float*, int*, int, int, int, int, float)",
+                "deepseek_v3_topk_kernel",
+                3.5,
+            )
+        ],
+    ),
     (r"all_reduce|allreduce", [_ALLREDUCE]),
-    (r"all_gather", [("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                      "ncclDevKernel_AllGather_RING_LL", 7.0)]),
+    (
+        r"all_gather",
+        [
+            (
+                "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "ncclDevKernel_AllGather_RING_LL",
+                7.0,
+            )
+        ],
+    ),
     (r"rope|rotary", [("mla_rope_assign_qkv", "mla_rope_assign_qkv", 2.2)]),
     (r"mystery_op", [_MYSTERY]),
-    (r"aten\.embedding", [("void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned "
-                           "int, 2, 2, -2, true>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, at::cuda::"
-                           "detail::TensorInfo<c10::BFloat16 const, unsigned int>, at::cuda::detail::TensorInfo<long "
-                           "const, unsigned int>, int, int, unsigned int, unsigned int, long)",
-                           "indexSelectLargeIndex", 2.0)]),
-    (r"aten\.(cat|concatenate|stack)\.", [("void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
-                               "namespace)::OpaqueType<2u>, unsigned int, 3, 128, 1>(at::native::(anonymous namespace)::"
-                               "OpaqueType<2u>*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<at::native"
-                               "::(anonymous namespace)::OpaqueType<2u>, unsigned int, 128, 1>, at::native::(anonymous "
-                               "namespace)::TensorSizeStride<unsigned int, 4u>, int, unsigned int)",
-                               "CatArrayBatchedCopy", 1.5)]),
-    (r"aten\.(fill|zeros|zero|full|ones|new_zeros|new_ones|new_full|zeros_like|ones_like|full_like|eye)[._]",
-     [_elementwise("FillFunctor", 4, 1)]),
-    (r"aten\.(conv1d|convolution)\.", [("void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<0, "
-                                       "c10::BFloat16, int>(at::GenericPackedTensorAccessor<c10::BFloat16 const, 4ul, "
-                                       "at::DefaultPtrTraits, int>, int, int, int, int, int, int, int, int, int, int)",
-                                       "conv_depthwise2d_forward_kernel", 2.5)]),
-    (r"aten\.cumsum\.", [("void at_cuda_detail::cub::DeviceScanKernel<at_cuda_detail::cub::DeviceScanPolicy<float>"
-                          "::Policy900, float const*, float*, at_cuda_detail::cub::ScanTileState<float, true>, "
-                          "std::plus<float>, at_cuda_detail::cub::NullType, int>(float const*, float*, int)",
-                          "DeviceScanKernel", 2.0)]),
+    (
+        r"aten\.embedding",
+        [
+            (
+                "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned "
+                "int, 2, 2, -2, true>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, at::cuda::"
+                "detail::TensorInfo<c10::BFloat16 const, unsigned int>, at::cuda::detail::TensorInfo<long "
+                "const, unsigned int>, int, int, unsigned int, unsigned int, long)",
+                "indexSelectLargeIndex",
+                2.0,
+            )
+        ],
+    ),
+    (
+        r"aten\.(cat|concatenate|stack)\.",
+        [
+            (
+                "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
+                "namespace)::OpaqueType<2u>, unsigned int, 3, 128, 1>(at::native::(anonymous namespace)::"
+                "OpaqueType<2u>*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<at::native"
+                "::(anonymous namespace)::OpaqueType<2u>, unsigned int, 128, 1>, at::native::(anonymous "
+                "namespace)::TensorSizeStride<unsigned int, 4u>, int, unsigned int)",
+                "CatArrayBatchedCopy",
+                1.5,
+            )
+        ],
+    ),
+    (
+        r"aten\.(fill|zeros|zero|full|ones|new_zeros|new_ones|new_full|zeros_like|ones_like|full_like|eye)[._]",
+        [_elementwise("FillFunctor", 4, 1)],
+    ),
+    (
+        r"aten\.(conv1d|convolution)\.",
+        [
+            (
+                "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<0, "
+                "c10::BFloat16, int>(at::GenericPackedTensorAccessor<c10::BFloat16 const, 4ul, "
+                "at::DefaultPtrTraits, int>, int, int, int, int, int, int, int, int, int, int)",
+                "conv_depthwise2d_forward_kernel",
+                2.5,
+            )
+        ],
+    ),
+    (
+        r"aten\.cumsum\.",
+        [
+            (
+                "void at_cuda_detail::cub::DeviceScanKernel<at_cuda_detail::cub::DeviceScanPolicy<float>"
+                "::Policy900, float const*, float*, at_cuda_detail::cub::ScanTileState<float, true>, "
+                "std::plus<float>, at_cuda_detail::cub::NullType, int>(float const*, float*, int)",
+                "DeviceScanKernel",
+                2.0,
+            )
+        ],
+    ),
     (r"aten\.einsum\.", [_NVJET, _SPLITK]),
-    (r"aten\.arange\.", [("void (anonymous namespace)::elementwise_kernel_with_index<int, at::native::arange_cuda_out"
-                          "(c10::Scalar const&, c10::Scalar const&, c10::Scalar const&, at::Tensor&)::{lambda()#1}::"
-                          "operator()() const::{lambda()#2}::operator()() const::{lambda(long)#1}>(int, int, long)",
-                          "elementwise_kernel_with_index", 1.0)]),
-    (r"aten\.(tril|triu)\.", [("void at::native::triu_tril_kernel<c10::BFloat16, int, false, 4, true>(at::cuda::"
-                               "detail::TensorInfo<c10::BFloat16, int>, at::cuda::detail::TensorInfo<c10::BFloat16 "
-                               "const, int>, long, long)", "triu_tril_kernel", 1.2)]),
+    (
+        r"aten\.arange\.",
+        [
+            (
+                "void (anonymous namespace)::elementwise_kernel_with_index<int, at::native::arange_cuda_out"
+                "(c10::Scalar const&, c10::Scalar const&, c10::Scalar const&, at::Tensor&)::{lambda()#1}::"
+                "operator()() const::{lambda()#2}::operator()() const::{lambda(long)#1}>(int, int, long)",
+                "elementwise_kernel_with_index",
+                1.0,
+            )
+        ],
+    ),
+    (
+        r"aten\.(tril|triu)\.",
+        [
+            (
+                "void at::native::triu_tril_kernel<c10::BFloat16, int, false, 4, true>(at::cuda::"
+                "detail::TensorInfo<c10::BFloat16, int>, at::cuda::detail::TensorInfo<c10::BFloat16 "
+                "const, int>, long, long)",
+                "triu_tril_kernel",
+                1.2,
+            )
+        ],
+    ),
     # constant_pad_nd fills the output, then copies the input into its middle.
     (r"aten\.(pad|constant_pad_nd)\.", [_elementwise("FillFunctor", 4, 1), _COPY]),
     (r"aten\.(repeat_interleave|repeat)\.", [_COPY]),
-    (r"aten\.histc\.", [("void at::cuda::detail::kernelHistogram1D<float, float, long, 1, 2, -1, (at::cuda::detail::"
-                         "CUDAHistogramMemoryType)0, at::native::(anonymous namespace)::histogramdd_cuda_kernel"
-                         "(...)::{lambda(float)#1}>(at::cuda::detail::TensorInfo<float, long>, ...)",
-                         "kernelHistogram1D", 2.0)]),
+    (
+        r"aten\.histc\.",
+        [
+            (
+                "void at::cuda::detail::kernelHistogram1D<float, float, long, 1, 2, -1, (at::cuda::detail::"
+                "CUDAHistogramMemoryType)0, at::native::(anonymous namespace)::histogramdd_cuda_kernel"
+                "(...)::{lambda(float)#1}>(at::cuda::detail::TensorInfo<float, long>, ...)",
+                "kernelHistogram1D",
+                2.0,
+            )
+        ],
+    ),
     (r"auto_deploy\.torch_moe\.", [_ROUTING, _BMM1, _MOE_ACT, _BMM2, _FINALIZE]),
     (r"aten\.(_to_copy|to|copy_?|clone|contiguous|type_as)\.", [_COPY]),
     (r"aten\.(add_?|sub|rsub|diff)\.", [_elementwise("CUDAFunctor_add")]),
     (r"aten\.(mul|multiply)_?\.", [_binary("MulFunctor")]),
     (r"aten\.div_?\.", [_binary("DivFunctor")]),
     (r"aten\.(floordiv|floor_divide)\.", [_unary("div_floor_kernel_cuda", "long")]),
-    (r"aten\.(pow|square)\.", [("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
-                                "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda("
-                                "float)#1}, std::array<char*, 2ul> >(int, at::native::(anonymous namespace)::"
-                                "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda("
-                                "float)#1}, std::array<char*, 2ul>)", "vectorized_elementwise_kernel", 1.1)]),
+    (
+        r"aten\.(pow|square)\.",
+        [
+            (
+                "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+                "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda("
+                "float)#1}, std::array<char*, 2ul> >(int, at::native::(anonymous namespace)::"
+                "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase&, float)::{lambda("
+                "float)#1}, std::array<char*, 2ul>)",
+                "vectorized_elementwise_kernel",
+                1.1,
+            )
+        ],
+    ),
     (r"aten\.gelu\.", [_unary("GeluCUDAKernelImpl", "c10::BFloat16", 1.4)]),
     (r"aten\.silu\.", [_unary("silu_kernel", "c10::BFloat16", 1.3)]),
     (r"aten\.relu\.", [_unary("clamp_min_scalar_kernel_impl", "c10::BFloat16")]),
@@ -456,62 +712,171 @@ FAMILIES: list[tuple[str, list[Spec] | None]] = [
     (r"aten\.clamp\.", [_unary("clamp_scalar_kernel_impl")]),
     (r"aten\.softplus\.", [_unary("softplus_kernel")]),
     (r"aten\.polar\.", [_unary("polar_kernel", "float, float")]),
-    (r"aten\.(neg|rsqrt|sqrt|exp|expm1|log1p|log|sigmoid|tanh|cos|sin|abs|reciprocal|floor|bitwise_not|logical_not)\.",
-     None),
-    (r"aten\.(layer_norm|native_layer_norm)\.",
-     [("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
-       "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
-       "vectorized_layer_norm_kernel", 2.0)]),
-    (r"aten\.(sort|argsort)\.",
-     [("void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, true>, unsigned "
-       "int>(at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, unsigned int, unsigned int, unsigned "
-       "int, at::cuda::detail::TensorInfo<long, unsigned int>, unsigned int, at::native::GTOp<float, true>)",
-       "bitonicSortKVInPlace", 3.0)]),
+    (
+        r"aten\.(neg|rsqrt|sqrt|exp|expm1|log1p|log|sigmoid|tanh|cos|sin|abs|reciprocal|floor|bitwise_not|logical_not)\.",
+        None,
+    ),
+    (
+        r"aten\.(layer_norm|native_layer_norm)\.",
+        [
+            (
+                "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+                "float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, "
+                "float*, float*, c10::BFloat16*)",
+                "vectorized_layer_norm_kernel",
+                2.0,
+            )
+        ],
+    ),
+    (
+        r"aten\.(sort|argsort)\.",
+        [
+            (
+                "void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, "
+                "true>, unsigned int>(at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, "
+                "unsigned int, unsigned int, unsigned int, at::cuda::detail::TensorInfo<long, unsigned "
+                "int>, unsigned int, at::native::GTOp<float, true>)",
+                "bitonicSortKVInPlace",
+                3.0,
+            )
+        ],
+    ),
     (r"aten\.(sum)\.", [_reduce("func_wrapper_t")]),
     (r"aten\.(mean|var_mean|var)\.", [_reduce("MeanOps")]),
     (r"aten\.(amax|max|amin|min)\.", [_reduce("MaxOps")]),
-    (r"aten\.(_softmax|softmax)\.", [("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, "
-                                      "float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float "
-                                      "const*, int)", "cunn_SoftMaxForward", 2.4)]),
-    (r"aten\.topk\.", [("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(at::cuda::detail::TensorInfo"
-                        "<float const, unsigned int>, unsigned int, unsigned int, bool, unsigned int, unsigned int, "
-                        "at::cuda::detail::TensorInfo<float, unsigned int>, unsigned int, at::cuda::detail::TensorInfo"
-                        "<long, unsigned int>, unsigned int, unsigned int*)", "gatherTopK", 4.0)]),
-    (r"aten\.(gather|scatter|scatter_add)_?\.",
-     [("void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_gather_internal_kernel"
-       "<true, c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::"
-       "ReduceAdd const&)::{lambda(int)#1}>(int, at::native::_cuda_scatter_gather_internal_kernel<true, c10::BFloat16>"
-       "::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::ReduceAdd const&)::"
-       "{lambda(int)#1})", "_scatter_gather_elementwise_kernel", 1.8)]),
-    (r"aten\.(index|index_put|index_select|index_copy|index_add)_?\.",
-     [("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl"
-       "<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda"
-       "(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native"
-       "::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef"
-       "<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1}>(long, at::native::gpu_index_kernel<"
-       "at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, "
-       "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, "
-       "c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
-       "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1})",
-       "index_elementwise_kernel", 1.8)]),
+    (
+        r"aten\.(_softmax|softmax)\.",
+        [
+            (
+                "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, "
+                "float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float "
+                "const*, int)",
+                "cunn_SoftMaxForward",
+                2.4,
+            )
+        ],
+    ),
+    (
+        r"aten\.topk\.",
+        [
+            (
+                "void at::native::sbtopk::gatherTopK<float, unsigned int, 2, "
+                "false>(at::cuda::detail::TensorInfo<float const, unsigned int>, unsigned int, unsigned "
+                "int, bool, unsigned int, unsigned int, at::cuda::detail::TensorInfo<float, unsigned int>, "
+                "unsigned int, at::cuda::detail::TensorInfo<long, unsigned int>, unsigned int, unsigned "
+                "int*)",
+                "gatherTopK",
+                4.0,
+            )
+        ],
+    ),
+    (
+        r"aten\.(gather|scatter|scatter_add)_?\.",
+        [
+            (
+                "void at::native::_scatter_gather_elementwise_kernel<128, 8, "
+                "at::native::_cuda_scatter_gather_internal_kernel<true, "
+                "c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, "
+                "at::native::ReduceAdd const&)::{lambda(int)#1}>(int, "
+                "at::native::_cuda_scatter_gather_internal_kernel<true, "
+                "c10::BFloat16>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, "
+                "at::native::ReduceAdd const&)::{lambda(int)#1})",
+                "_scatter_gather_elementwise_kernel",
+                1.8,
+            )
+        ],
+    ),
+    (
+        r"aten\.(index|index_put|index_select|index_copy|index_add)_?\.",
+        [
+            (
+                "void at::native::index_elementwise_kernel<128, 4, "
+                "at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> "
+                ">(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+                "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>, "
+                "at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} "
+                "const&)::{lambda(int)#1}>(long, "
+                "at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> "
+                ">(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+                "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>, "
+                "at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
+                "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} "
+                "const&)::{lambda(int)#1})",
+                "index_elementwise_kernel",
+                1.8,
+            )
+        ],
+    ),
 ]
 _FAMILY_RES = [(re.compile(p), specs) for p, specs in FAMILIES]
 _ATEN_OP = re.compile(r"aten\.(\w+?)_?\.")
 #: ATen ops that only make a new view or read metadata: PyTorch launches no kernel for them. Every
 #: other ATen op computes something on the GPU and launches at least one kernel, so an op missing
 #: from ``FAMILIES`` gets a unary kernel named after it rather than none (PyTorch's own naming).
-NO_KERNEL_ATEN = frozenset({
-    "view", "_unsafe_view", "reshape", "expand", "expand_as", "broadcast_to", "permute", "transpose", "t",
-    "numpy_T", "unsqueeze", "squeeze", "slice", "select", "narrow", "split", "split_with_sizes", "chunk",
-    "unbind", "unflatten", "flatten", "alias", "detach", "view_as", "view_as_real", "view_as_complex",
-    "as_strided", "movedim", "diagonal", "unfold", "sym_size", "sym_numel", "sym_stride", "_assert_tensor_metadata",
-    "_assert_scalar", "sym_constrain_range_for_size", "dropout", "empty", "new_empty", "empty_like",
-    "lift_fresh", "item", "_local_scalar_dense",
-})
-_SAMPLING = [("void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float const*, int const*, int*, int, int, int)",
-              "topKPerRowDecode", 3.0),
-             ("void tensorrt_llm::kernels::samplingTopKKernels<float>(tensorrt_llm::kernels::TopKSamplingKernelParams"
-              "<float>)", "samplingTopKKernels", 4.0)]
+NO_KERNEL_ATEN = frozenset(
+    {
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "expand",
+        "expand_as",
+        "broadcast_to",
+        "permute",
+        "transpose",
+        "t",
+        "numpy_T",
+        "unsqueeze",
+        "squeeze",
+        "slice",
+        "select",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "unflatten",
+        "flatten",
+        "alias",
+        "detach",
+        "view_as",
+        "view_as_real",
+        "view_as_complex",
+        "as_strided",
+        "movedim",
+        "diagonal",
+        "unfold",
+        "sym_size",
+        "sym_numel",
+        "sym_stride",
+        "_assert_tensor_metadata",
+        "_assert_scalar",
+        "sym_constrain_range_for_size",
+        "dropout",
+        "empty",
+        "new_empty",
+        "empty_like",
+        "lift_fresh",
+        "item",
+        "_local_scalar_dense",
+    }
+)
+_SAMPLING = [
+    (
+        "void tensorrt_llm::kernels::topKPerRowDecode<1024, false>(float const*, int const*, int*, int, "
+        "int, int)",
+        "topKPerRowDecode",
+        3.0,
+    ),
+    (
+        "void "
+        "tensorrt_llm::kernels::samplingTopKKernels<float>(tensorrt_llm::kernels::TopKSamplingKernelParams<float>)",
+        "samplingTopKKernels",
+        4.0,
+    ),
+]
 
 
 def kernels_for(op: str, salt: str) -> list[Spec]:
@@ -605,8 +970,20 @@ def build_templates(plan: Plan, opts: Options) -> list[Template]:
         fork = index_of.get(node.fork, -1) if node.fork is not None else -1
         if opts.memcpy_noise and opts.phase == "decode" and "moe_fused" in node.op and node.layer is not None:
             # MoE workspace zeroing: a memset node inside the graph, owned by no FX node.
-            out.append(Template("[CUDA memset]", "[CUDA memset]", 0.9, node.stream, layer, None, False, "memset",
-                                node.group, node_index=index))
+            out.append(
+                Template(
+                    "[CUDA memset]",
+                    "[CUDA memset]",
+                    0.9,
+                    node.stream,
+                    layer,
+                    None,
+                    False,
+                    "memset",
+                    node.group,
+                    node_index=index,
+                )
+            )
         for j, (full, short, us) in enumerate(specs):
             out.append(Template(full, short, us, node.stream, layer, node.id, node.join and j == 0, "kernel",
                                 node.group, node_index=index, fork_index=fork))
@@ -663,7 +1040,9 @@ def _norm_like(tpl: Template, op: str) -> bool:
     return tpl.group == "norm" or re.search(r"norm|rms", op) is not None
 
 
-def layer_lanes(plan: Plan, templates: list[Template], opts: Options, rng: random.Random, device: int) -> list[int]:
+def layer_lanes(
+    plan: Plan, templates: list[Template], opts: Options, rng: random.Random, device: int
+) -> list[int]:
     """The stream id of every template under ``opts.layout`` (see ``LAYOUTS``)."""
     base = _stream_ids(device)
     if opts.layout == "single":
@@ -803,8 +1182,19 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
             trace.runtime.append((t - 10_000, t - 5_000, cpu_tid, corr, "cudaGraphLaunch_v10000"))
             for j, (full, short, us) in enumerate(_SAMPLING):
                 d = int(us * 1000 * rng.gauss(1.0, opts.jitter))
-                trace.rows.append(Row(t, t + d, device, streams["main"], corr, full, short, opts.sampling_graph_id,
-                                      0x90000 + j))
+                trace.rows.append(
+                    Row(
+                        t,
+                        t + d,
+                        device,
+                        streams["main"],
+                        corr,
+                        full,
+                        short,
+                        opts.sampling_graph_id,
+                        0x90000 + j,
+                    )
+                )
                 t += d + 800
             if opts.memcpy_noise:
                 corr += 1
@@ -863,8 +1253,15 @@ def _capture(plan: Plan, templates: list[Template], opts: Options, trace: Trace,
         trace.nvtx.append((min(times) - 500, max(times) + 500, op, tid))
 
 
-_MODULE_CLASSES = {"norm": "RMSNorm", "attention": "Attention", "mla": "MLAttention", "moe": "MoE", "mlp": "MLP",
-                   "mamba": "Mamba2Mixer", "gdn": "GatedDeltaNet"}
+_MODULE_CLASSES = {
+    "norm": "RMSNorm",
+    "attention": "Attention",
+    "mla": "MLAttention",
+    "moe": "MoE",
+    "mlp": "MLP",
+    "mamba": "Mamba2Mixer",
+    "gdn": "GatedDeltaNet",
+}
 
 
 def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], opts: Options, trace: Trace,
@@ -890,7 +1287,7 @@ def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], o
         counters[cls] = n + 1
         return f"nn.Module: {cls}_{n}"
 
-    kinds = {l.index: l.kind for l in plan.layers}
+    kinds = {layer.index: layer.kind for layer in plan.layers}
     if opts.modules:
         all_times = [at for _, _, at in groups]
         trace.modules.append((min(all_times) - 5_000, max(all_times) + 5_000, instance("Model"), tid))
@@ -899,14 +1296,21 @@ def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], o
         for item in groups + [(-2, "", 0)]:
             if run and (item[0] != run[0][0] or item[1] != run[0][1]):
                 layer, group, _ = run[0]
-                cls = _MODULE_CLASSES.get(group) if layer is not None else ("RMSNorm" if group == "norm" else "Linear")
+                cls = (
+                    _MODULE_CLASSES.get(group)
+                    if layer is not None
+                    else ("RMSNorm" if group == "norm" else "Linear")
+                )
                 if cls is not None:
                     trace.modules.append((run[0][2] - 300, run[-1][2] + 300, instance(cls), tid))
                 run = []
             run.append(item)
         for layer, times in sorted(times_by_layer.items()):
-            cls = f"{kinds[layer].replace('+', '_').title().replace('_', '')}DecoderLayer" if opts.class_per_kind \
+            cls = (
+                f"{kinds[layer].replace('+', '_').title().replace('_', '')}DecoderLayer"
+                if opts.class_per_kind
                 else "DecoderLayer"
+            )
             trace.modules.append((min(times) - 800, max(times) + 800, instance(cls), tid))
     for layer, times in sorted(times_by_layer.items()):
         if opts.layer_nvtx:
@@ -920,24 +1324,38 @@ def _eager_annotations(plan: Plan, templates: list[Template], rows: list[Row], o
 # Writers
 # --------------------------------------------------------------------------------------------
 
-_KERNEL_DDL_325 = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
-    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
-    greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
-    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER,
-    cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
-    gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,
-    staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL,
-    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,
-    sharedMemoryLimitConfig INTEGER, graphId INTEGER)"""
+_KERNEL_DDL_325 = (
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (\n"
+    "    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+    "contextId INTEGER NOT NULL,\n"
+    "    greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,\n"
+    "    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, "
+    "launchType INTEGER,\n"
+    "    cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, "
+    "gridY INTEGER NOT NULL,\n"
+    "    gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, "
+    "blockZ INTEGER NOT NULL,\n"
+    "    staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, "
+    "localMemoryPerThread INTEGER NOT NULL,\n"
+    "    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, "
+    "graphNodeId INTEGER,\n"
+    "    sharedMemoryLimitConfig INTEGER, graphId INTEGER)"
+)
 # 2021-era exports: every column NOT NULL, 0 where there is no graph, no mangledName/greenContextId.
-_KERNEL_DDL_OLD = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
-    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
-    streamId INTEGER NOT NULL, correlationId INTEGER NOT NULL, globalPid INTEGER NOT NULL,
-    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, registersPerThread INTEGER NOT NULL,
-    gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL,
-    blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
-    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,
-    gridId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, graphId INTEGER NOT NULL)"""
+_KERNEL_DDL_OLD = (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (\n"
+        "    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+        "contextId INTEGER NOT NULL,\n"
+        "    streamId INTEGER NOT NULL, correlationId INTEGER NOT NULL, globalPid INTEGER NOT NULL,\n"
+        "    demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, "
+        "registersPerThread INTEGER NOT NULL,\n"
+        "    gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, "
+        "blockX INTEGER NOT NULL,\n"
+        "    blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,\n"
+        "    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL, "
+        "localMemoryTotal INTEGER NOT NULL,\n"
+        "    gridId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, graphId INTEGER NOT NULL)"
+    )
 _KERNEL_DDL_INLINE = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
     start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
     streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName TEXT NOT NULL,
@@ -949,24 +1367,41 @@ _OTHER_DDL = [
     """CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
         eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
         returnValue INTEGER NOT NULL, callchainId INTEGER)""",
-    """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
-        deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,
-        dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER,
-        virtualAddress INTEGER, copyCount INTEGER)""",
-    """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
-        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        graphNodeId INTEGER, memKind INTEGER)""",
+    (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,\n"
+        "        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+        "streamId INTEGER NOT NULL,\n"
+        "        correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, "
+        "copyKind INTEGER NOT NULL,\n"
+        "        deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, "
+        "srcContextId INTEGER,\n"
+        "        dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER,\n"
+        "        virtualAddress INTEGER, copyCount INTEGER)"
+    ),
+    (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,\n"
+        "        deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+        "streamId INTEGER NOT NULL,\n"
+        "        correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, "
+        "bytes INTEGER NOT NULL,\n"
+        "        graphNodeId INTEGER, memKind INTEGER)"
+    ),
 ]
-_NVTX_DDL = """CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-    rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
-    textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,
-    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT)"""
-_GRAPH_TRACE_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,
-    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
-    correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL)"""
+_NVTX_DDL = (
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,\n"
+        "    rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, "
+        "endGlobalTid INTEGER,\n"
+        "    textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,\n"
+        "    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, "
+        "jsonText TEXT, binaryData TEXT)"
+    )
+_GRAPH_TRACE_DDL = (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,\n"
+        "    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, "
+        "streamId INTEGER NOT NULL,\n"
+        "    correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, "
+        "graphExecId INTEGER NOT NULL)"
+    )
 _GRAPH_NODE_DDL = """CREATE TABLE CUDA_GRAPH_NODE_EVENTS (start INTEGER NOT NULL, end INTEGER NOT NULL,
     eventClass INTEGER NOT NULL, globalTid INTEGER, nameId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL,
     originalGraphNodeId INTEGER)"""
@@ -1008,10 +1443,15 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
         for ddl in _OTHER_DDL:
             conn.execute(ddl)
         version, product = _SCHEMA_VERSIONS[schema]
-        meta = [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", product),
-                ("EXPORT_SCHEMA_VERSION", version), ("EXPORT_SCHEMA_VERSION_MAJOR", version.split(".")[0]),
-                ("EXPORT_SCHEMA_VERSION_MINOR", version.split(".")[1]), ("EXPORT_PARAM_EXPORT_TYPE", "SQLite"),
-                ("DERIVED_BY", "tools/make_traces.py")]
+        meta = [
+            ("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+            ("EXPORT_PRODUCT_VERSION", product),
+            ("EXPORT_SCHEMA_VERSION", version),
+            ("EXPORT_SCHEMA_VERSION_MAJOR", version.split(".")[0]),
+            ("EXPORT_SCHEMA_VERSION_MINOR", version.split(".")[1]),
+            ("EXPORT_PARAM_EXPORT_TYPE", "SQLite"),
+            ("DERIVED_BY", "tools/make_traces.py"),
+        ]
         conn.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", meta)
         mode = "Graph" if opts.graph_mode else "Node"
         conn.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)",
@@ -1019,8 +1459,10 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
                           ("CUDA_GRAPH_TRACE_OPTIONS:MODE", mode),
                           ("PROCESS_0:COMMAND", "python3 -m tensorrt_llm._torch.auto_deploy.bench")])
         if schema == "3.28":
-            conn.execute("CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, "
-                         "busLocation TEXT, totalMemory INTEGER, smCount INTEGER, chipName TEXT)")
+            conn.execute(
+                "CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, "
+                "busLocation TEXT, totalMemory INTEGER, smCount INTEGER, chipName TEXT)"
+            )
             conn.executemany("INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(1, d, "NVIDIA B200", f"0000:{0x18 + d:02x}:00.0", 192 << 30, 148, "GB100")
                               for d in range(len(traces))])
@@ -1039,25 +1481,107 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
                         yield (r.start, r.end, r.device, ctx, r.stream, r.correlation, _global_pid(r.device),
                                r.full, r.short, gnid, gid)
                     elif old:
-                        yield (r.start, r.end, r.device, ctx, r.stream, r.correlation, _global_pid(r.device),
-                               strings(r.full), strings(r.short), 128, 132, 1, 1, 256, 1, 1, 0, 49152, 0, 0, 0,
-                               gnid, gid)
+                        yield (
+                            r.start,
+                            r.end,
+                            r.device,
+                            ctx,
+                            r.stream,
+                            r.correlation,
+                            _global_pid(r.device),
+                            strings(r.full),
+                            strings(r.short),
+                            128,
+                            132,
+                            1,
+                            1,
+                            256,
+                            1,
+                            1,
+                            0,
+                            49152,
+                            0,
+                            0,
+                            0,
+                            gnid,
+                            gid,
+                        )
                     else:
-                        yield (r.start, r.end, r.device, ctx, 0, r.stream, r.correlation, _global_pid(r.device),
-                               strings(r.full), strings(r.short), strings("_Z" + r.short), 1, 1, 128, 132, 1, 1,
-                               256, 1, 1, 0, 49152, 0, 0, 0, 233472, gnid, 0, gid)
+                        yield (
+                            r.start,
+                            r.end,
+                            r.device,
+                            ctx,
+                            0,
+                            r.stream,
+                            r.correlation,
+                            _global_pid(r.device),
+                            strings(r.full),
+                            strings(r.short),
+                            strings("_Z" + r.short),
+                            1,
+                            1,
+                            128,
+                            132,
+                            1,
+                            1,
+                            256,
+                            1,
+                            1,
+                            0,
+                            49152,
+                            0,
+                            0,
+                            0,
+                            233472,
+                            gnid,
+                            0,
+                            gid,
+                        )
 
         width = 11 if inline else 23 if old else 29
-        conn.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({','.join('?' * width)})", kernel_rows())
+        conn.executemany(
+            f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({','.join('?' * width)})", kernel_rows()
+        )
         copies = [r for tr in traces for r in tr.rows if r.kind != "kernel"
                   and not (opts.graph_mode and r.graph_node_id is not None)]
-        conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, ?, 0, ?, ?, ?, 4096, ?, NULL, 0, 2, "
-                         "NULL, NULL, ?, ?, NULL, NULL, NULL, 1)",
-                         [(r.start, r.end, r.device, 1 + r.device, r.stream, r.correlation, _global_pid(r.device),
-                           1 if "HtoD" in r.full else 2, r.device, 1 + r.device) for r in copies if r.kind == "memcpy"])
-        conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, ?, 0, ?, ?, ?, 0, 65536, ?, 2)",
-                         [(r.start, r.end, r.device, 1 + r.device, r.stream, r.correlation, _global_pid(r.device),
-                           r.graph_node_id) for r in copies if r.kind == "memset"])
+        conn.executemany(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, ?, 0, ?, ?, ?, 4096, ?, NULL, 0, 2, "
+            "NULL, NULL, ?, ?, NULL, NULL, NULL, 1)",
+            [
+                (
+                    r.start,
+                    r.end,
+                    r.device,
+                    1 + r.device,
+                    r.stream,
+                    r.correlation,
+                    _global_pid(r.device),
+                    1 if "HtoD" in r.full else 2,
+                    r.device,
+                    1 + r.device,
+                )
+                for r in copies
+                if r.kind == "memcpy"
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, ?, 0, ?, ?, ?, 0, 65536, ?, 2)",
+            [
+                (
+                    r.start,
+                    r.end,
+                    r.device,
+                    1 + r.device,
+                    r.stream,
+                    r.correlation,
+                    _global_pid(r.device),
+                    r.graph_node_id,
+                )
+                for r in copies
+                if r.kind == "memset"
+            ],
+        )
         runtime = []
         for device, tr in enumerate(traces):
             for s, e, tid, c, name in tr.runtime:
@@ -1065,9 +1589,14 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
         conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, ?, ?)", runtime)
         if opts.graph_mode:
             conn.execute(_GRAPH_TRACE_DDL)
-            conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
-                             [(s, e, d, 1 + d, st, c, _global_pid(d), gid, gid + 1)
-                              for tr in traces for s, e, d, st, c, gid in tr.graph_launches])
+            conn.executemany(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+                [
+                    (s, e, d, 1 + d, st, c, _global_pid(d), gid, gid + 1)
+                    for tr in traces
+                    for s, e, d, st, c, gid in tr.graph_launches
+                ],
+            )
         elif opts.graph_node_events and any(tr.node_events for tr in traces):
             conn.execute(_GRAPH_NODE_DDL)
             conn.executemany("INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES (?, ?, 94, ?, ?, ?, ?)",
@@ -1077,11 +1606,24 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
             conn.execute(_NVTX_DDL)
             nvtx = []
             for device, tr in enumerate(traces):
-                for j, (s, e, text, tid) in enumerate(tr.nvtx):
+                for s, e, text, tid in tr.nvtx:
                     # Registered strings (textId) for pass ranges, inline text for the others.
                     registered = text.startswith("forward")
-                    nvtx.append((s, e, 59, None, None, None, None if registered else text,
-                                 _global_tid(device, tid), None, strings(text) if registered else None) + (None,) * 10)
+                    nvtx.append(
+                        (
+                            s,
+                            e,
+                            59,
+                            None,
+                            None,
+                            None,
+                            None if registered else text,
+                            _global_tid(device, tid),
+                            None,
+                            strings(text) if registered else None,
+                        )
+                        + (None,) * 10
+                    )
             conn.executemany(f"INSERT INTO NVTX_EVENTS VALUES ({','.join('?' * 20)})", nvtx)
         conn.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
     conn.close()
@@ -1107,8 +1649,18 @@ def write_torch_json(path: Path, traces: list[Trace], opts: Options) -> None:
             events.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": device, "tid": stream,
                            "args": {"name": f"stream {stream} "}})
         for s, e, tid, c, name in tr.runtime:
-            events.append({"ph": "X", "cat": "cuda_runtime", "name": name.split("_v")[0], "pid": pid, "tid": tid,
-                           "ts": _us(s - base), "dur": _us(e - s), "args": {"External id": c, "correlation": c}})
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": name.split("_v")[0],
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": _us(s - base),
+                    "dur": _us(e - s),
+                    "args": {"External id": c, "correlation": c},
+                }
+            )
         for s, e, text, tid in tr.nvtx:
             events.append({"ph": "X", "cat": "user_annotation", "name": text, "pid": pid, "tid": tid,
                            "ts": _us(s - base), "dur": _us(e - s), "args": {}})
@@ -1126,8 +1678,12 @@ def write_torch_json(path: Path, traces: list[Trace], opts: Options) -> None:
                 args["graph node id"] = r.graph_node_id
             events.append({"ph": "X", "cat": cat, "name": name, "pid": r.device, "tid": r.stream,
                            "ts": _us(r.start - base), "dur": _us(r.end - r.start), "args": args})
-    doc = {"schemaVersion": 1, "deviceProperties": [{"id": d, "name": "NVIDIA H200"} for d in range(len(traces))],
-           "traceEvents": events, "displayTimeUnit": "ms"}
+    doc = {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": d, "name": "NVIDIA H200"} for d in range(len(traces))],
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+    }
     data = json.dumps(doc, separators=(",", ":")).encode()
     if path.name.endswith(".gz"):
         path.write_bytes(gzip.compress(data, mtime=0))
@@ -1149,20 +1705,48 @@ def write_truth(path: Path, plan: Plan, traces: list[Trace], opts: Options) -> N
                 per.setdefault(r.correlation, []).append(r)
         order = {str(c): [r.seq for r in sorted(rs, key=lambda r: r.start)] for c, rs in per.items()}
     doc = {
-        "model": plan.model, "phase": opts.phase, "graph_id": opts.graph_id if opts.phase == "decode" else None,
-        "layout": opts.layout, "num_layers": len(plan.layers),
-        "layer_kinds": {str(l.index): l.kind for l in plan.layers},
+        "model": plan.model,
+        "phase": opts.phase,
+        "graph_id": opts.graph_id if opts.phase == "decode" else None,
+        "layout": opts.layout,
+        "num_layers": len(plan.layers),
+        "layer_kinds": {str(layer.index): layer.kind for layer in plan.layers},
         "replays": opts.replays if opts.phase == "decode" else opts.passes,
-        "layers": [{"index": l.index, "kind": l.kind,
-                    "nodes": [{"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group,
-                               "stream": n.stream} for n in l.nodes]} for l in plan.layers],
-        "outside": {"before": [{"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group,
-                                "stream": n.stream} for n in plan.prologue],
-                    "after": [{"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group,
-                               "stream": n.stream} for n in plan.epilogue]},
-        "kernels": [{"seq": r.seq, "pass": r.replay, "correlation": r.correlation, "graph_node_id": r.graph_node_id,
-                     "short": r.short, "kind": r.kind, "stream": r.stream, "layer": r.layer, "node": r.node}
-                    for r in rows],
+        "layers": [
+            {
+                "index": layer.index,
+                "kind": layer.kind,
+                "nodes": [
+                    {"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group, "stream": n.stream}
+                    for n in layer.nodes
+                ],
+            }
+            for layer in plan.layers
+        ],
+        "outside": {
+            "before": [
+                {"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group, "stream": n.stream}
+                for n in plan.prologue
+            ],
+            "after": [
+                {"id": n.id, "op": n.op, "group": n.group, "sub_group": n.sub_group, "stream": n.stream}
+                for n in plan.epilogue
+            ],
+        },
+        "kernels": [
+            {
+                "seq": r.seq,
+                "pass": r.replay,
+                "correlation": r.correlation,
+                "graph_node_id": r.graph_node_id,
+                "short": r.short,
+                "kind": r.kind,
+                "stream": r.stream,
+                "layer": r.layer,
+                "node": r.node,
+            }
+            for r in rows
+        ],
         "replay_order": order,
     }
     path.write_text(json.dumps(doc, indent=None, separators=(",", ":")), encoding="utf-8")
@@ -1215,18 +1799,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reshuffle-streams", action="store_true", help="new stream ids in every replay")
     ap.add_argument("--capture-nvtx", action="store_true",
                     help="NVTX ranges per layer during graph capture (CUDA_GRAPH_NODE_EVENTS lead to them)")
-    ap.add_argument("--modules", action="store_true", help="nn.Module ranges in eager passes (profiler traces)")
+    ap.add_argument(
+        "--modules", action="store_true", help="nn.Module ranges in eager passes (profiler traces)"
+    )
     ap.add_argument("--layer-nvtx", action="store_true", help="NVTX ranges per layer in eager passes")
     ap.add_argument("--hooks", action="store_true", help="FSDP::pre_forward hook ranges before each layer")
     ap.add_argument("--steps", action="store_true", help="ProfilerStep#N ranges around each replay or pass")
     args = ap.parse_args(argv)
     plan = plan_from_truth(args.plan_from) if args.plan_from else dsv3_plan(args.layers, args.dense,
                                                                            args.unknown_kernel)
-    opts = Options(phase=args.phase, replays=args.replays, passes=args.passes, devices=args.devices,
-                   seed=args.seed, schema=args.schema, graph_mode=args.graph_mode, nvtx=not args.no_nvtx,
-                   memcpy_noise=not args.no_noise, torch_graph_ids=args.torch_graph_ids, layout=args.layout,
-                   reshuffle_streams=args.reshuffle_streams, capture_nvtx=args.capture_nvtx, modules=args.modules,
-                   layer_nvtx=args.layer_nvtx, hooks=args.hooks, steps=args.steps)
+    opts = Options(
+        phase=args.phase,
+        replays=args.replays,
+        passes=args.passes,
+        devices=args.devices,
+        seed=args.seed,
+        schema=args.schema,
+        graph_mode=args.graph_mode,
+        nvtx=not args.no_nvtx,
+        memcpy_noise=not args.no_noise,
+        torch_graph_ids=args.torch_graph_ids,
+        layout=args.layout,
+        reshuffle_streams=args.reshuffle_streams,
+        capture_nvtx=args.capture_nvtx,
+        modules=args.modules,
+        layer_nvtx=args.layer_nvtx,
+        hooks=args.hooks,
+        steps=args.steps,
+    )
     if args.target_rows:
         opts.replays = replays_for_rows(plan, opts, args.target_rows)
     formats = ("sqlite", "torch") if args.format == "both" else (args.format,)

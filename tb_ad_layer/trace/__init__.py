@@ -14,5 +14,16 @@ from tb_ad_layer.trace.ingest import TraceResult, ingest_trace, kernel_sequences
 from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel, ReplayStats
 from tb_ad_layer.trace.kernel_map import KernelMap, load_kernel_map
 
-__all__ = ["GraphLaunchBlock", "Kernel", "KernelMap", "LayerNodes", "MappableNode", "ModelNodes", "ReplayStats",
-           "TraceResult", "ingest_trace", "kernel_sequences", "load_kernel_map"]
+__all__ = [
+    "GraphLaunchBlock",
+    "Kernel",
+    "KernelMap",
+    "LayerNodes",
+    "MappableNode",
+    "ModelNodes",
+    "ReplayStats",
+    "TraceResult",
+    "ingest_trace",
+    "kernel_sequences",
+    "load_kernel_map",
+]

@@ -76,11 +76,13 @@ def stream_counts(db: TraceDB) -> list[StreamCount]:
                 sc.memset += n
         if bad:
             db.skipped["kernels"] = bad
-            db.warnings.append(f"{db.source.name}: skipped {bad:,} kernel row(s) whose start/end or device/stream "
-                               f"ids are missing, not integers or out of range")
-        got = db.memo["stream_counts"] = sorted(by_key.values(),
-                                                 key=lambda c: (c.stream.device, c.stream.stream, c.stream.pid,
-                                                                c.stream.context))
+            db.warnings.append(
+                f"{db.source.name}: skipped {bad:,} kernel row(s) whose start/end or device/stream "
+                f"ids are missing, not integers or out of range"
+            )
+        got = db.memo["stream_counts"] = sorted(
+            by_key.values(), key=lambda c: (c.stream.device, c.stream.stream, c.stream.pid, c.stream.context)
+        )
     return list(got)
 
 
@@ -108,8 +110,14 @@ def _graphs_by_id(db: TraceDB) -> list[GraphInfo]:
     launches: dict[tuple[int, int], list[Launch]] = {}
     untimed: dict[tuple[int, int], int] = {}
     counted = db.memo.get("kernels_per_launch")
-    rows = [r for r in counted if r[1] is not None] if counted is not None else db.rows(
-        "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL GROUP BY dev, g, c")
+    rows = (
+        [r for r in counted if r[1] is not None]
+        if counted is not None
+        else db.rows(
+            "SELECT dev, g, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NOT NULL "
+            "GROUP BY dev, g, c"
+        )
+    )
     for dev, g, c, n, busy, start in rows:
         if c is None:
             untimed[(dev, g)] = n
@@ -142,7 +150,9 @@ def _graphs_by_launch(db: TraceDB) -> list[GraphInfo]:
     counted = db.memo.get("kernels_per_launch")
     if counted is not None:
         wanted = db.graph_launch_correlations()
-        rows = [(dev, c, n, busy, start) for dev, g, c, n, busy, start in counted if g is None and c in wanted]
+        rows = [
+            (dev, c, n, busy, start) for dev, g, c, n, busy, start in counted if g is None and c in wanted
+        ]
     else:
         rows = db.rows(f"SELECT dev, c, count(*), sum(max(e - s, 0)), min(s) FROM k WHERE g IS NULL "
                        f"AND c IN (SELECT c FROM {table}) GROUP BY dev, c")

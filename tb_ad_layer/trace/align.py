@@ -13,7 +13,7 @@ so ``LCS(i, j) = j - popcount(V_i & (2**j - 1))``.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 #: Tie rules of the traceback: ``EARLY`` gives each kernel the earliest slot an optimal alignment
 #: allows, ``LATE`` the latest.

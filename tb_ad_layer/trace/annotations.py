@@ -25,8 +25,9 @@ from __future__ import annotations
 import bisect
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import pairwise
 
 from tb_ad_layer.trace.kernel import Kernel
 from tb_ad_layer.trace.steps import is_hook_range
@@ -129,14 +130,16 @@ def _count_in(by_tid: dict[int, list[int]], r: CpuRange) -> int:
 
 def _disjoint(ranges: list[CpuRange]) -> bool:
     ordered = sorted(ranges, key=lambda r: (r.tid, r.start_ns))
-    return all(a.tid != b.tid or a.end_ns < b.start_ns for a, b in zip(ordered, ordered[1:]))
+    return all(a.tid != b.tid or a.end_ns < b.start_ns for a, b in pairwise(ordered))
 
 
 def _overlaps(a: CpuRange, b: CpuRange) -> bool:
     return a.tid == b.tid and a.start_ns <= b.end_ns and b.start_ns <= a.end_ns
 
 
-def layer_ranges(ranges: Sequence[CpuRange], points: Sequence[tuple[int, int] | None]) -> list[tuple[CpuRange, str]]:
+def layer_ranges(
+    ranges: Sequence[CpuRange], points: Sequence[tuple[int, int] | None]
+) -> list[tuple[CpuRange, str]]:
     """The ranges that are decoder layers, in time order, each with its class key; empty when
     no class of ranges looks like layers."""
     by_tid = _index_points(points)
@@ -157,7 +160,9 @@ def layer_ranges(ranges: Sequence[CpuRange], points: Sequence[tuple[int, int] | 
                   and statistics.median(n for _, n in inst) >= MIN_LAYER_KERNELS}
     if not candidates:
         return []
-    best = max(sorted(candidates), key=lambda key: (sum(n for _, n in candidates[key]), -len(candidates[key])))
+    best = max(
+        sorted(candidates), key=lambda key: (sum(n for _, n in candidates[key]), -len(candidates[key]))
+    )
     chosen = [(r, best) for r, _ in candidates[best]]
     chosen += _sibling_layers(ranges, classes, chosen, by_tid)
     chosen.sort(key=lambda item: item[0].start_ns)
@@ -167,8 +172,12 @@ def layer_ranges(ranges: Sequence[CpuRange], points: Sequence[tuple[int, int] | 
 _LAYER_NAME = re.compile(r"(layer|block)s?$", re.IGNORECASE)
 
 
-def _sibling_layers(ranges: Sequence[CpuRange], classes: dict[str, list[tuple[CpuRange, int]]],
-                    chosen: list[tuple[CpuRange, str]], by_tid: dict[int, list[int]]) -> list[tuple[CpuRange, str]]:
+def _sibling_layers(
+    ranges: Sequence[CpuRange],
+    classes: dict[str, list[tuple[CpuRange, int]]],
+    chosen: list[tuple[CpuRange, str]],
+    by_tid: dict[int, list[int]],
+) -> list[tuple[CpuRange, str]]:
     """Layers of other classes beside the chosen ones (hybrid models whose attention, Mamba and
     MoE layers are different modules): ranges under the same parent that overlap no chosen
     layer, hold several kernels, and are of a class never found inside a layer (so not a norm or

@@ -7,8 +7,9 @@ node and graph ids in ``args``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel
 
@@ -34,7 +35,9 @@ def chrome_trace(kernels: Sequence[Kernel], launches: Iterable[GraphLaunchBlock]
     for (device, pid), tp in procs.items():
         events.append({"ph": "M", "name": "process_name", "pid": tp, "tid": 0,
                        "args": {"name": f"GPU {device} (pid {pid})"}})
-        events.append({"ph": "M", "name": "process_sort_index", "pid": tp, "tid": 0, "args": {"sort_index": tp}})
+        events.append(
+            {"ph": "M", "name": "process_sort_index", "pid": tp, "tid": 0, "args": {"sort_index": tp}}
+        )
     for (tp, stream), key in threads.items():
         label = f"stream {stream}" + (" (main)" if key == main_stream else "")
         events.append({"ph": "M", "name": "thread_name", "pid": tp, "tid": stream, "args": {"name": label}})
@@ -49,13 +52,35 @@ def chrome_trace(kernels: Sequence[Kernel], launches: Iterable[GraphLaunchBlock]
         if k.stats is not None:
             args["median_us"] = _us(int(k.stats.median_ns))
             args["replays"] = k.stats.count
-        events.append({"ph": "X", "name": k.short, "cat": k.kind, "ts": _us(k.start_ns - origin),
-                       "dur": _us(k.duration_ns), "pid": procs[(k.device, k.pid)], "tid": k.stream, "args": args})
+        events.append(
+            {
+                "ph": "X",
+                "name": k.short,
+                "cat": k.kind,
+                "ts": _us(k.start_ns - origin),
+                "dur": _us(k.duration_ns),
+                "pid": procs[(k.device, k.pid)],
+                "tid": k.stream,
+                "args": args,
+            }
+        )
     for b in launches:
-        events.append({"ph": "X", "name": f"CUDA graph {b.graph_id}", "cat": "cuda_graph",
-                       "ts": _us(b.start_ns - origin), "dur": _us(b.duration_ns), "pid": procs[(b.device, b.pid)],
-                       "tid": b.stream, "args": {"graph_id": b.graph_id, "graph_exec_id": b.graph_exec_id,
-                                                 "correlation": b.correlation}})
+        events.append(
+            {
+                "ph": "X",
+                "name": f"CUDA graph {b.graph_id}",
+                "cat": "cuda_graph",
+                "ts": _us(b.start_ns - origin),
+                "dur": _us(b.duration_ns),
+                "pid": procs[(b.device, b.pid)],
+                "tid": b.stream,
+                "args": {
+                    "graph_id": b.graph_id,
+                    "graph_exec_id": b.graph_exec_id,
+                    "correlation": b.correlation,
+                },
+            }
+        )
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 
 

@@ -1,31 +1,53 @@
 """The graph side of kernel mapping: FX nodes as mapping sees them, and their kernel slots.
 
-Mapping reads nodes only through ``MappableNode`` (name, op target, group, sub-group, optional
-``stream``). ``ModelNodes`` is the expected structure of a trace: the decoder layers in model
-order (``LayerNodes``: index, kind, call nodes in graph order) and the nodes outside every layer
-that run before the first layer (embedding, metadata preparation) or after the last (final
-norm, lm head, gathers). Layer kinds are compared for equality only.
+Mapping reads nodes only through ``MappableNode`` (name, op target, group, sub-group, stream),
+a read-only protocol: graphs meet traces through it alone. ``ModelNodes`` is the expected
+structure of a trace: the decoder layers in model order (``LayerNodes``: index, kind, call nodes
+in graph order) and the nodes outside every layer that run before the first layer (embedding,
+metadata preparation) or after the last (final norm, lm head, gathers). Layer kinds are
+compared for equality only.
 
 ``SlotTable`` lays out the kernel-map slots of a sequence of node groups ("regions") in graph
 order, and gives each kernel the bit mask of the slots that accept it (see ``align``).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol
 
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, MapRow
 
 
-@runtime_checkable
 class MappableNode(Protocol):
-    """What mapping needs of an FX node; an optional ``stream`` attribute ("main"/"aux") is used too."""
+    """What mapping reads of an FX node; it never writes to one."""
 
-    name: str
-    op: str
-    group: str
-    sub_group: str | None
+    @property
+    def name(self) -> str:
+        """The node's name in the graph (kernels are stored against it)."""
+        ...
+
+    @property
+    def op(self) -> str:
+        """The op target (``torch.ops.auto_deploy...``), looked up in the kernel map."""
+        ...
+
+    @property
+    def group(self) -> str:
+        """The node's group in its layer (``attention``, ``moe``, ``norm``...)."""
+        ...
+
+    @property
+    def sub_group(self) -> str | None:
+        """The node's sub-group (``shared_experts``, ``kv_branch``...), if any."""
+        ...
+
+    @property
+    def stream(self) -> str | None:
+        """The stream the graph runs the node on (``main``, ``aux``...); None or "" when the
+        graph does not say."""
+        ...
 
 
 @dataclass
@@ -46,7 +68,7 @@ class ModelNodes:
     layers: Sequence[LayerNodes]
     before: Sequence[MappableNode] = field(default_factory=list)
     after: Sequence[MappableNode] = field(default_factory=list)
-    between: dict[int, Sequence[MappableNode]] = field(default_factory=dict)
+    between: Mapping[int, Sequence[MappableNode]] = field(default_factory=dict)
 
     @property
     def kinds(self) -> list[str]:
@@ -61,9 +83,9 @@ AUX_CANDIDATE_SUB_GROUPS = frozenset({"shared_experts", "kv_branch"})
 
 
 def is_aux_node(node: MappableNode) -> bool:
-    """Whether the node runs on an aux stream (explicit ``stream`` attribute or an aux sub-group)."""
-    stream = getattr(node, "stream", None)
-    if isinstance(stream, str) and stream:
+    """Whether the node runs on an aux stream (its ``stream``, else an aux sub-group)."""
+    stream = node.stream
+    if stream:
         return stream.lower() != "main"
     return "aux" in (node.sub_group or "").lower()
 
@@ -80,7 +102,9 @@ class KernelMatcher:
         ok = self._cache.get(key)
         if ok is None:
             # Copies and fills only go to rows that name them explicitly.
-            if k.kind != KIND_KERNEL and not any(w in row.kernels[slot].lower() for w in ("memcpy", "memset")):
+            if k.kind != KIND_KERNEL and not any(
+                w in row.kernels[slot].lower() for w in ("memcpy", "memset")
+            ):
                 ok = False
             else:
                 ok = row.slot_accepts(slot, k.short, k.name)
@@ -121,7 +145,7 @@ class SlotTable:
         # One position mask per (row, slot): a kernel's mask is the union of those accepting it.
         self._positions: dict[tuple[int, int], int] = {}
         self._keys: dict[tuple[int, int], tuple[MapRow, int]] = {}
-        for j, (row, slot) in enumerate(zip(self.row, self.slot)):
+        for j, (row, slot) in enumerate(zip(self.row, self.slot, strict=True)):
             key = (id(row), slot)
             self._positions[key] = self._positions.get(key, 0) | (1 << j)
             self._keys[key] = (row, slot)

@@ -8,9 +8,10 @@ layers inferred and a stated confidence when no graph is given.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.activity import stream_counts
@@ -19,6 +20,7 @@ from tb_ad_layer.trace.graph_nodes import KernelMatcher, LayerNodes, ModelNodes
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, load_kernel_map
 from tb_ad_layer.trace.mapping import REASON_OUTSIDE, map_kernels
+from tb_ad_layer.trace.no_layers import no_layers_reason
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import Selection, select
 from tb_ad_layer.trace.segment import Segmentation, segment_layers
@@ -47,7 +49,7 @@ class TraceResult:
     layer (embedding, final norm, lm head, sampling...), None without a segmentation.
     ``node_kernels``: node name -> ``trace_kernels`` records (nodes outside layers included).
     ``origin_ns``: start of the shown replay/pass, the zero of every ``start_us``. ``meta``: see
-    ``_meta``.
+    ``_meta``. ``no_layers``: why no layer was found, None when some were.
     """
 
     kernels: list[Kernel]
@@ -59,6 +61,7 @@ class TraceResult:
     origin_ns: int = 0
     segmentation: Segmentation | None = field(default=None, repr=False)
     outside_summary: dict[str, Any] | None = None
+    no_layers: str | None = None
 
 
 def _timed(progress: Progress | None, what: str, t0: float) -> float:
@@ -116,16 +119,27 @@ def _expected(layers: Sequence[LayerNodes] | ModelNodes | None) -> ModelNodes | 
     return ModelNodes(list(layers))
 
 
-def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | None, *, phase: str | None = None,
-                 device: int | None = None, graph_id: int | None = None, step: int | None = None,
-                 kernel_map: KernelMap | None = None, progress: Progress | None = None) -> TraceResult:
+def ingest_trace(
+    path: Path | str,
+    layers: Sequence[LayerNodes] | ModelNodes | None,
+    *,
+    phase: str | None = None,
+    device: int | None = None,
+    graph_id: int | None = None,
+    step: int | None = None,
+    kernel_map: KernelMap | None = None,
+    progress: Progress | None = None,
+) -> TraceResult:
     """Read ``path`` and annotate the graph's layers (``layers``: the layers in model order, or a
     ``ModelNodes`` with the nodes outside them too) with its kernels.
 
     ``phase``: "decode" (a CUDA-graph replay), "prefill" (an eager pass) or None (auto);
     ``step``: the profiler step to use (default: the last complete one). ``layers=None`` finds
     layers from the trace alone and maps nothing. Raises ``InputError`` for bad input, a phase,
-    device, graph or step the trace does not hold, or a graph the trace cannot fit.
+    device, graph or step the trace does not hold, a graph the trace cannot fit, or a graph with
+    layers and a trace in which no layer is found (a ``--cuda-graph-trace=graph`` capture, no
+    kernels: the message says which). Without ``layers``, a trace without layers is a result
+    whose ``no_layers`` says why.
     """
     t0 = time.perf_counter()
     db = read_trace(path, progress)
@@ -134,9 +148,10 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
         t1 = _timed(progress, "counted activities per stream", t0)
         sel = select(db, phase, device, graph_id, step)
         if progress is not None:
-            kernels = sum(1 for k in sel.kernels if k.kind == KIND_KERNEL)
+            kernel_count = sum(1 for k in sel.kernels if k.kind == KIND_KERNEL)
             what = "replay" if sel.phase == "decode" else "pass"
-            progress(f"picked {sel.phase} {what}: {kernels:,} kernels on device {sel.device}; {sel.reason}")
+            progress(f"picked {sel.phase} {what}: {kernel_count:,} kernels on device {sel.device}; "
+                     f"{sel.reason}")
         t1 = _timed(progress, "picked and aggregated", t1)
         expected = _expected(layers)
         kmap = kernel_map or load_kernel_map()
@@ -155,8 +170,6 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
         if sel.graph_mode_capture or not kernels:
             for k in kernels:
                 k.unmapped_reason = REASON_OUTSIDE
-            if expected is not None and expected.layers:
-                warnings.append("no per-kernel data to map onto the graph's layers")
         else:
             found = annotated_layers(db, kernels)
             try:
@@ -191,11 +204,15 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
                 for k in seg.outside:
                     k.unmapped_reason = REASON_OUTSIDE
             outside_summary = layer_summary(seg.outside, node_group, origin)
+        no_layers = no_layers_reason(sel, seg, MIN_INFERRED_CONFIDENCE)
+        if no_layers is not None and expected is not None and expected.layers:
+            # Stored, a result without the graph's layers would read as an answer.
+            raise InputError(no_layers, path=path, field="layers")
         summaries: dict[int, dict[str, Any]] = {}
         if seg is not None:
             indices = [layer.index for layer in expected.layers] if expected is not None \
                 else list(range(len(seg.layers)))
-            for idx, ks in zip(indices, seg.layers):
+            for idx, ks in zip(indices, seg.layers, strict=True):
                 summaries[idx] = layer_summary(ks, node_group, origin)
         meta = _meta(db, sel, seg)
         meta["source"] = str(path)
@@ -209,7 +226,8 @@ def ingest_trace(path: Path | str, layers: Sequence[LayerNodes] | ModelNodes | N
                     sum(1 for k in outside_kernels if k.node is not None) / len(outside_kernels), 4)
         return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
                            node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,
-                           origin_ns=origin, segmentation=seg, outside_summary=outside_summary)
+                           origin_ns=origin, segmentation=seg, outside_summary=outside_summary,
+                           no_layers=no_layers)
     finally:
         db.close()
 
@@ -227,25 +245,23 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
     "layers": [{"layer", "kind", "kernel_count", "memcpy_count", "memset_count",
     "total_duration_us", "num_streams", "streams", "kernels": [{kernel, name, kind, duration_us,
     replay_duration_us, stream, start_us, stats, node}]}], "outside": [...]}``; ``layer`` keeps
-    only that layer. Raises ``InputError`` when the trace has no such layer, or (without a graph)
-    when it shows no layer structure.
+    only that layer. Raises ``InputError`` when the trace has no such layer, or no layer at all
+    (the message says why).
     """
     result = ingest_trace(path, layers, phase=phase, device=device, graph_id=graph_id, step=step,
                           progress=progress)
     seg = result.segmentation
     origin = result.origin_ns
     found = seg.layers if seg else []
-    if layers is None and seg is not None and seg.inferred and (not found or seg.confidence < MIN_INFERRED_CONFIDENCE):
-        why = (f"the best cut, {len(found)} layers, has confidence {seg.confidence:.2f}: {seg.detail}" if found
-               else "no repeating per-layer kernel pattern and no layer ranges")
-        raise InputError(f"no layer structure found in the {result.meta['phase']} "
-                         f"{'replay' if result.meta['phase'] == 'decode' else 'pass'} ({why}); pass --dump "
-                         f"with the model's graph dump to cut it by the graph's layers", path=path, field="layers")
+    if result.no_layers is not None:
+        raise InputError(result.no_layers, path=path, field="layers")
     warnings = list(result.warnings)
     if layers is None and seg is not None and seg.inferred and found and seg.confidence < CONFIDENT:
-        warnings.append(f"low confidence ({seg.confidence:.2f}) in the {len(found)} layers inferred from "
-                        f"repetition (a pattern seen two or three times can be pairs or halves of layers); pass "
-                        f"--dump with the model's graph dump to cut the trace by the graph's layers")
+        warnings.append(
+            f"low confidence ({seg.confidence:.2f}) in the {len(found)} layers inferred from "
+            f"repetition (a pattern seen two or three times can be pairs or halves of layers); pass "
+            f"--dump with the model's graph dump to cut the trace by the graph's layers"
+        )
     if layer is not None and not 0 <= layer < len(found):
         raise InputError(f"layer {layer} is not in the trace: {len(found)} layers found "
                          f"(0..{max(len(found) - 1, 0)})", path=path, field="layer")
@@ -256,14 +272,19 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
             continue
         summary = result.layer_summaries.get(indices[j] if j < len(indices) else j, {})
         kinds = [k.kind for k in ks]
-        out_layers.append({
-            "layer": indices[j] if j < len(indices) else j, "kind": seg.kinds[j] if seg and j < len(seg.kinds) else None,
-            "kernel_count": kinds.count(KIND_KERNEL), "memcpy_count": kinds.count(KIND_MEMCPY),
-            "memset_count": kinds.count(KIND_MEMSET),
-            "total_duration_us": summary.get("total_duration_us", 0.0), "num_streams": summary.get("num_streams", 0),
-            "streams": stream_figures(ks) if ks else [],
-            "kernels": [_record(k, origin) for k in ks],
-        })
+        out_layers.append(
+            {
+                "layer": indices[j] if j < len(indices) else j,
+                "kind": seg.kinds[j] if seg and j < len(seg.kinds) else None,
+                "kernel_count": kinds.count(KIND_KERNEL),
+                "memcpy_count": kinds.count(KIND_MEMCPY),
+                "memset_count": kinds.count(KIND_MEMSET),
+                "total_duration_us": summary.get("total_duration_us", 0.0),
+                "num_streams": summary.get("num_streams", 0),
+                "streams": stream_figures(ks) if ks else [],
+                "kernels": [_record(k, origin) for k in ks],
+            }
+        )
     outside = seg.outside if seg else result.kernels
     m = result.meta
     return {

@@ -106,7 +106,13 @@ def inventory_text(db: TraceDB, inv: dict[str, Any]) -> str:
     if p["error"]:
         lines.append(f"convert would pick: nothing ({p['error']})")
     else:
-        what = f"replay {p['replay']} of graph {p['graph_id']}" if p["phase"] == "decode" else f"pass ({p['pass']})"
-        lines.append(f"convert would pick: {p['phase']} {what} on device {p['device']}, {p['kernels']:,} kernels; "
-                     f"{p['reason']}")
+        what = (
+            f"replay {p['replay']} of graph {p['graph_id']}"
+            if p["phase"] == "decode"
+            else f"pass ({p['pass']})"
+        )
+        lines.append(
+            f"convert would pick: {p['phase']} {what} on device {p['device']}, {p['kernels']:,} kernels; "
+            f"{p['reason']}"
+        )
     return "\n".join(lines) + "\n"

@@ -108,7 +108,9 @@ def parse_rows(doc: Any, path: Path) -> list[MapRow]:
         op_re = _compile(row.get("op"), path, f"{where}.op")
         kernels = row.get("kernels")
         if not isinstance(kernels, list) or not kernels:
-            raise InputError("must be a non-empty list of regular expressions", path=path, field=f"{where}.kernels")
+            raise InputError(
+                "must be a non-empty list of regular expressions", path=path, field=f"{where}.kernels"
+            )
         kernel_res = tuple(_compile(k, path, f"{where}.kernels[{j}]") for j, k in enumerate(kernels))
         note = row.get("note", "")
         if not isinstance(note, str):
@@ -128,7 +130,9 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
+        raise InputError(
+            f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno
+        ) from None
 
 
 @lru_cache(maxsize=1)

@@ -15,12 +15,18 @@ nodes after it (final norm, lm head, gathers).
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tb_ad_layer.trace.align import lcs_length, lcs_pairs
-from tb_ad_layer.trace.graph_nodes import (KernelMatcher, LayerNodes, MappableNode, ModelNodes, SlotTable,
-                                           is_aux_node)
+from tb_ad_layer.trace.graph_nodes import (
+    KernelMatcher,
+    LayerNodes,
+    MappableNode,
+    ModelNodes,
+    SlotTable,
+    is_aux_node,
+)
 from tb_ad_layer.trace.kernel import KIND_KERNEL, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, MapRow
 from tb_ad_layer.trace.segment import Segmentation
@@ -108,7 +114,7 @@ class _Assigner:
         if not kernels:
             return []
         per = allowed if isinstance(allowed, list) else [allowed] * len(kernels)
-        masks = [self.table.mask(k) & self.free & a for k, a in zip(kernels, per)]
+        masks = [self.table.mask(k) & self.free & a for k, a in zip(kernels, per, strict=True)]
         if not any(masks):
             return list(kernels)
         matched = dict(lcs_pairs(masks, len(self.table)))
@@ -213,7 +219,9 @@ def _second_chance(assigner: _Assigner, left: list[Kernel]) -> _Assigner:
     return assigner
 
 
-def map_nodes(nodes: Sequence[MappableNode], kernels: Sequence[Kernel], matcher: KernelMatcher) -> list[Kernel]:
+def map_nodes(
+    nodes: Sequence[MappableNode], kernels: Sequence[Kernel], matcher: KernelMatcher
+) -> list[Kernel]:
     """Map ``kernels`` (one layer's, or those outside the layers) onto ``nodes``; sets ``node`` and
     clears ``unmapped_reason`` of each mapped kernel; returns the unmapped ones.
 
@@ -280,7 +288,7 @@ def map_kernels(expected: ModelNodes, seg: Segmentation, matcher: KernelMatcher)
     """
     result = MappingResult()
     last = len(expected.layers) - 1
-    for j, (layer, kernels) in enumerate(zip(expected.layers, seg.layers)):
+    for j, (layer, kernels) in enumerate(zip(expected.layers, seg.layers, strict=True)):
         mapping = map_layer(layer, kernels, matcher)
         amid = expected.between.get(j, ())
         if amid:
@@ -296,9 +304,9 @@ def map_kernels(expected: ModelNodes, seg: Segmentation, matcher: KernelMatcher)
     for part, nodes in ((seg.before, list(expected.before)), (seg.after, tail)):
         for k in part:
             k.layer, k.node, k.unmapped_reason = None, None, None
-        left = set(map(id, map_nodes(nodes, part, matcher))) if nodes else set(map(id, part))
+        unplaced = set(map(id, map_nodes(nodes, part, matcher))) if nodes else set(map(id, part))
         for k in part:
-            if id(k) in left:
+            if id(k) in unplaced:
                 k.unmapped_reason = REASON_OUTSIDE
         counted = [k for k in part if k.kind == KIND_KERNEL]
         result.outside_count += len(counted)

@@ -113,7 +113,7 @@ def _first_arg_ident(targs: str) -> str | None:
         arg = arg.strip()
         if not arg or arg[0].isdigit() or arg.startswith("("):
             continue
-        words = [w for w in _IDENT.findall(_depth0_text(arg))
+        words: list[str] = [w for w in _IDENT.findall(_depth0_text(arg))
                  if w not in _NOISE and w not in _BUILTIN]
         if words:
             return words[-1]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from tb_ad_layer.errors import InputError
 

@@ -10,13 +10,19 @@ the views and counted.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import TypeGuard
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock
-from tb_ad_layer.trace.tracedb import (DATABASE_ERRORS, MAX_VALUE, TraceDB, database_error_text,
-                                       kernel_name_resolver)
+from tb_ad_layer.trace.tracedb import (
+    DATABASE_ERRORS,
+    MAX_VALUE,
+    TraceDB,
+    database_error_text,
+    kernel_name_resolver,
+)
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -109,8 +115,9 @@ def _pid_expr(cols: dict[str, str], col: str = "globalPid") -> str:
 _TIMES_AND_STREAM = ("start", "end", "deviceId", "streamId")
 
 
-def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path, warnings: list[str]
-                 ) -> tuple[list[tuple[int, ...]], list[tuple[int, int | None, int | None, int, int, int]]] | None:
+def _kernel_view(
+    conn: sqlite3.Connection, tables: set[str], path: Path, warnings: list[str]
+) -> tuple[list[tuple[int, ...]], list[tuple[int, int | None, int | None, int, int, int]]] | None:
     """Create ``k_all``/``k``; returns, when every value is valid, the kernel counts per stream
     (``ok, pid, dev, ctx, st, count``) and per launch (``dev, g, c, count, busy ns, first
     start``) that the opening scan made."""
@@ -140,7 +147,10 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path, warning
     corr_col = '"correlationId"' if "correlationId" in cols else "NULL"
     graph_col = '"graphId"' if "graphId" in cols else "NULL"
     per_launch: dict[tuple[int, int | None, int | None], list[int]] | None = None
-    if conn.execute(f"SELECT 1 FROM {KERNEL_TABLE} WHERE {times_bad} OR {ids_bad} LIMIT 1").fetchone() is None:
+    if (
+        conn.execute(f"SELECT 1 FROM {KERNEL_TABLE} WHERE {times_bad} OR {ids_bad} LIMIT 1").fetchone()
+        is None
+    ):
         per_key: dict[tuple[object, object, object, object], int] = {}
         per_launch = {}
         # Per launch: kernels, busy ns, first start, in the shape ``activity`` reads from ``k``
@@ -166,13 +176,16 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path, warning
     bad_ids = 0
     per_stream: list[tuple[int, ...]] = []
     for gpid, dev, ctx, st, n, bad_times, bad_id in groups:
+        keys_ok = False
         # globalPid packs the process id in its upper bits: any non-negative 64-bit value.
-        keys_ok = _id_ok(dev) and _id_ok(st) and (gpid is None or (isinstance(gpid, int) and gpid >= 0)) and \
-            (ctx is None or _id_ok(ctx))
+        if _id_ok(dev) and _id_ok(st) and (ctx is None or _id_ok(ctx)) and \
+                (gpid is None or (isinstance(gpid, int) and gpid >= 0)):
+            keys_ok = True
+            bad_ids += bad_id
+            per_stream.append((1, pid_of(gpid), dev, ctx or 0, st, n))
         if not keys_ok or bad_times or bad_id:
+            # The per-stream counts are then read from the checked view instead.
             clean = False
-        bad_ids += bad_id if keys_ok else 0
-        per_stream.append((1, pid_of(gpid), dev, ctx or 0, st, n))
     if bad_ids:
         warnings.append(f"{path.name}: {bad_ids:,} kernel row(s) with correlation or graph ids that are "
                         f"not integers in range: those ids ignored")
@@ -193,13 +206,15 @@ def _kernel_view(conn: sqlite3.Connection, tables: set[str], path: Path, warning
         f'deviceId AS dev, {ctx} AS ctx, streamId AS st, "{full}" AS nm, '
         f'{f"{chr(34)}{short}{chr(34)}" if short else "NULL"} AS ns, {c} AS c, {g} AS g, {n} AS n, '
         f'{_rowid(conn, KERNEL_TABLE)} AS i FROM {KERNEL_TABLE}')
-    conn.execute("CREATE TEMP VIEW k AS SELECT s, e, pid, dev, ctx, st, nm, ns, c, g, n, i FROM k_all WHERE ok")
+    conn.execute(
+        "CREATE TEMP VIEW k AS SELECT s, e, pid, dev, ctx, st, nm, ns, c, g, n, i FROM k_all WHERE ok"
+    )
     if not clean or per_launch is None:
         return None
     return per_stream, [(dev, g, c, n, busy, start) for (dev, g, c), (n, busy, start) in per_launch.items()]
 
 
-def _id_ok(value: object) -> bool:
+def _id_ok(value: object) -> TypeGuard[int]:
     """Whether a stream column's value is an integer id in range."""
     return isinstance(value, int) and 0 <= value <= MAX_VALUE
 
@@ -222,15 +237,19 @@ def _copy_view(conn: sqlite3.Connection, tables: set[str]) -> list[str]:
         if not set(_TIMES_AND_STREAM) <= set(cols):
             continue
         name = _int("copyKind", cols) if kind == KIND_MEMCPY else "NULL"
-        arms.append(f'SELECT "start" AS s, "end" AS e, {_pid_expr(cols)} AS pid, deviceId AS dev, '
-                    f'COALESCE({_int("contextId", cols)}, 0) AS ctx, streamId AS st, \'{kind}\' AS kind, '
-                    f'{name} AS nm, {_int("correlationId", cols)} AS c, {_int("graphId", cols, positive=True)} AS g, '
-                    f'{_int("graphNodeId", cols, positive=True)} AS n, {_rowid(conn, table)} AS i FROM {table} '
-                    f'WHERE {_valid(cols, _TIMES_AND_STREAM)}')
+        arms.append(
+            f'SELECT "start" AS s, "end" AS e, {_pid_expr(cols)} AS pid, deviceId AS dev, '
+            f"COALESCE({_int('contextId', cols)}, 0) AS ctx, streamId AS st, '{kind}' AS kind, "
+            f"{name} AS nm, {_int('correlationId', cols)} AS c, {_int('graphId', cols, positive=True)} AS g, "
+            f"{_int('graphNodeId', cols, positive=True)} AS n, {_rowid(conn, table)} AS i FROM {table} "
+            f"WHERE {_valid(cols, _TIMES_AND_STREAM)}"
+        )
         used.append(table)
     if not arms:
-        arms = ["SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS dev, 0 AS ctx, 0 AS st, '' AS kind, NULL AS nm, NULL AS c, "
-                "NULL AS g, NULL AS n, 0 AS i WHERE 0"]
+        arms = [
+            "SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS dev, 0 AS ctx, 0 AS st, '' AS kind, NULL AS nm, "
+            "NULL AS c, NULL AS g, NULL AS n, 0 AS i WHERE 0"
+        ]
     conn.execute("CREATE TEMP VIEW cp AS " + " UNION ALL ".join(arms))
     return used
 
@@ -239,11 +258,15 @@ def _runtime_view(conn: sqlite3.Connection, tables: set[str]) -> None:
     cols = _columns(conn, RUNTIME_TABLE) if RUNTIME_TABLE in tables else {}
     if {"start", "end", "correlationId", "nameId"} <= set(cols):
         tid = '"globalTid"' if "globalTid" in cols else "0"
-        conn.execute(f'CREATE TEMP VIEW rt AS SELECT "start" AS s, "end" AS e, {_pid_expr(cols, "globalTid")} AS pid, '
-                     f'{tid} AS tid, {_int("correlationId", cols)} AS c, nameId AS nm FROM {RUNTIME_TABLE} '
-                     f'WHERE {_valid(cols, ("start", "end"))} AND {_int("correlationId", cols)} IS NOT NULL')
+        conn.execute(
+            f'CREATE TEMP VIEW rt AS SELECT "start" AS s, "end" AS e, {_pid_expr(cols, "globalTid")} AS pid, '
+            f"{tid} AS tid, {_int('correlationId', cols)} AS c, nameId AS nm FROM {RUNTIME_TABLE} "
+            f"WHERE {_valid(cols, ('start', 'end'))} AND {_int('correlationId', cols)} IS NOT NULL"
+        )
     else:
-        conn.execute("CREATE TEMP VIEW rt AS SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS tid, 0 AS c, 0 AS nm WHERE 0")
+        conn.execute(
+            "CREATE TEMP VIEW rt AS SELECT 0 AS s, 0 AS e, 0 AS pid, 0 AS tid, 0 AS c, 0 AS nm WHERE 0"
+        )
 
 
 def _range_view(conn: sqlite3.Connection, tables: set[str]) -> None:
@@ -256,10 +279,12 @@ def _range_view(conn: sqlite3.Connection, tables: set[str]) -> None:
             join = "LEFT JOIN StringIds s ON s.id = n.textId"
         tid = "n.globalTid" if "globalTid" in cols else "0"
         types = ",".join(str(t) for t in NVTX_RANGE_TYPES)
-        conn.execute(f"CREATE TEMP VIEW rg AS SELECT n.\"start\" AS s, n.\"end\" AS e, CAST({text} AS TEXT) AS text, "
-                     f"{tid} AS tid, 'nvtx' AS src FROM {NVTX_TABLE} n {join} WHERE n.eventType IN ({types}) "
-                     f"AND typeof(n.\"start\") = 'integer' AND typeof(n.\"end\") = 'integer' "
-                     f"AND n.\"end\" >= n.\"start\" AND n.\"start\" >= 0")
+        conn.execute(
+            f'CREATE TEMP VIEW rg AS SELECT n."start" AS s, n."end" AS e, CAST({text} AS TEXT) AS text, '
+            f"{tid} AS tid, 'nvtx' AS src FROM {NVTX_TABLE} n {join} WHERE n.eventType IN ({types}) "
+            f"AND typeof(n.\"start\") = 'integer' AND typeof(n.\"end\") = 'integer' "
+            f'AND n."end" >= n."start" AND n."start" >= 0'
+        )
     else:
         conn.execute("CREATE TEMP VIEW rg AS SELECT 0 AS s, 0 AS e, '' AS text, 0 AS tid, '' AS src WHERE 0")
 
@@ -268,9 +293,12 @@ def _node_events_view(conn: sqlite3.Connection, tables: set[str]) -> bool:
     cols = _columns(conn, NODE_EVENTS_TABLE) if NODE_EVENTS_TABLE in tables else {}
     if {"start", "graphNodeId"} <= set(cols):
         tid = '"globalTid"' if "globalTid" in cols else "0"
-        conn.execute(f'CREATE TEMP VIEW gne AS SELECT "start" AS s, {tid} AS tid, {_int("graphNodeId", cols)} AS node, '
-                     f'{_int("originalGraphNodeId", cols, positive=True)} AS orig FROM {NODE_EVENTS_TABLE} '
-                     f'WHERE typeof("start") = \'integer\'')
+        conn.execute(
+            f'CREATE TEMP VIEW gne AS SELECT "start" AS s, {tid} AS tid, '
+            f'{_int("graphNodeId", cols)} AS node, '
+            f'{_int("originalGraphNodeId", cols, positive=True)} AS orig '
+            f"FROM {NODE_EVENTS_TABLE} WHERE typeof(\"start\") = 'integer'"
+        )
         return True
     conn.execute("CREATE TEMP VIEW gne AS SELECT 0 AS s, 0 AS tid, 0 AS node, NULL AS orig WHERE 0")
     return False
@@ -282,9 +310,12 @@ def _read_graph_launches(conn: sqlite3.Connection, tables: set[str]) -> list[Gra
     cols = _columns(conn, GRAPH_TRACE_TABLE)
     if not {"start", "end"} <= set(cols):
         return []
-    sql = (f'SELECT "start", "end", {_int("deviceId", cols)}, {_int("contextId", cols)}, {_int("streamId", cols)}, '
-           f'{_pid_expr(cols)}, {_int("correlationId", cols)}, {_int("graphId", cols)}, {_int("graphExecId", cols)} '
-           f'FROM {GRAPH_TRACE_TABLE} WHERE {_valid(cols, ("start", "end"))} ORDER BY "start"')
+    sql = (
+        f'SELECT "start", "end", {_int("deviceId", cols)}, {_int("contextId", cols)}, '
+        f"{_int('streamId', cols)}, {_pid_expr(cols)}, {_int('correlationId', cols)}, "
+        f"{_int('graphId', cols)}, {_int('graphExecId', cols)} "
+        f'FROM {GRAPH_TRACE_TABLE} WHERE {_valid(cols, ("start", "end"))} ORDER BY "start"'
+    )
     out = []
     for start, end, dev, ctx, stream, pid, corr, gid, gexec in conn.execute(sql):
         key = f"pid{pid}/dev{dev or 0}/ctx{ctx or 0}/s{stream or 0}"
@@ -296,7 +327,11 @@ def _read_graph_launches(conn: sqlite3.Connection, tables: set[str]) -> list[Gra
 
 def _runtime_names(conn: sqlite3.Connection, tables: set[str]) -> dict[int, str]:
     """Text of every runtime API name id used (a trace calls a few dozen distinct APIs)."""
-    if RUNTIME_TABLE not in tables or "nameId" not in _columns(conn, RUNTIME_TABLE) or "StringIds" not in tables:
+    if (
+        RUNTIME_TABLE not in tables
+        or "nameId" not in _columns(conn, RUNTIME_TABLE)
+        or "StringIds" not in tables
+    ):
         return {}
     return {i: str(v) for i, v in conn.execute(
         f"SELECT id, value FROM StringIds WHERE id IN (SELECT DISTINCT nameId FROM {RUNTIME_TABLE})")
@@ -321,11 +356,15 @@ def _string_lookup(conn: sqlite3.Connection, tables: set[str], path: Path) -> Ca
 def _count_skipped(conn: sqlite3.Connection, db: TraceDB, tables: list[str]) -> None:
     for table in tables:
         cols = _columns(conn, table)
-        bad = conn.execute(f"SELECT count(*) FROM {table} WHERE NOT ({_valid(cols, _TIMES_AND_STREAM)})").fetchone()[0]
+        bad = conn.execute(
+            f"SELECT count(*) FROM {table} WHERE NOT ({_valid(cols, _TIMES_AND_STREAM)})"
+        ).fetchone()[0]
         if bad:
             db.skipped[table] = bad
-            db.warnings.append(f"{db.source.name}: skipped {bad:,} {table} row(s) whose start/end or device/stream "
-                               f"ids are missing, not integers or out of range")
+            db.warnings.append(
+                f"{db.source.name}: skipped {bad:,} {table} row(s) whose start/end or device/stream "
+                f"ids are missing, not integers or out of range"
+            )
 
 
 def read_nsys_sqlite(path: str | Path, progress: Progress | None = None) -> TraceDB:

@@ -12,6 +12,7 @@ import bisect
 import re
 import statistics
 from collections import Counter, defaultdict
+from itertools import pairwise
 
 from tb_ad_layer.trace.kernel import Kernel
 from tb_ad_layer.trace.steps import is_hook_range
@@ -69,10 +70,10 @@ def pass_by_gaps(kernels: list[Kernel]) -> tuple[list[Kernel], str]:
     main_ks = sorted((k for k in kernels if k.stream_key == main), key=lambda k: k.start_ns)
     if len(main_ks) < 2 * MIN_PASS_KERNELS:
         return kernels, "whole-trace"
-    gaps = [max(0, b.start_ns - a.end_ns) for a, b in zip(main_ks, main_ks[1:])]
+    gaps = [max(0, b.start_ns - a.end_ns) for a, b in pairwise(main_ks)]
     threshold = max(_MIN_PASS_GAP_NS, 50 * statistics.median(gaps))
     chunks: list[list[Kernel]] = [[main_ks[0]]]
-    for gap, k in zip(gaps, main_ks[1:]):
+    for gap, k in zip(gaps, main_ks[1:], strict=True):
         if gap > threshold:
             chunks.append([])
         chunks[-1].append(k)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import pairwise
 
 from tb_ad_layer.trace.align import lcs_length
 
@@ -142,7 +143,7 @@ def _cycling_parts(kinds: list[int], parts: list[Sequence[str]]) -> bool:
 
 
 def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
-    segs = [Counter(seq[a:b]) for a, b in zip(anchors, anchors[1:])]
+    segs = [Counter(seq[a:b]) for a, b in pairwise(anchors)]
     if not segs or sum(sum(s.values()) for s in segs) / len(segs) < _MIN_LAYER_KERNELS:
         return None
     labels, reps = _cluster(segs)
@@ -153,7 +154,7 @@ def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
     coverage = sum(sizes[c] for c in kept) / len(segs)
     # Segments outside the kept patterns take the most similar one.
     kinds = []
-    for s, lab in zip(segs, labels):
+    for s, lab in zip(segs, labels, strict=True):
         if lab in kept:
             kinds.append(kept.index(lab))
         else:
@@ -161,19 +162,20 @@ def _evaluate(seq: Sequence[str], anchors: list[int]) -> _Candidate | None:
     patterns = [reps[c] for c in kept]
     if any(len(p) < 2 for p in patterns):
         return None  # a layer runs several kinds of kernel (norm, GEMMs, attention...)
-    bounds = list(zip(anchors, anchors[1:]))
+    bounds = list(pairwise(anchors))
     parts = [seq[slice(*bounds[kinds.index(k)])] if k in kinds else [] for k in range(len(patterns))]
     halves = any(multiset_similarity(patterns[i], patterns[j]) < KIND_SIMILARITY
                  for i in range(len(patterns)) for j in range(i + 1, len(patterns))) or \
         _cycling_parts(kinds, parts)
+    fit = sum(multiset_similarity(seg, patterns[k]) for seg, k in zip(segs, kinds, strict=True)) / len(segs)
     # The last layer (after the last anchor) resembles the pattern its prefix matches best.
-    last_kind = kinds[-1]
-    kinds.append(last_kind)
-    fit = sum(multiset_similarity(seg, patterns[k]) for seg, k in zip(segs, kinds)) / len(segs)
+    kinds.append(kinds[-1])
     return _Candidate(anchors, kinds, patterns, coverage, halves, fit)
 
 
-def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> tuple[list[int], list[int], float]:
+def _rotate(
+    seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate
+) -> tuple[list[int], list[int], float]:
     """Cut positions (layer starts, then the end of the last layer) after rotating the anchors
     back to the layers' first kernels, each layer's pattern, and the mean similarity of every
     layer to its pattern.
@@ -204,8 +206,15 @@ def _rotate(seq: Sequence[str], is_start: Sequence[bool], cand: _Candidate) -> t
     return bounds, kinds, sum(sims) / len(sims)
 
 
-def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int], kinds: list[int],
-               patterns: list[Counter[str]], lengths: list[int], families: set[str]) -> tuple[dict[int, int], bool]:
+def _rotations(
+    seq: Sequence[str],
+    is_start: Sequence[bool],
+    anchors: list[int],
+    kinds: list[int],
+    patterns: list[Counter[str]],
+    lengths: list[int],
+    families: set[str],
+) -> tuple[dict[int, int], bool]:
     """Per kind, how many kernels before its anchor a layer starts, and whether some kind has
     another start that fits as well (every criterion equal, similarity within a few percent):
     a layer whose first block could as well end the previous one (a shared attention block
@@ -249,7 +258,15 @@ def _rotations(seq: Sequence[str], is_start: Sequence[bool], anchors: list[int],
             overrun = int(starts[-1] + lengths[kinds[-1]] > len(seq))
             stray = int(left_over >= _STRAY_SHARE * min(lengths))
             final_norm = int(any(is_start[i] for i in range(bounds[-1], len(seq))))
-            key = (round(norm, 2), final_norm, -overrun, -stray, -left_over, round(sum(sims) / len(sims), 3), t)
+            key = (
+                round(norm, 2),
+                final_norm,
+                -overrun,
+                -stray,
+                -left_over,
+                round(sum(sims) / len(sims), 3),
+                t,
+            )
             keys.append(key)
             layouts[t] = bounds
             if best is None or key > best[0]:
@@ -316,7 +333,7 @@ def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> l
     """Layer starts: each anchor moved back by its kind's rotation, never before the previous
     layer's start."""
     out: list[int] = []
-    for a, kind in zip(anchors, kinds):
+    for a, kind in zip(anchors, kinds, strict=True):
         start = a - rotation.get(kind, 0)
         out.append(max(start, out[-1] + 1) if out else max(start, 0))
     return out
@@ -393,7 +410,7 @@ def _one_mixer_each(seq: Sequence[str], cand: _Candidate) -> bool:
     period = _cycle_period(cand.kinds)
     if period is None:
         return False
-    bounds = list(zip(cand.anchors, cand.anchors[1:]))[:period]
+    bounds = list(pairwise(cand.anchors))[:period]
     return len(bounds) == period and all(
         sum(1 for f in seq[a:b] if _MIXER.search(f)) == 1 for a, b in bounds)
 
@@ -410,7 +427,7 @@ def _alternating_layers(seq: Sequence[str], is_start: Sequence[bool], cand: _Can
     period = _cycle_period(cand.kinds)
     if period is None:
         return False
-    bounds = list(zip(cand.anchors, cand.anchors[1:]))[:period]
+    bounds = list(pairwise(cand.anchors))[:period]
     if len(bounds) < period:
         return False
     common: set[str] | None = None

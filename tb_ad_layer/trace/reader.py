@@ -1,8 +1,8 @@
 """Open any supported trace file, recognising its format by content rather than by name."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.nsys_rep import REP_SUFFIXES, sqlite_for_rep

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.activity import GraphInfo, Launch, device_kernel_counts, graphs
@@ -69,8 +69,12 @@ def choose_device(db: TraceDB, device: int | None) -> int:
     per_device = device_kernel_counts(db)
     if device is not None:
         if device not in per_device:
-            raise InputError(f"device {device} is not in the trace (devices: "
-                             f"{', '.join(map(str, sorted(per_device))) or 'none'})", path=db.source, field="device")
+            raise InputError(
+                f"device {device} is not in the trace (devices: "
+                f"{', '.join(map(str, sorted(per_device))) or 'none'})",
+                path=db.source,
+                field="device",
+            )
         return device
     if not per_device:
         return 0
@@ -113,8 +117,10 @@ def _decode_by_node_ids(db: TraceDB, graph: GraphInfo, sel: Selection) -> Select
     complete = [x for x in graph.launches if x.kernels == size]
     if not complete:
         biggest = max(graph.launches, key=lambda x: x.kernels)
-        sel.warnings.append(f"graph {graph.graph_id}: no replay runs all {size} graph nodes; showing the largest "
-                            f"({biggest.kernels} kernels)")
+        sel.warnings.append(
+            f"graph {graph.graph_id}: no replay runs all {size} graph nodes; showing the largest "
+            f"({biggest.kernels} kernels)"
+        )
         complete = [biggest]
     keep = {x.correlation for x in complete}
     every = len(keep) == len(graph.launches)
@@ -122,7 +128,7 @@ def _decode_by_node_ids(db: TraceDB, graph: GraphInfo, sel: Selection) -> Select
     for node, corr_text, dur_text in per_node:
         durations = json.loads(dur_text)
         if not every:
-            durations = [d for c, d in zip(json.loads(corr_text), durations) if c in keep]
+            durations = [d for c, d in zip(json.loads(corr_text), durations, strict=True) if c in keep]
         if node is not None and durations:
             durations.sort()
             stats[node] = _stats(durations)
@@ -142,7 +148,9 @@ def _decode_by_node_ids(db: TraceDB, graph: GraphInfo, sel: Selection) -> Select
 
 def _decode_by_time(db: TraceDB, graph: GraphInfo, sel: Selection) -> Selection:
     """Without correlation ids, a replay ends when a graph node id comes round again."""
-    rows = db.rows("SELECT s, n, i FROM k WHERE dev = ? AND g = ? ORDER BY s, n", (sel.device, graph.graph_id))
+    rows = db.rows(
+        "SELECT s, n, i FROM k WHERE dev = ? AND g = ? ORDER BY s, n", (sel.device, graph.graph_id)
+    )
     groups: list[list[tuple[int, int, int]]] = [[]]
     seen: set[int] = set()
     for row in rows:
@@ -155,11 +163,12 @@ def _decode_by_time(db: TraceDB, graph: GraphInfo, sel: Selection) -> Selection:
     complete = [grp for grp in groups if len(grp) == size] or [max(groups, key=len)]
     first = complete[len(complete) // 2]
     lo, hi = first[0][0], first[-1][0]
-    kernels = db.kernels("a.dev = ? AND a.g = ? AND a.s BETWEEN ? AND ?", (sel.device, graph.graph_id, lo, hi),
-                         copies=False)
+    kernels = db.kernels(
+        "a.dev = ? AND a.g = ? AND a.s BETWEEN ? AND ?", (sel.device, graph.graph_id, lo, hi), copies=False
+    )
     per_node: dict[int, list[int]] = {}
     for grp in complete:
-        for s, n, i in grp:
+        for _start, n, i in grp:
             per_node.setdefault(n, []).append(i)
     durations = {i: max(0, e - s) for s, e, i in db.rows("SELECT s, e, i FROM k WHERE dev = ? AND g = ?",
                                                          (sel.device, graph.graph_id))}
@@ -272,8 +281,11 @@ def select(db: TraceDB, phase: str | None = None, device: int | None = None, gra
     if not eager:
         if not launches:
             within = f" in profiler step {chosen_step.number}" if chosen_step is not None else ""
-            raise InputError(f"trace has no kernels outside CUDA graphs on device {dev}{within}; use --phase decode",
-                             path=db.source, field="phase")
+            raise InputError(
+                f"trace has no kernels outside CUDA graphs on device {dev}{within}; use --phase decode",
+                path=db.source,
+                field="phase",
+            )
         sel.method = "whole-trace"
         sel.reason = "graph-mode capture: only whole-graph launch blocks"
         return sel

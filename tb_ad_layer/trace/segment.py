@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.align import LATE, lcs_pairs
@@ -71,8 +71,10 @@ class Segmentation:
 
 def replay_order(kernels: Sequence[Kernel]) -> list[Kernel]:
     """Kernels sorted by start time, then graph node id, then reader order."""
-    return sorted(kernels, key=lambda k: (k.start_ns, k.graph_node_id if k.graph_node_id is not None else 1 << 62,
-                                          k.index))
+    return sorted(
+        kernels,
+        key=lambda k: (k.start_ns, k.graph_node_id if k.graph_node_id is not None else 1 << 62, k.index),
+    )
 
 
 def _from_cuts(ks: list[Kernel], cuts: list[int], seg: Segmentation) -> Segmentation:
@@ -109,7 +111,7 @@ def segment_by_labels(kernels: Sequence[Kernel], found: AnnotatedLayers) -> Segm
                 filled[i] = prev
     seg.layers = [[] for _ in found.kinds]
     first_layer = min((i for i, lab in enumerate(filled) if lab is not None), default=len(order))
-    for i, (k, lab) in enumerate(zip(order, filled)):
+    for i, (k, lab) in enumerate(zip(order, filled, strict=True)):
         if lab is not None:
             seg.layers[lab].append(k)
         elif i < first_layer:
@@ -175,7 +177,7 @@ def segment_by_graph(kernels: Sequence[Kernel], expected: ModelNodes, matcher: K
     counted = [sum(1 for i in range(cuts[j], cuts[j + 1]) if ks[i].kind == KIND_KERNEL
                    and not (region_of[i] >= 0 and layer_of[i] < 0)) for j in range(n_layers)]
     aligned = [sum(1 for i in range(cuts[j], cuts[j + 1]) if layer_of[i] == j) for j in range(n_layers)]
-    density = [a / c if c else 0.0 for a, c in zip(aligned, counted)]
+    density = [a / c if c else 0.0 for a, c in zip(aligned, counted, strict=True)]
     total = sum(counted)
     share = sum(aligned) / total if total else 0.0
     # How sure: of the kernels the alignment placed in a layer, the share the cuts keep there.
@@ -195,7 +197,9 @@ def segment_by_graph(kernels: Sequence[Kernel], expected: ModelNodes, matcher: K
     outside = [i for i in list(range(cuts[0])) + list(range(cuts[-1], len(ks)))
                if ks[i].kind == KIND_KERNEL and region_of[i] < 0 and masks[i] & layer_slots]
     if len(outside) >= 0.5 * min(counted):
-        raise _mismatch(ks, kinds, f"{len(outside)} kernels of the layers' kinds run outside the graph's layers")
+        raise _mismatch(
+            ks, kinds, f"{len(outside)} kernels of the layers' kinds run outside the graph's layers"
+        )
     return seg
 
 
@@ -226,8 +230,11 @@ def _mismatch(ks: list[Kernel], kinds: Sequence[str], why: str) -> InputError:
     found = segment_by_repetition(ks)
     shown = (f"the trace shows {len(found.layers)} repeating layers" if found is not None
              else "the trace shows no repeating per-layer kernel pattern")
-    return InputError(f"{shown} but the graph has {len(kinds)} layers ({_kinds_text(kinds)}): {why}; check that "
-                      f"trace and dump come from the same model and rank", field="layers")
+    return InputError(
+        f"{shown} but the graph has {len(kinds)} layers ({_kinds_text(kinds)}): {why}; check that "
+        f"trace and dump come from the same model and rank",
+        field="layers",
+    )
 
 
 #: Confidence left to a cut whose layers may each be two layers of alternating kinds...
@@ -311,9 +318,11 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     seg.confidence = round(confidence, 4)
     patterns = len(set(found.kinds))
     least = min(found.kind_counts())
-    seg.detail = (f"{len(seg.layers)} layers from the repeating kernel pattern ({patterns} layer "
-                  f"pattern{'s' if patterns > 1 else ''}, the rarest seen {least} time{'s' if least > 1 else ''}, "
-                  f"mean similarity {similarity:.0%}, {normed:.0%} of layers open with a norm kernel)")
+    seg.detail = (
+        f"{len(seg.layers)} layers from the repeating kernel pattern ({patterns} layer "
+        f"pattern{'s' if patterns > 1 else ''}, the rarest seen {least} time{'s' if least > 1 else ''}, "
+        f"mean similarity {similarity:.0%}, {normed:.0%} of layers open with a norm kernel)"
+    )
     if agree is not None:
         seg.detail += f"; {agree:.0%} of the streams lie within one layer or one layer boundary"
     if found.halves:
@@ -324,7 +333,9 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
         seg.detail += ("; each layer may also be two layers of alternating kinds (a finer cut cycles through "
                        "parts that each hold two norms and a kernel of their own)")
     if found.ambiguous_start:
-        seg.detail += "; some layers could as well start at another norm (their first block ending the layer before)"
+        seg.detail += (
+            "; some layers could as well start at another norm (their first block ending the layer before)"
+        )
     return seg
 
 
@@ -371,8 +382,10 @@ def segment_layers(kernels: Sequence[Kernel], expected: ModelNodes | None = None
             seg.kinds = expected.kinds
         return seg
     if annotated is not None and warnings is not None and expected is not None:
-        warnings.append(f"the trace's {annotated.count} layer ranges ({annotated.source}) do not match the graph's "
-                        f"{len(expected.layers)} layers; aligning to the graph instead")
+        warnings.append(
+            f"the trace's {annotated.count} layer ranges ({annotated.source}) do not match the graph's "
+            f"{len(expected.layers)} layers; aligning to the graph instead"
+        )
     if expected is not None:
         if matcher is None:
             raise ValueError("segment_layers needs a KernelMatcher with the graph")

@@ -8,7 +8,8 @@ shown replay/pass (``replay_duration_us``, which with ``start_us`` places it on 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, Kernel
 
@@ -72,8 +73,15 @@ def stream_figures(kernels: Sequence[Kernel]) -> list[dict[str, Any]]:
         ks = by_stream[key]
         busy = busy_ns((k.start_ns, k.end_ns) for k in ks)
         span = max(k.end_ns for k in ks) - min(k.start_ns for k in ks)
-        out.append({"stream": key, "kernel_count": sum(1 for k in ks if k.kind == KIND_KERNEL), "busy_us": _us(busy), "span_us": _us(span),
-                    "gaps_us": _us(max(0, span - busy))})
+        out.append(
+            {
+                "stream": key,
+                "kernel_count": sum(1 for k in ks if k.kind == KIND_KERNEL),
+                "busy_us": _us(busy),
+                "span_us": _us(span),
+                "gaps_us": _us(max(0, span - busy)),
+            }
+        )
     return out
 
 

@@ -22,8 +22,9 @@ import sqlite3
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET
@@ -36,8 +37,8 @@ MODULE_PREFIX = "nn.Module: "
 _MAX_US = MAX_VALUE / 1000.0
 
 _DDL = """
-CREATE TABLE k (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st INTEGER, nm INTEGER, ns INTEGER,
-                c INTEGER, g INTEGER, n INTEGER, i INTEGER);
+CREATE TABLE k (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st INTEGER, nm INTEGER,
+                ns INTEGER, c INTEGER, g INTEGER, n INTEGER, i INTEGER);
 CREATE TABLE cp (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st INTEGER, kind TEXT, nm TEXT,
                  c INTEGER, g INTEGER, n INTEGER, i INTEGER);
 CREATE TABLE rt (s INTEGER, e INTEGER, pid INTEGER, tid INTEGER, c INTEGER, nm TEXT);
@@ -55,7 +56,7 @@ def _load_json(path: Path) -> Any:
         with open(path, "rb") as fh:
             head = fh.read(2)
         opener = gzip.open if head == b"\x1f\x8b" else open
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8") as fh:
             return json.load(fh)
     except json.JSONDecodeError as err:
         raise InputError(f"invalid or truncated JSON: {err.msg} (column {err.colno})",
@@ -141,7 +142,8 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
         cat = ev.get("cat")
         if not isinstance(cat, str):
             continue
-        args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        raw_args = ev.get("args")
+        args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
         kind = _GPU_CATS.get(cat)
         where = f"traceEvents[{i}]"
         if kind is not None:
@@ -199,13 +201,19 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
                 skips.add("CPU range(s) skipped for a bad ts/dur", f"{where}.ts", ev.get("ts"))
                 continue
             src = "annotation" if cat == "user_annotation" else "module"
-            ranges.append((start, min(start + dur, MAX_VALUE), str(ev.get("name", "")), _id(ev.get("tid")) or 0, src))
+            ranges.append(
+                (start, min(start + dur, MAX_VALUE), str(ev.get("name", "")), _id(ev.get("tid")) or 0, src)
+            )
     # GPU events carry the device as pid; the OS process is the one issuing CUDA calls.
     os_pid = cpu_pids.most_common(1)[0][0] if cpu_pids else 0
-    conn.executemany("INSERT INTO k VALUES (?,?,?,?,?,?,?,NULL,?,?,?,?)",
-                     ((s, e, os_pid, d, c, st, nm, co, g, n, i) for s, e, d, c, st, nm, co, g, n, i in kernels))
-    conn.executemany("INSERT INTO cp VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                     ((s, e, os_pid, d, c, st, kd, nm, co, g, n, i) for s, e, d, c, st, kd, nm, co, g, n, i in copies))
+    conn.executemany(
+        "INSERT INTO k VALUES (?,?,?,?,?,?,?,NULL,?,?,?,?)",
+        ((s, e, os_pid, d, c, st, nm, co, g, n, i) for s, e, d, c, st, nm, co, g, n, i in kernels),
+    )
+    conn.executemany(
+        "INSERT INTO cp VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        ((s, e, os_pid, d, c, st, kd, nm, co, g, n, i) for s, e, d, c, st, kd, nm, co, g, n, i in copies),
+    )
     conn.executemany("INSERT INTO rt VALUES (?,?,?,?,?,?)",
                      ((s, e, os_pid, tid, c, nm) for s, e, tid, c, nm in runtime))
     conn.executemany("INSERT INTO rg VALUES (?,?,?,?,?)", ranges)

@@ -22,9 +22,10 @@ few tens of megabytes: only the chosen replay or pass becomes ``Kernel`` objects
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMSET, GraphLaunchBlock, Kernel, stream_key
@@ -135,7 +136,9 @@ class TraceDB:
 
     # -- decoding ---------------------------------------------------------------------------
 
-    def stream(self, pid: int | None, device: int | None, context: int | None, stream: int | None) -> StreamInfo:
+    def stream(
+        self, pid: int | None, device: int | None, context: int | None, stream: int | None
+    ) -> StreamInfo:
         """The StreamInfo of a row's stream columns (missing ones count as 0)."""
         key = (pid or 0, device or 0, context or 0, stream or 0)
         info = self._streams.get(key)
@@ -196,8 +199,8 @@ class TraceDB:
             rows += self.rows(f"SELECT a.s, a.e, a.pid, a.dev, a.ctx, a.st, a.nm, NULL, a.c, a.g, a.n, a.i, "
                               f"a.kind, r.s, r.tid FROM cp a {launch} WHERE {cw}", cparams)
         rows.sort(key=_row_order)
-        out = []
-        for s, e, pid, dev, ctx, st, nm, ns, c, g, n, i, kind, ls, lt in rows:
+        out: list[Kernel] = []
+        for s, e, pid, dev, ctx, st, nm, ns, c, g, n, _index, kind, ls, lt in rows:
             info = self.stream(pid, dev, ctx, st)
             name = self.name(nm, ns, kind)
             out.append(Kernel(name=name.full, short=name.short, start_ns=s, end_ns=e, device=info.device,
@@ -214,9 +217,12 @@ class TraceDB:
             wanted = list(src)
             where = f"WHERE src IN ({','.join('?' * len(wanted))})"
             params = wanted
-        return [CpuRange(s, e, t or "", tid or 0, sc)
-                for s, e, t, tid, sc in self.rows(f"SELECT s, e, text, tid, src FROM rg {where} ORDER BY s, e DESC",
-                                                  params)]
+        return [
+            CpuRange(s, e, t or "", tid or 0, sc)
+            for s, e, t, tid, sc in self.rows(
+                f"SELECT s, e, text, tid, src FROM rg {where} ORDER BY s, e DESC", params
+            )
+        ]
 
 
 def _row_order(row: tuple[Any, ...]) -> tuple[int, int, int, int]:

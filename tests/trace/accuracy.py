@@ -6,9 +6,10 @@ the share of layer kernels in the right layer, and on the right node.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from tb_ad_layer.convert import load_stage, resolve_inputs
 from tb_ad_layer.trace.graph_nodes import ModelNodes
@@ -63,7 +64,9 @@ def dump_model(name: str) -> tuple[Path, ModelNodes]:
     return stage.path, model_nodes(load_stage(stage).lg)
 
 
-def generate_from_dump(out: Path, name: str, formats: tuple[str, ...] = ("sqlite",), **opts: Any) -> dict[str, Path]:
+def generate_from_dump(
+    out: Path, name: str, formats: tuple[str, ...] = ("sqlite",), **opts: Any
+) -> dict[str, Path]:
     """Generate a trace of the model kind ``name`` (see ``MODEL_DUMPS``) with ``Options(**opts)``."""
     mt = make_traces()
     directory, stem = MODEL_DUMPS[name]
@@ -98,7 +101,9 @@ def _templates(truth: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return cached
 
 
-def agreement(truth: dict[str, Any], kernels: Sequence[Kernel], layer_of: dict[int, int] | None = None) -> Agreement:
+def agreement(
+    truth: dict[str, Any], kernels: Sequence[Kernel], layer_of: dict[int, int] | None = None
+) -> Agreement:
     """Agreement of ``kernels`` (each with ``layer``/``node`` set) with ``truth``; ``layer_of``
     maps a kernel's id to a layer for results that set no ``layer`` (the seed baseline)."""
     out = Agreement()

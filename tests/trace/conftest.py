@@ -1,8 +1,8 @@
 """Fixtures of the trace tests: generated traces in a per-session temporary directory."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from tb_ad_layer.trace.kernel import Kernel
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
+from tb_ad_layer.trace.kernel import Kernel
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_TRACES = REPO.parent / "shared" / "traces"
@@ -51,9 +51,12 @@ def load_truth(path: Path) -> dict[str, Any]:
 
 def layers_from_truth(truth: dict[str, Any], *, with_streams: bool = True) -> list[LayerNodes]:
     """LayerNodes of the generator's plan, optionally without the aux-stream hints."""
-    return [LayerNodes(l["index"], l["kind"],
-                       [Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"] if with_streams else "")
-                        for n in l["nodes"]]) for l in truth["layers"]]
+    out = []
+    for layer in truth["layers"]:
+        nodes = [Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"] if with_streams else "")
+                 for n in layer["nodes"]]
+        out.append(LayerNodes(layer["index"], layer["kind"], nodes))
+    return out
 
 
 def model_from_truth(truth: dict[str, Any]) -> ModelNodes:
@@ -62,7 +65,10 @@ def model_from_truth(truth: dict[str, Any]) -> ModelNodes:
 
     def nodes(recs: list[dict[str, Any]]) -> list[Node]:
         return [Node(n["id"], n["op"], n["group"], n["sub_group"], n["stream"]) for n in recs]
-    return ModelNodes(layers_from_truth(truth), before=nodes(outside["before"]), after=nodes(outside["after"]))
+
+    return ModelNodes(
+        layers_from_truth(truth), before=nodes(outside["before"]), after=nodes(outside["after"])
+    )
 
 
 def truth_key(truth: dict[str, Any]) -> str:

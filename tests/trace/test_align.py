@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
 from tb_ad_layer.trace.align import EARLY, LATE, lcs_length, lcs_pairs
 
@@ -11,7 +12,9 @@ def _table_lcs(accepts: list[list[bool]]) -> int:
     table = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n):
         for j in range(m):
-            table[i + 1][j + 1] = max(table[i][j + 1], table[i + 1][j], table[i][j] + 1 if accepts[i][j] else 0)
+            table[i + 1][j + 1] = max(
+                table[i][j + 1], table[i + 1][j], table[i][j] + 1 if accepts[i][j] else 0
+            )
     return table[n][m]
 
 
@@ -27,7 +30,7 @@ def test_matches_the_dynamic_programme_on_random_cases() -> None:
             pairs = lcs_pairs(masks, m, prefer)
             assert len(pairs) == best
             assert all(accepts[i][j] for i, j in pairs)
-            assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(pairs, pairs[1:]))
+            assert all(a[0] < b[0] and a[1] < b[1] for a, b in pairwise(pairs))
 
 
 def test_tie_rules() -> None:

@@ -20,7 +20,7 @@ def test_capture_time_nvtx_through_graph_node_events(tmp_path: Path) -> None:
     sel = select(db)
     points = capture_points(db, sel.kernels)
     # Replayed node -> instantiated node -> captured node: every graph kernel finds its capture time.
-    assert all(p is not None for k, p in zip(sel.kernels, points) if k.graph_node_id is not None)
+    assert all(p is not None for k, p in zip(sel.kernels, points, strict=True) if k.graph_node_id is not None)
     found = annotated_layers(db, sel.kernels)
     assert found is not None and found.source == "capture-nvtx" and found.count == 5
     assert found.kinds == ["model.layers"] * 5
@@ -60,7 +60,9 @@ def test_module_annotations_in_profiler_traces(name: str, tmp_path: Path) -> Non
 
 
 def test_nvtx_layer_ranges_in_eager_nsys_traces(tmp_path: Path) -> None:
-    paths = generate_from_dump(tmp_path, "qwen3_next_gdn", phase="prefill", passes=2, layer_nvtx=True, hooks=True)
+    paths = generate_from_dump(
+        tmp_path, "qwen3_next_gdn", phase="prefill", passes=2, layer_nvtx=True, hooks=True
+    )
     truth = load_truth(paths["truth"])
     db = read_trace(paths["sqlite"])
     found = annotated_layers(db, select(db).kernels)

@@ -89,7 +89,9 @@ def test_number_beyond_any_integer(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2 and len(err.strip().splitlines()) == 1 and str(path) in err
 
 
-def test_gzip_of_nan_trace_through_convert_kernels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gzip_of_nan_trace_through_convert_kernels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = json.loads(gzip.decompress((FIXTURES / "dsv3_decode.pt.trace.json.gz").read_bytes()))
     kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
     kernels[0]["dur"] = float("nan")
@@ -107,8 +109,10 @@ def _nsys(path: Path, names: list[tuple[int, str]], kernels: list[tuple[Any, ...
     conn.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, "
                  "globalPid, demangledName, shortName, graphId, graphNodeId)")
     conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?)", kernels)
-    conn.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT, "
-                 "nameId INT)")
+    conn.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT, "
+        "nameId INT)"
+    )
     conn.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?)",
                      [(1, 2, 0, 7, 424242), (3, 4, 0, 8, 77)])  # name ids that point nowhere
     conn.execute("CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT, "

@@ -52,8 +52,9 @@ def test_trace_path_not_utf8_is_refused(tmp_path: Path) -> None:
     for args in (["inspect", str(path), "--json"],
                  ["convert", str(FIXTURES.parent / "dumps" / "ad_dsv3"), "--logdir", str(tmp_path / "logs"),
                   "--run", "r", "--trace", str(path), "-q"]):
-        proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", *args], capture_output=True, text=True,
-                              errors="replace")
+        proc = subprocess.run(
+            [sys.executable, "-m", "tb_ad_layer.cli", *args], capture_output=True, text=True, errors="replace"
+        )
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
         assert "d\\udce9code.sqlite: the trace's path is not UTF-8 text" in proc.stderr
     assert not (tmp_path / "logs" / "r").exists()
@@ -85,7 +86,9 @@ def _damage(source: Path, target: Path, old: bytes, new: bytes) -> Path:
     return target
 
 
-def test_nsys_schema_damage_quoting_bytes_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nsys_schema_damage_quoting_bytes_not_utf8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A flipped byte in a table's name in the schema: SQLite's message quotes the damaged name,
     # which is not UTF-8 either.
     path = _damage(FIXTURES / "dsv3_graphmode.sqlite", tmp_path / "schema.sqlite",

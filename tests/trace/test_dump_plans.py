@@ -41,9 +41,21 @@ def test_every_dump_fixture_through_the_converter(truth_path: Path, phase: str, 
     mt = make_traces()
     expected = _converter_view(truth_path)
     seed = zlib.crc32(str(truth_path.relative_to(DUMPS)).encode()) % 1000
-    paths = mt.generate(tmp_path, "t", mt.plan_from_truth(truth_path),
-                        mt.Options(phase=phase, layout="per-layer", replays=4, passes=2, seed=seed, jitter=0.15,
-                                   reshuffle_streams=True), ("sqlite", "torch"))
+    paths = mt.generate(
+        tmp_path,
+        "t",
+        mt.plan_from_truth(truth_path),
+        mt.Options(
+            phase=phase,
+            layout="per-layer",
+            replays=4,
+            passes=2,
+            seed=seed,
+            jitter=0.15,
+            reshuffle_streams=True,
+        ),
+        ("sqlite", "torch"),
+    )
     truth = load_truth(paths["truth"])
     outside_nodes = {n.name for n in [*expected.before, *expected.after]}
     for fmt in ("sqlite", "torch"):

@@ -28,12 +28,21 @@ def test_per_layer_streams_map_every_kernel_to_its_node(name: str) -> None:
     assert len(per_layer) <= 2
 
 
-@pytest.mark.parametrize("name, method", [("qwen3_next_prefill_modules.pt.trace.json.gz", "module-annotations"),
-                                          ("qwen3_next_prefill_modules.sqlite", "nvtx-ranges")])
+@pytest.mark.parametrize(
+    "name, method",
+    [
+        ("qwen3_next_prefill_modules.pt.trace.json.gz", "module-annotations"),
+        ("qwen3_next_prefill_modules.sqlite", "nvtx-ranges"),
+    ],
+)
 def test_annotated_eager_passes(name: str, method: str) -> None:
     truth = load_truth(FIXTURES / "qwen3_next_prefill_modules.truth.json")
     seq = kernel_sequences(FIXTURES / name)
-    assert seq["segmentation"]["method"] == method and seq["num_layers"] == truth["num_layers"] == 2 and seq["step"] == 101
+    assert (
+        seq["segmentation"]["method"] == method
+        and seq["num_layers"] == truth["num_layers"] == 2
+        and seq["step"] == 101
+    )
     _, model = dump_model("qwen3_next_gdn")
     result = ingest_trace(FIXTURES / name, model)
     got = agreement(truth, result.kernels)

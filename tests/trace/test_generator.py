@@ -36,7 +36,9 @@ def _tiny_dump(tmp_path: Path, layers: int = 3) -> Path:
         ]:
             lines.append(f"%{name} = {target}(%x : 2x4 : torch.bfloat16) : 2x4 : torch.bfloat16")
             nodes[name] = {"layer": i, "group": group, "sub_group": sub, "stream": stream}
-    lines.append("%norm = auto_deploy.flashinfer_rms_norm.default(%x : 2x4 : torch.bfloat16) : 2x4 : torch.bfloat16")
+    lines.append(
+        "%norm = auto_deploy.flashinfer_rms_norm.default(%x : 2x4 : torch.bfloat16) : 2x4 : torch.bfloat16"
+    )
     nodes["norm"] = {"layer": None, "group": "norm", "sub_group": None}
     dump = tmp_path / "007_post_load_fusion_fuse_moe.txt"
     dump.write_text(DUMP.format(lines="\n".join(lines) + "\n"))
@@ -51,7 +53,9 @@ def test_plan_from_truth_reads_ops_from_the_dump(tmp_path: Path) -> None:
     plan = mt.plan_from_truth(_tiny_dump(tmp_path))
     assert [n.id for n in plan.prologue] == ["embedding"] and [n.id for n in plan.epilogue] == ["norm"]
     assert len(plan.layers) == 3 and [n.id for n in plan.layers[1].nodes][:2] == ["rms_norm_1", "linear_1"]
-    assert plan.layers[0].nodes[2].stream == "aux" and plan.layers[0].nodes[1].op.startswith("auto_deploy.torch_linear")
+    assert plan.layers[0].nodes[2].stream == "aux" and plan.layers[0].nodes[1].op.startswith(
+        "auto_deploy.torch_linear"
+    )
 
 
 def test_cli_from_truth_round_trip(tmp_path: Path) -> None:
@@ -96,7 +100,9 @@ def test_export_plans_put_shared_experts_and_the_kv_path_on_an_aux_stream(tmp_pa
     # their output waits for them.
     mt = make_traces()
     dumps = REPO / "tests" / "fixtures" / "dumps"
-    truth = json.loads((dumps / "qwen_moe" / "002_post_export_cleanup_noop_slice.truth.json").read_text())["nodes"]
+    truth = json.loads((dumps / "qwen_moe" / "002_post_export_cleanup_noop_slice.truth.json").read_text())[
+        "nodes"
+    ]
     plan = mt.plan_from_truth(dumps / "qwen_moe" / "002_post_export_cleanup_noop_slice.truth.json")
     moe = plan.layers[1].nodes
     aux = [n for n in moe if n.stream == "aux"]
@@ -107,7 +113,11 @@ def test_export_plans_put_shared_experts_and_the_kv_path_on_an_aux_stream(tmp_pa
     joins = [n for n in moe if n.join]
     assert [n.op for n in joins] == ["aten.sigmoid.default"]  # reads the shared expert gate
     assert all(not n.join for n in plan.layers[0].nodes)  # the dense layer has no aux stream
-    mla = mt.plan_from_truth(dumps / "deepseek_v3" / "002_post_export_cleanup_noop_slice.truth.json").layers[0].nodes
+    mla = (
+        mt.plan_from_truth(dumps / "deepseek_v3" / "002_post_export_cleanup_noop_slice.truth.json")
+        .layers[0]
+        .nodes
+    )
     assert {truth_module.split(".")[-1] for truth_module in
             (json.loads((dumps / "deepseek_v3" / "002_post_export_cleanup_noop_slice.truth.json").read_text())
              ["nodes"][n.id]["module"] for n in mla if n.stream == "aux")} == \

@@ -23,7 +23,9 @@ from tests.trace.helpers import load_truth, make_traces
 TRUTHS = sorted(DUMPS.glob("*/*.truth.json"))
 
 
-@pytest.mark.parametrize("truth_path", TRUTHS, ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in TRUTHS])
+@pytest.mark.parametrize(
+    "truth_path", TRUTHS, ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in TRUTHS]
+)
 @pytest.mark.parametrize("layout", ["per-layer", "single"])
 def test_small_models_without_a_dump_are_never_confidently_wrong(truth_path: Path, layout: str,
                                                                 tmp_path: Path) -> None:
@@ -45,7 +47,9 @@ def test_small_models_without_a_dump_are_never_confidently_wrong(truth_path: Pat
     assert bool(low) == (confidence < CONFIDENT)
 
 
-@pytest.mark.parametrize("layers, dense, layout", [(12, 3, "per-layer"), (8, 1, "single"), (6, 0, "main-aux")])
+@pytest.mark.parametrize(
+    "layers, dense, layout", [(12, 3, "per-layer"), (8, 1, "single"), (6, 0, "main-aux")]
+)
 def test_repeating_layers_are_cut_right_and_confidently(layers: int, dense: int, layout: str,
                                                         tmp_path: Path) -> None:
     mt = make_traces()

@@ -8,8 +8,8 @@ import pytest
 
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.chrome import chrome_trace, write_chrome_trace
+from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
-from tb_ad_layer.trace.graph_nodes import LayerNodes
 from tb_ad_layer.trace.summary import busy_ns
 from tests.trace.helpers import FIXTURES, layers_from_truth, load_truth
 
@@ -36,7 +36,9 @@ def test_meta(decode) -> None:
     assert m["stream_totals"] == [
         {"device": 0, "stream": 7, "process": 31337, "kernels": 1680, "memcpy": 24, "memset": 36},
         {"device": 0, "stream": 23, "process": 31337, "kernels": 492, "memcpy": 0, "memset": 0}]
-    assert "  device 0 stream 7: 1,680 kernels, 24 memcpy, 36 memset" in [msg.split("] ", 1)[-1] for msg in messages]
+    assert "  device 0 stream 7: 1,680 kernels, 24 memcpy, 36 memset" in [
+        msg.split("] ", 1)[-1] for msg in messages
+    ]
     assert any("mapped" in msg for msg in messages)
     assert result.origin_ns == min(k.start_ns for k in result.kernels)
 
@@ -66,9 +68,17 @@ def test_node_trace_kernels(decode) -> None:
     for r in recs:
         assert r["stats"]["count"] == 12 and r["duration_us"] == r["stats"]["median_us"]
         assert r["stats"]["min_us"] <= r["stats"]["median_us"] <= r["stats"]["max_us"]
-        assert r["stream"] == "pid31337/dev0/ctx1/s7" and r["start_us"] >= 0 and r["name"].startswith(("void", "bmm"))
+        assert (
+            r["stream"] == "pid31337/dev0/ctx1/s7"
+            and r["start_us"] >= 0
+            and r["name"].startswith(("void", "bmm"))
+        )
     fp8 = result.node_kernels["finegrained_fp8_linear_default"]
-    assert [r["kernel"] for r in fp8] == ["scale_1x128_kernel", "pack_fp32_to_ue8m0_kernel", "sm100_fp8_gemm_1d1d_impl"]
+    assert [r["kernel"] for r in fp8] == [
+        "scale_1x128_kernel",
+        "pack_fp32_to_ue8m0_kernel",
+        "sm100_fp8_gemm_1d1d_impl",
+    ]
     assert "view" not in result.node_kernels  # views launch nothing
 
 
@@ -89,26 +99,43 @@ def test_chrome_trace(decode, tmp_path: Path) -> None:
 
 
 def test_chrome_trace_graph_blocks() -> None:
-    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", None)
+    # Whole-graph blocks reach a run only with a graph without layers: with layers, a graph-mode
+    # capture is refused (test_graph_mode_with_layers_is_refused).
+    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", ModelNodes([]))
     doc = chrome_trace(result.kernels, result.graph_launches)
     blocks = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_graph"]
     assert len(blocks) == 4 and all(b["name"] == "CUDA graph 7" for b in blocks)
 
 
-def test_graph_mode_with_layers_warns_and_maps_nothing() -> None:
+def test_graph_mode_with_layers_is_refused() -> None:
     truth = load_truth(FIXTURES / "dsv3_graphmode.truth.json")
-    result = ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", layers_from_truth(truth))
-    assert result.layer_summaries == {} and result.node_kernels == {}
-    assert any("--cuda-graph-trace=node" in w for w in result.warnings)
-    assert all(k.unmapped_reason == "outside any layer" for k in result.kernels)
+    with pytest.raises(
+        InputError,
+        match=r"no layer found: the trace was captured with --cuda-graph-trace=graph, "
+        r"so the kernels of its 4 CUDA graph launch\(es\) on device 0 are not in it "
+        r"\(only 4 kernel\(s\) outside CUDA graphs\); re-capture with",
+    ):
+        ingest_trace(FIXTURES / "dsv3_graphmode.sqlite", layers_from_truth(truth))
+
+
+def test_graph_without_layers_gives_no_layers() -> None:
+    path = FIXTURES / "dsv3_decode.sqlite"
+    # A graph with no decoder layers: the trace maps onto the nodes outside layers; the kernels
+    # command has no layers to show and says why.
+    result = ingest_trace(path, ModelNodes([]))
+    assert result.segmentation is not None and result.segmentation.layers == []
+    assert result.no_layers is not None and "the graph has no decoder layers" in result.no_layers
+    with pytest.raises(InputError, match=r"no layer found in the decode replay \(\d+ kernels on device 0\): "
+                                         r"the graph has no decoder layers"):
+        kernel_sequences(path, layers=ModelNodes([]))
 
 
 def test_kernel_sequences() -> None:
     seq = kernel_sequences(FIXTURES / "dsv3_decode.sqlite")
     assert seq["num_layers"] == 5 and seq["phase"] == "decode" and seq["graph_id"] == 7
-    assert [l["kind"] for l in seq["layers"]] == ["A", "A", "B", "B", "B"]
-    assert [l["kernel_count"] for l in seq["layers"]] == [28, 28, 39, 39, 39]
-    assert [l["memset_count"] for l in seq["layers"]] == [0, 0, 1, 1, 1]
+    assert [layer["kind"] for layer in seq["layers"]] == ["A", "A", "B", "B", "B"]
+    assert [layer["kernel_count"] for layer in seq["layers"]] == [28, 28, 39, 39, 39]
+    assert [layer["memset_count"] for layer in seq["layers"]] == [0, 0, 1, 1, 1]
     # Five layers of two kinds, the dense one seen twice: a right cut, but repetition seen that
     # rarely could be pairs or halves of layers too, and the warning says so.
     assert seq["segmentation"]["method"] == "repetition" and 0.8 <= seq["segmentation"]["confidence"] < 0.9
@@ -117,7 +144,7 @@ def test_kernel_sequences() -> None:
     assert set(first) >= {"kernel", "name", "kind", "duration_us", "stream", "start_us", "stats"}
     assert [k["kernel"] for k in seq["outside"]][:1] == ["indexSelectLargeIndex"]
     one = kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=3)
-    assert [l["layer"] for l in one["layers"]] == [3] and one["outside"] == []
+    assert [layer["layer"] for layer in one["layers"]] == [3] and one["outside"] == []
     with pytest.raises(InputError, match=r"layer 9 is not in the trace: 5 layers found \(0..4\)"):
         kernel_sequences(FIXTURES / "dsv3_decode.sqlite", layer=9)
 
@@ -137,7 +164,7 @@ def test_layer_count_mismatch_through_ingest() -> None:
     layers = layers_from_truth(truth)[:3]
     with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 3 layers"):
         ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers)
-    more = layers_from_truth(truth) + [LayerNodes(5 + i, l.kind, l.nodes) for i, l in
+    more = layers_from_truth(truth) + [LayerNodes(5 + i, layer.kind, layer.nodes) for i, layer in
                                        enumerate(layers_from_truth(truth)[2:])]
     with pytest.raises(InputError, match="trace shows 5 repeating layers but the graph has 8 layers"):
         ingest_trace(FIXTURES / "dsv3_decode.sqlite", more)
@@ -156,6 +183,11 @@ def test_kernel_sequences_of_profiler_graph_trace() -> None:
     assert result.meta["phase"] == "decode" and result.meta["replays"] == 5
     assert result.meta["kernel_count"] == 8 and result.meta["memset_count"] == 12
     assert result.meta["layers_found"] == 0  # eight GEMMs hold no layer structure
+    assert result.no_layers == (
+        "no layer structure found in the decode replay (8 kernels on device 0; no "
+        "repeating per-layer kernel pattern and no layer ranges); pass --dump with the "
+        "model's graph dump to cut it by the graph's layers"
+    )
     assert any("GPU events" in m for m in messages)
     with pytest.raises(InputError, match="no layer structure found"):
         kernel_sequences(HTA)

@@ -13,18 +13,30 @@ from tb_ad_layer.trace.kernel_map import BUILTIN_PATH, load_kernel_map
 # The DESIGN.md table, row by row: FX op target -> kernel names (spelled as in traces).
 TABLE = [
     ("auto_deploy.flashinfer_mla_with_cache.default", ["fmhaSm100fKernel_QkvE4m3OBfloat16H576HV512"]),
-    ("auto_deploy.finegrained_fp8_linear.default",
-     ["fp8_blockscale_quantize_kernel", "pack_fp32_to_ue8m0", "deep_gemm_fp8_kernel"]),
+    (
+        "auto_deploy.finegrained_fp8_linear.default",
+        ["fp8_blockscale_quantize_kernel", "pack_fp32_to_ue8m0", "deep_gemm_fp8_kernel"],
+    ),
     ("auto_deploy.torch_linear_simple.default", ["nvjet_gemm_tst_64x8", "splitKreduce_kernel"]),
     ("auto_deploy.flashinfer_rms_norm.default", ["rms_norm_reduce_fusion"]),
     ("auto_deploy.flashinfer_fused_add_rms_norm.default", ["fused_kernel_a5fe00112233"]),
     ("auto_deploy.mlir_fused.default", ["fused_kernel_1984deadbeef"]),
     ("auto_deploy.mlir_fused.default", ["fused_kernel_2e06cafe0000"]),
-    ("auto_deploy.trtllm_moe_fused.default",
-     ["bmm_E4m3_E4m3E4m3_Fp32_t128", "moe_activation_deepseek", "bmm_Bfloat16_E4m3E4m3_Fp32", "moe_finalize"]),
+    (
+        "auto_deploy.trtllm_moe_fused.default",
+        [
+            "bmm_E4m3_E4m3E4m3_Fp32_t128",
+            "moe_activation_deepseek",
+            "bmm_Bfloat16_E4m3E4m3_Fp32",
+            "moe_finalize",
+        ],
+    ),
     ("trtllm.noaux_tc_op.default", ["deepseek_v3_topk"]),
     ("auto_deploy.fused_swiglu_mlp.default", ["deep_gemm_fp8", "deep_gemm_fp8", "act_and_mul"]),
-    ("auto_deploy.fused_finegrained_fp8_swiglu_mlp.default", ["deep_gemm_fp8", "deep_gemm_fp8", "act_and_mul"]),
+    (
+        "auto_deploy.fused_finegrained_fp8_swiglu_mlp.default",
+        ["deep_gemm_fp8", "deep_gemm_fp8", "act_and_mul"],
+    ),
     ("auto_deploy.trtllm_dist_all_reduce.default", ["nccl_allreduce_symk"]),
     ("auto_deploy.trtllm_dist_all_reduce.default", ["symm_mem_allreduce"]),
     ("auto_deploy.symm_mem_all_gather.default", ["symm_mem_allgather"]),
@@ -62,8 +74,15 @@ def test_no_specific_hashes_and_view_ops_launch_nothing() -> None:
     text = BUILTIN_PATH.read_text()
     assert not re.search(r"fused_kernel_[0-9a-f]{3,}", text)
     kmap = load_kernel_map()
-    for op in ("aten.view.default", "aten.reshape.default", "<built-in function getitem>", "aten.unsqueeze.default",
-               "aten.permute.default", "aten.split_with_sizes.default", "aten.t.default"):
+    for op in (
+        "aten.view.default",
+        "aten.reshape.default",
+        "<built-in function getitem>",
+        "aten.unsqueeze.default",
+        "aten.permute.default",
+        "aten.split_with_sizes.default",
+        "aten.t.default",
+    ):
         assert kmap.row_for_op(op) is None, op
 
 

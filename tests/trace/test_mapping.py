@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -66,11 +66,17 @@ def test_unmapped_reasons() -> None:
     assert (2, "mystery_kernel", "no kernel-map row matches kernel family mystery_kernel") in reasons
     assert (2, "[CUDA memset]", "memcpy/memset") in reasons
     assert (None, "indexSelectLargeIndex", "outside any layer") in reasons
-    assert (2, "finalizeKernelVecLoad", "no op in layer matches kernel family finalizeKernelVecLoad") in reasons
+    assert (
+        2,
+        "finalizeKernelVecLoad",
+        "no op in layer matches kernel family finalizeKernelVecLoad",
+    ) in reasons
     assert (3, "scale_1x128_kernel", "more scale_1x128_kernel kernels than matching ops in layer") in reasons
     summary = result.layer_summaries[2]
-    assert {u["reason"] for u in summary["unmapped"]} >= {"memcpy/memset",
-                                                          "no kernel-map row matches kernel family mystery_kernel"}
+    assert {u["reason"] for u in summary["unmapped"]} >= {
+        "memcpy/memset",
+        "no kernel-map row matches kernel family mystery_kernel",
+    }
     assert all("<" not in u["kernel"] or u["kernel"].startswith(("vectorized", "unrolled"))
                for u in summary["unmapped"])
 
@@ -88,7 +94,7 @@ def test_user_kernel_map_rows_take_precedence(tmp_path: Path) -> None:
 
 def test_layer_indices_follow_the_graph() -> None:
     gt = load_truth(FIXTURES / "dsv3_decode.truth.json")
-    layers = [LayerNodes(l.index + 10, l.kind, l.nodes) for l in layers_from_truth(gt)]
+    layers = [LayerNodes(layer.index + 10, layer.kind, layer.nodes) for layer in layers_from_truth(gt)]
     result = ingest_trace(FIXTURES / "dsv3_decode.sqlite", layers)
     assert sorted(result.layer_summaries) == [10, 11, 12, 13, 14]
     assert {k.layer for k in result.kernels} == {None, 10, 11, 12, 13, 14}

@@ -87,9 +87,11 @@ def _export(path: Path, ddl: str, rows: list[tuple]) -> Path:
 
 
 def test_table_without_rowid(tmp_path: Path) -> None:
-    ddl = ("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, "
-           "correlationId INT, globalPid INT, demangledName INT, shortName INT, PRIMARY KEY (start, streamId)) "
-           "WITHOUT ROWID")
+    ddl = (
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, "
+        "correlationId INT, globalPid INT, demangledName INT, shortName INT, PRIMARY KEY (start, streamId)) "
+        "WITHOUT ROWID"
+    )
     rows = [(i * 10, i * 10 + 4, 0, 7, i, 5 << 24, 1, 2) for i in range(50)]
     db = read_nsys_sqlite(_export(tmp_path / "norowid.sqlite", ddl, rows))
     ks = db.kernels("1")
@@ -97,8 +99,10 @@ def test_table_without_rowid(tmp_path: Path) -> None:
     assert sorted(k.correlation for k in ks) == list(range(50)) and ks[0].pid == 5
 
 
-_LOOSE = ("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid, "
-          "demangledName, shortName, graphId, graphNodeId)")
+_LOOSE = (
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid, "
+    "demangledName, shortName, graphId, graphNodeId)"
+)
 
 
 def test_rows_with_bad_times_or_ids_are_skipped_and_counted(tmp_path: Path) -> None:

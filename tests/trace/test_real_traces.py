@@ -10,15 +10,28 @@ import msgspec
 import pytest
 
 from tb_ad_layer.cli import main
+from tb_ad_layer.contract.cli import InspectReport
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
 from tb_ad_layer.trace.kernel import KIND_KERNEL
-from tb_ad_layer.contract.cli import InspectReport
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import select
+from tests.conftest import DUMPS
 from tests.trace.helpers import B300, H100, HF_QWEN, HTA, NSIGHT_GRAPH
 
-INSPECT_KEYS = ["format", "schema", "capture_mode", "devices", "graphs", "nvtx_ranges", "profiler_steps", "pick"]
+GRAPH_MODE_ERROR = ("no layer found: the trace was captured with --cuda-graph-trace=graph, so the kernels of "
+                    "its 2 CUDA graph launch(es) on device 0 are not in it (only 3 kernel(s) outside CUDA "
+                    "graphs); re-capture with `nsys profile --cuda-graph-trace=node ...`")
+INSPECT_KEYS = [
+    "format",
+    "schema",
+    "capture_mode",
+    "devices",
+    "graphs",
+    "nvtx_ranges",
+    "profiler_steps",
+    "pick",
+]
 
 
 def inspect_json(path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
@@ -39,7 +52,10 @@ def test_h100_two_gpus_eager(capsys: pytest.CaptureFixture[str]) -> None:
     doc = inspect_json(H100, capsys)
     assert doc["format"] == "nsys-sqlite" and doc["schema"] == "3.25.0" and doc["capture_mode"] == "graph"
     assert per_stream(doc) == {(0, 7): (1721, 452, 11), (1, 15): (1721, 452, 11)}
-    assert [[(s["process"], s["context"]) for s in d["streams"]] for d in doc["devices"]] == [[(111, 1)], [(112, 2)]]
+    assert [[(s["process"], s["context"]) for s in d["streams"]] for d in doc["devices"]] == [
+        [(111, 1)],
+        [(112, 2)],
+    ]
     assert doc["graphs"] == [] and doc["profiler_steps"] == 0 and doc["nvtx_ranges"] == 16782
     assert doc["pick"]["phase"] == "prefill" and doc["pick"]["device"] == 0 and doc["pick"]["error"] is None
 
@@ -73,8 +89,36 @@ def test_nsight_graph_mode_capture_is_recognised(capsys: pytest.CaptureFixture[s
     assert result.meta["phase"] == "prefill" and len(result.graph_launches) == 2
     assert [k.short for k in result.kernels if k.kind == KIND_KERNEL] == ["add_one"] * 3
     assert any("nsys profile --cuda-graph-trace=node" in w for w in result.warnings)
+    assert result.no_layers is not None and result.no_layers.startswith(GRAPH_MODE_ERROR)
     with pytest.raises(InputError, match="--cuda-graph-trace=node"):
         ingest_trace(NSIGHT_GRAPH, None, phase="decode")
+
+
+def test_nsight_graph_mode_kernels_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "k.json"
+    assert main(["kernels", str(NSIGHT_GRAPH), "-q", "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert GRAPH_MODE_ERROR in captured.err and str(NSIGHT_GRAPH) in captured.err
+    assert not out.exists()
+    assert main(["kernels", str(NSIGHT_GRAPH)]) == 2  # to stdout: nothing printed either
+    captured = capsys.readouterr()
+    assert captured.out == "" and GRAPH_MODE_ERROR in captured.err.splitlines()[-1]
+    assert "warning" not in captured.err
+    with pytest.raises(InputError, match="no layer found"):
+        kernel_sequences(NSIGHT_GRAPH)
+
+
+def test_nsight_graph_mode_convert_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(DUMPS / "ad_dsv3"), "--logdir", str(tmp_path / "logs"), "--run", "d", "-q",
+                 "--trace", str(NSIGHT_GRAPH)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and GRAPH_MODE_ERROR in err
+    assert not (tmp_path / "logs").exists()
+    out = tmp_path / "l3.json"
+    assert main(["extract", str(DUMPS / "ad_dsv3"), "--layer", "3", "-o", str(out), "-q",
+                 "--trace", str(NSIGHT_GRAPH)]) == 2
+    assert GRAPH_MODE_ERROR in capsys.readouterr().err and not out.exists()
 
 
 def test_hta_profiler_trace_with_graph_launches(capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,7 +143,9 @@ def test_hta_steps_and_ddp_wrapper() -> None:
     assert prefill.method == "nvtx:## forward ##"  # never the DDP wrapper's range
     chosen = select(db, "prefill", step=551)
     assert chosen.step is not None and chosen.step.number == 551
-    with pytest.raises(InputError, match=r"profiler step 7 is not in the trace \(steps: 550, 551, 552, 553, 554\)"):
+    with pytest.raises(
+        InputError, match=r"profiler step 7 is not in the trace \(steps: 550, 551, 552, 553, 554\)"
+    ):
         select(db, "prefill", step=7)
 
 
@@ -126,7 +172,9 @@ def test_b300_sglang_decode(capsys: pytest.CaptureFixture[str]) -> None:
     outside = [k for k in seq["outside"] if k["kind"] == KIND_KERNEL]
     assert [k["kernel"] for k in outside][0].startswith("indexSelect")  # the embedding, before layer 0
     after = outside[1:]
-    assert len(after) == 3 and "FusedAddRMSNorm" in after[0]["name"] and after[1]["kernel"].startswith("nvjet")
+    assert (
+        len(after) == 3 and "FusedAddRMSNorm" in after[0]["name"] and after[1]["kernel"].startswith("nvjet")
+    )
     assert "copy" in after[2]["name"]
 
 

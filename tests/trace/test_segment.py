@@ -36,7 +36,9 @@ def test_graph_alignment_matches_ground_truth_including_aux_streams() -> None:
             assert expected(truth, k)["layer"] == j, (j, k.short, k.stream_key)
     assert {expected(truth, k)["layer"] for k in seg.outside} == {None}
     # The aux stream's work spans every layer boundary, yet each kernel lands in its own layer.
-    aux_layers = Counter(j for j, layer in enumerate(seg.layers) for k in layer if k.stream_key.endswith("/s23"))
+    aux_layers = Counter(
+        j for j, layer in enumerate(seg.layers) for k in layer if k.stream_key.endswith("/s23")
+    )
     assert aux_layers == {0: 4, 1: 4, 2: 11, 3: 11, 4: 11}
 
 
@@ -52,13 +54,22 @@ def _attention_layer(index: int) -> LayerNodes:
 def test_a_stream_carrying_one_layers_tail_and_the_next_ones_head() -> None:
     # Layer 0 on stream 11, layer 1 on stream 12; stream 11 also runs layer 1's norm and QKV GEMM,
     # and the MLP's activation of each layer runs on an aux stream. No stream carries every layer.
-    layer = ["rms_norm", "nvjet_gemm", "fmha", "nvjet_gemm", "fp8_quant", "deep_gemm", "act_and_mul", "fp8_quant",
-             "deep_gemm"]
+    layer = [
+        "rms_norm",
+        "nvjet_gemm",
+        "fmha",
+        "nvjet_gemm",
+        "fp8_quant",
+        "deep_gemm",
+        "act_and_mul",
+        "fp8_quant",
+        "deep_gemm",
+    ]
     streams = [[11] * 9, [11, 11, 12, 12, 12, 12, 13, 12, 12]]
     ks = [_kernel("embedding_index", 0, 4, 7, 0)]
     t = 10
     for j in range(2):
-        for name, stream in zip(layer, streams[j]):
+        for name, stream in zip(layer, streams[j], strict=True):
             ks.append(_kernel(name, t, t + 4, stream, len(ks)))
             t += 10
     ks.append(_kernel("rms_norm", t, t + 4, 12, len(ks)))
@@ -92,8 +103,18 @@ def test_inferred_layer_count_and_kinds() -> None:
 def test_repetition_starts_layers_at_their_input_norm() -> None:
     # SGLang-style single-stream replay: layer 0 opens with a plain RMSNorm, later layers with the
     # fused add+RMSNorm that also ends the previous layer's MLP; the epilogue repeats that norm.
-    body = ["qkv_gemm", "rope", "store_kv", "fmha", "o_gemm", "fused_add_rmsnorm", "gate_up_gemm", "act_and_mul",
-            "down_gemm", "splitKreduce"]
+    body = [
+        "qkv_gemm",
+        "rope",
+        "store_kv",
+        "fmha",
+        "o_gemm",
+        "fused_add_rmsnorm",
+        "gate_up_gemm",
+        "act_and_mul",
+        "down_gemm",
+        "splitKreduce",
+    ]
     names = ["embedding"] + ["rmsnorm"] + body
     for _ in range(5):
         names += ["fused_add_rmsnorm"] + body
@@ -127,8 +148,20 @@ def test_half_layers_are_not_layers() -> None:
 def test_per_layer_stream_sets_without_a_graph() -> None:
     # Each layer on its own pair of streams, the aux stream racing the main one differently in
     # every layer: the pattern is a multiset per layer, and the streams agree with the cut.
-    main = ["rmsnorm", "q_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "router", "topk", "moe_gemm1", "moe_act",
-            "moe_gemm2", "finalize"]
+    main = [
+        "rmsnorm",
+        "q_gemm",
+        "rope",
+        "fmha",
+        "o_gemm",
+        "rmsnorm",
+        "router",
+        "topk",
+        "moe_gemm1",
+        "moe_act",
+        "moe_gemm2",
+        "finalize",
+    ]
     aux = ["kv_gemm", "kv_norm", "shared_gemm1", "shared_act", "shared_gemm2"]
     ks = [_kernel("embedding", 0, 4, 7, 0)]
     t = 10
@@ -160,8 +193,23 @@ def test_dense_and_moe_layers_alternating_are_one_layer_each() -> None:
     # Interleaved MoE (Llama 4): dense and MoE layers alternate, each with its own attention
     # kernel; the MoE-only kernels occur every other layer, which is no boundary.
     dense = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
-    moe = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "router", "topk", "moe_gemm1", "moe_act",
-           "moe_gemm2", "finalize", "shared_up", "shared_act", "shared_down"]
+    moe = [
+        "rmsnorm",
+        "qkv_gemm",
+        "rope",
+        "fmha",
+        "o_gemm",
+        "rmsnorm",
+        "router",
+        "topk",
+        "moe_gemm1",
+        "moe_act",
+        "moe_gemm2",
+        "finalize",
+        "shared_up",
+        "shared_act",
+        "shared_down",
+    ]
     seg = segment_layers(_sequence(["embedding"] + (dense + moe) * 12 + ["rmsnorm", "lm_head"]))
     assert len(seg.layers) == 24 and seg.kinds == ["A", "B"] * 12
     assert [len(layer) for layer in seg.layers[:2]] == [9, 15] and seg.confidence > 0.9
@@ -170,8 +218,20 @@ def test_dense_and_moe_layers_alternating_are_one_layer_each() -> None:
 def test_a_lone_dense_first_layer_is_layer_0() -> None:
     # DeepSeek-style: one dense layer, then MoE layers; no MoE kernel marks the dense one.
     dense = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
-    moe = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "router", "topk", "moe_gemm1", "moe_act",
-           "moe_gemm2", "finalize"]
+    moe = [
+        "rmsnorm",
+        "qkv_gemm",
+        "rope",
+        "fmha",
+        "o_gemm",
+        "rmsnorm",
+        "router",
+        "topk",
+        "moe_gemm1",
+        "moe_act",
+        "moe_gemm2",
+        "finalize",
+    ]
     seg = segment_layers(_sequence(["embedding", "rope_cache"] + dense + moe * 10 + ["rmsnorm", "lm_head"]))
     assert len(seg.layers) == 11 and [k.short for k in seg.layers[0]] == dense
     assert seg.kinds == ["A"] + ["B"] * 10 and [k.short for k in seg.before] == ["embedding", "rope_cache"]

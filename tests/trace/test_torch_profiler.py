@@ -29,20 +29,63 @@ def test_profiler_graph_node_ids() -> None:
 
 def test_plain_json_list_form(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
-    path.write_text(json.dumps([{"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 3, "ts": 1.5, "dur": 2,
-                                 "args": {"device": 1, "stream": 3, "correlation": 9}}]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": "k",
+                    "pid": 1,
+                    "tid": 3,
+                    "ts": 1.5,
+                    "dur": 2,
+                    "args": {"device": 1, "stream": 3, "correlation": 9},
+                }
+            ]
+        )
+    )
     k = read_torch_profiler(path).kernels("1")[0]
     assert (k.start_ns, k.end_ns, k.device, k.stream, k.correlation) == (1500, 3500, 1, 3, 9)
 
 
 def test_module_ranges_and_annotations(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"traceEvents": [
-        {"ph": "X", "cat": "python_function", "name": "nn.Module: Qwen2DecoderLayer_0", "pid": 5, "tid": 5,
-         "ts": 10, "dur": 20},
-        {"ph": "X", "cat": "python_function", "name": "torch/nn/modules/module.py(1743): _call_impl", "pid": 5,
-         "tid": 5, "ts": 10, "dur": 20},
-        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 5, "tid": 5, "ts": 0, "dur": 50}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {
+                        "ph": "X",
+                        "cat": "python_function",
+                        "name": "nn.Module: Qwen2DecoderLayer_0",
+                        "pid": 5,
+                        "tid": 5,
+                        "ts": 10,
+                        "dur": 20,
+                    },
+                    {
+                        "ph": "X",
+                        "cat": "python_function",
+                        "name": "torch/nn/modules/module.py(1743): _call_impl",
+                        "pid": 5,
+                        "tid": 5,
+                        "ts": 10,
+                        "dur": 20,
+                    },
+                    {
+                        "ph": "X",
+                        "cat": "user_annotation",
+                        "name": "ProfilerStep#3",
+                        "pid": 5,
+                        "tid": 5,
+                        "ts": 0,
+                        "dur": 50,
+                    },
+                ]
+            }
+        )
+    )
     db = read_torch_profiler(path)
     assert [(r.text, r.src) for r in db.ranges()] == [("ProfilerStep#3", "annotation"),
                                                       ("nn.Module: Qwen2DecoderLayer_0", "module")]
