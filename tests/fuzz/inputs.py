@@ -13,7 +13,7 @@ import gzip
 import random
 import shutil
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -85,7 +85,7 @@ class DumpInput:
     case: Case
     directory: Path
     target: Path
-    stages: list[str] = field(default_factory=lambda: ["last"])
+    stages: tuple[str, ...] = ("last",)
 
 
 def build_dump(case_id: str, tmp: Path, rotation: int | None = None) -> DumpInput:
@@ -106,13 +106,13 @@ def build_dump(case_id: str, tmp: Path, rotation: int | None = None) -> DumpInpu
         case.steps.append(f"{step} ({what})")
     directory = tmp / "dumps" / source.parent.name
     directory.mkdir(parents=True)
-    stages = ["last"]
+    stages: tuple[str, ...] = ("last",)
     if rng.random() < 0.25:
         # The other stages of the directory, unharmed: the damaged one is read among them.
         for sibling in source.parent.glob("*.txt"):
             if sibling != source:
                 shutil.copyfile(sibling, directory / sibling.name)
-        stages = ["all"]
+        stages = ("all",)
     path = directory / name
     path.write_bytes(data)
     case.kept = path
