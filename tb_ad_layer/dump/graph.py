@@ -15,6 +15,9 @@ from typing import Final, Iterator
 PLACEHOLDER: Final = "placeholder"
 CALL: Final = "call"
 OUTPUT: Final = "output"
+#: The name of the one graph of a dump printed without GraphModule banners (writers before the
+#: banners); a section it calls is named without a prefix.
+ROOT: Final = "(root)"
 
 
 class Weight:
