@@ -30,9 +30,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out"

@@ -9,8 +9,9 @@ Edges are implicit: ``node.inputs`` names the producing nodes, in argument order
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final, Iterator
+from typing import Final
 
 PLACEHOLDER: Final = "placeholder"
 CALL: Final = "call"
@@ -94,7 +95,8 @@ class Node:
 
     @property
     def op_name(self) -> str:
-        """A short, friendly op name: ``auto_deploy.torch_linear_simple.default`` -> ``torch_linear_simple``."""
+        """A short, friendly op name:
+        ``auto_deploy.torch_linear_simple.default`` -> ``torch_linear_simple``."""
         return friendly_op_name(self.target) if self.kind == CALL else self.kind
 
 

@@ -143,7 +143,10 @@ class _Joiner:
                 args = self._arguments(graph, node, env)
                 inner = callee.nodes
                 params = [n.name for n in inner if n.kind == PLACEHOLDER]
-                binding = {p: v for p, v in zip(params, args) if v is not None}
+                # Not strict: a call may pass fewer arguments than the section has placeholders
+                # (one left to its default); those left unbound stay placeholders of the joined
+                # graph, and an argument beyond the last placeholder binds nothing.
+                binding = {p: v for p, v in zip(params, args, strict=False) if v is not None}
                 sub_env = self.emit(callee, f"{prefix}{node.name}.", binding, depth + 1,
                                     stack + [callee.module])
                 values = [sub_env.get(o, _Value()) for o in callee.outputs]

@@ -14,7 +14,7 @@ import random
 import shutil
 import sqlite3
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from tests.conftest import DUMPS, REPO, SHARED_TRACES
@@ -30,10 +30,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Byte damage of an export comes after schema and value changes (which need a readable file).
 _BYTE_LEVEL = ("truncate_pages", "flip_in_pages")
 #: The dump directory each trace fixture was generated from, by the trace's name.
-TRACE_DUMPS = {"ad_dsv3_decode_streams": DUMPS / "ad_dsv3", "qwen3_next_prefill_modules": DUMPS / "qwen3_next"}
+TRACE_DUMPS = {"ad_dsv3_decode_streams": DUMPS / "ad_dsv3",
+               "qwen3_next_prefill_modules": DUMPS / "qwen3_next"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def dump_sources() -> tuple[Path, ...]:
     """Every real writer's dump, then one stage per fixture model (the seed picks which)."""
     real = sorted(REAL_DUMPS.glob("*/*.txt"))
@@ -43,7 +44,7 @@ def dump_sources() -> tuple[Path, ...]:
     return tuple(real + sample)
 
 
-@lru_cache(maxsize=None)
+@cache
 def trace_sources() -> tuple[Path, ...]:
     """Every real trace, then every trace fixture (nsys exports and profiler traces)."""
     def traces(d: Path) -> list[Path]:

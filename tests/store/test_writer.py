@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.convert import convert
-from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.document import layer_document_text, outside_nodes
 from tb_ad_layer.layers.layered import layer_graph
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.reader import RunStore
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tests.conftest import DUMPS
