@@ -45,6 +45,9 @@ class LoadedStage:
 
 @dataclass(slots=True)
 class StageSummary:
+    """What was converted of one stage: its file name, node count, layer kinds by index, the
+    seconds it took to read, parse and layer, and the file's size."""
+
     file: str
     nodes: int
     layers: dict[int, str]
@@ -54,14 +57,17 @@ class StageSummary:
 
 @dataclass(slots=True)
 class ConvertResult:
+    """The outcome of :func:`convert`: the run store written, the run's name, a summary per
+    converted stage, and what the trace attacher returned (``None`` without a trace)."""
+
     store: Path
     run: str
     stages: list[StageSummary] = field(default_factory=list)
     trace: dict[str, Any] | None = None
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
+def _mb(size_bytes: int) -> str:
+    return f"{size_bytes / 1e6:.1f} MB"
 
 
 def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
