@@ -30,9 +30,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out"
@@ -76,11 +76,12 @@ CHILD = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.reader import RunStore
-src, logdir = sys.argv[1], sys.argv[2]
+options = ConvertOptions(Path(sys.argv[1]), Path(sys.argv[2]), run="bench")
 t0 = time.perf_counter()
 c0 = time.process_time()
-res = convert(src, logdir, run="bench")
+res = convert(options)
 dt = time.perf_counter() - t0
 cpu = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

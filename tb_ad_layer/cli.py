@@ -149,8 +149,7 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
     options = convert_options(args)
     attach = trace_attacher(options.trace, progress) if options.trace is not None else None
-    convert(options.source, options.logdir, run=options.run, stages=list(options.stages),
-            module=options.module, model=options.model, attach_trace=attach, progress=progress)
+    convert(options, attach_trace=attach, progress=progress)
     return 0
 
 

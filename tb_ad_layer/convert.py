@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_header
 from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
@@ -19,10 +20,16 @@ from tb_ad_layer.gc_pause import gc_paused
 from tb_ad_layer.layers.document import layer_document
 from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
 from tb_ad_layer.layers.seed_json import read_seed_json
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.store.events import write_run_events
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tb_ad_layer.version import __version__
+
+#: Maps a trace onto the last converted stage: called with the stage's layered graph, its layer
+#: documents (filled in place with kernels and timings) and the store writer (``None`` when
+#: nothing is stored, as in ``tb-ad-layer extract``); returns the run's ``trace`` summary.
+TraceAttacher = Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None], dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -38,6 +45,9 @@ class LoadedStage:
 
 @dataclass(slots=True)
 class StageSummary:
+    """What was converted of one stage: its file name, node count, layer kinds by index, the
+    seconds it took to read, parse and layer, and the file's size."""
+
     file: str
     nodes: int
     layers: dict[int, str]
@@ -47,14 +57,17 @@ class StageSummary:
 
 @dataclass(slots=True)
 class ConvertResult:
+    """The outcome of :func:`convert`: the run store written, the run's name, a summary per
+    converted stage, and what the trace attacher returned (``None`` without a trace)."""
+
     store: Path
     run: str
     stages: list[StageSummary] = field(default_factory=list)
     trace: dict[str, Any] | None = None
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
+def _mb(size_bytes: int) -> str:
+    return f"{size_bytes / 1e6:.1f} MB"
 
 
 def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
@@ -71,7 +84,7 @@ def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
     return LoadedStage(stage, dump, lg, dump.size_bytes, time.perf_counter() - t0)
 
 
-def resolve_inputs(source: str | Path, stages: list[str] | None = None,
+def resolve_inputs(source: str | Path, stages: Sequence[str] | None = None,
                    dump_file: str | None = None) -> list[StageFile]:
     """The stage files to convert from a dump directory, one dump file, or a seed JSON."""
     p = Path(source)
@@ -96,39 +109,37 @@ def _describe(ls: LoadedStage) -> str:
             f"{len(lg.layers)} layers ({kind_text or 'none'}) in {ls.seconds:.2f}s")
 
 
-def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
-            stages: list[str] | None = None, module: str | None = None,
-            model: str | None = None, attach_trace: Callable[..., Any] | None = None,
+def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = None,
             progress: Progress | None = None) -> ConvertResult:
     """Convert a dump directory into ``<logdir>/<run>/plugins/ad_layer/run.sqlite``.
 
     Args:
-        source: dump directory, a single dump file, or a seed-schema layer JSON.
-        logdir: TensorBoard log directory.
-        run: run name (a relative path under ``logdir``); defaults to the source's name.
-        stages: ``None``/``["last"]``, ``["all"]``, or file names / NNN prefixes.
-        module: GraphModule section to use (default: ``monolithic.model`` or the largest).
-        model: model name recorded in the run metadata.
+        options: what to convert into which run (:class:`~tb_ad_layer.options.ConvertOptions`).
         attach_trace: called as ``attach_trace(lg, docs, writer)`` for the last stage, to map a
-            trace onto its layer documents and store its kernels.
-        progress: progress printer.
+            trace onto its layer documents and store its kernels; its return value becomes
+            :attr:`ConvertResult.trace` and the run's ``trace`` metadata. Required when
+            ``options.trace`` is set: the caller builds it from that record
+            (:func:`tb_ad_layer.trace_attach.trace_attacher`).
+        progress: progress printer; ``None`` prints nothing.
     Raises:
         InputError: bad input; nothing is written and any previous store is kept.
+        ValueError: ``options.trace`` is set but no ``attach_trace`` maps it.
     """
+    if options.trace is not None and attach_trace is None:
+        raise ValueError("options.trace is set but no attach_trace was given to map it")
     progress = progress or Progress(quiet=True)
-    src = Path(source)
-    if not run:
-        run = _guess_model(src)
+    src = options.source
+    run = options.run or _guess_model(src)
     _check_run_name(run)
-    files = resolve_inputs(src, stages)
+    files = resolve_inputs(src, options.stages)
     for path in [src.resolve()] + [f.path for f in files]:
         _check_path_text(path)
     total = sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
-    result = ConvertResult(store=store_path(logdir, run), run=run)
+    result = ConvertResult(store=store_path(options.logdir, run), run=run)
     with StoreWriter(result.store) as writer, gc_paused():
         for k, sf in enumerate(files, 1):
-            ls = load_stage(sf, module)
+            ls = load_stage(sf, options.module)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
             lg = ls.lg
             idx = writer.add_stage(file=sf.path.name, order_no=sf.order, stage=sf.stage,
@@ -151,7 +162,7 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
                                               seconds=ls.seconds, size_bytes=ls.size_bytes))
             del ls, lg
         writer.set_meta("run", run)
-        writer.set_meta("model", model or _guess_model(src))
+        writer.set_meta("model", options.model or _guess_model(src))
         writer.set_meta("source_dir", str(src.resolve()))
         writer.set_meta("converter_version", __version__)
         writer.set_meta("created", _created())
@@ -165,8 +176,8 @@ def convert(source: str | Path, logdir: str | Path, *, run: str | None = None,
 def _created() -> str:
     # SOURCE_DATE_EPOCH (the reproducible-builds convention) pins it for regenerated demo logs.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch and epoch.isdigit() \
-        else datetime.now(timezone.utc)
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() \
+        else datetime.now(UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

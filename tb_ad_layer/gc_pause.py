@@ -10,8 +10,8 @@ here hold no reference cycles, so nothing is lost by collecting once afterwards 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.cli import main
+from tb_ad_layer.convert import convert
 from tb_ad_layer.layers.seed_json import read_seed_json
+from tb_ad_layer.options import ConvertOptions, TraceOptions
 from tb_ad_layer.store.reader import RunStore, StoreVersionError
 from tb_ad_layer.store.writer import store_path
 from tests.conftest import DUMPS, write_dump
@@ -69,6 +71,22 @@ def test_failed_first_conversion_leaves_nothing(tmp_path: Path) -> None:
     write_dump(bad / "001_x_y.txt", "%x : 2 : torch.float32\ngarbage")
     assert main(["convert", str(bad), "--logdir", str(tmp_path / "logs"), "--run", "r", "-q"]) == 2
     assert not (tmp_path / "logs" / "r").exists()
+
+
+def test_library_convert_takes_the_options_record(tmp_path: Path) -> None:
+    """A Python caller converts with the same record the command line builds."""
+    options = ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="lib", stages=("all",),
+                             model="dsv3-lib")
+    result = convert(options)
+    assert result.run == "lib" and len(result.stages) == 4
+    store = RunStore(store_path(tmp_path, "lib"))
+    assert store.meta.model == "dsv3-lib" and len(store.stages()) == 4
+    # A trace named in the options but no attacher to map it: refused before anything is written.
+    with_trace = ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="traced",
+                                trace=TraceOptions(path=tmp_path / "decode.nsys-rep"))
+    with pytest.raises(ValueError, match="attach_trace"):
+        convert(with_trace)
+    assert not (tmp_path / "traced").exists()
 
 
 @pytest.mark.parametrize("args,message", [

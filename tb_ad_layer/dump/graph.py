@@ -9,12 +9,16 @@ Edges are implicit: ``node.inputs`` names the producing nodes, in argument order
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final, Iterator
+from typing import Final
 
 PLACEHOLDER: Final = "placeholder"
 CALL: Final = "call"
 OUTPUT: Final = "output"
+#: The name of the one graph of a dump printed without GraphModule banners (writers before the
+#: banners); a section it calls is named without a prefix.
+ROOT: Final = "(root)"
 
 
 class Weight:
@@ -91,7 +95,8 @@ class Node:
 
     @property
     def op_name(self) -> str:
-        """A short, friendly op name: ``auto_deploy.torch_linear_simple.default`` -> ``torch_linear_simple``."""
+        """A short, friendly op name:
+        ``auto_deploy.torch_linear_simple.default`` -> ``torch_linear_simple``."""
         return friendly_op_name(self.target) if self.kind == CALL else self.kind
 
 

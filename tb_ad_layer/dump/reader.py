@@ -15,13 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph, Node, Weight
-from tb_ad_layer.dump.line import (LineError, output_references, references, split_call,
-                                   split_placeholder)
+from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, ROOT, Graph, Node, Weight
+from tb_ad_layer.dump.line import LineError, output_references, references, split_call, split_placeholder
+from tb_ad_layer.dump.sections import choose_graph
 from tb_ad_layer.errors import InputError
 
 BANNER = "=" * 80
-ROOT = "(root)"
 _TRAILING_INDEX = re.compile(r"_\d+$")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
@@ -43,17 +42,17 @@ class DumpFile:
     _joined: dict[str, Graph] = field(default_factory=dict, repr=False)
 
     def module_names(self) -> list[str]:
+        """The names of the GraphModule sections, in file order."""
         return [g.module for g in self.modules]
 
     def select(self, name: str | None = None) -> Graph:
         """The graph to show: the section ``name`` if given, else the model's whole graph (see
-        :func:`tb_ad_layer.dump.sections.choose_graph`), with the sections it calls joined in."""
-        from tb_ad_layer.dump.sections import choose_graph
-
+        :func:`tb_ad_layer.dump.sections.choose_graph`), with the sections it calls joined in.
+        Each answer is kept, so asking again returns the same graph."""
         key = name if name is not None else ""
         graph = self._joined.get(key)
         if graph is None:
-            graph = choose_graph(self, name)
+            graph = choose_graph(self.path, self.modules, name)
             self._joined[key] = graph
         return graph
 

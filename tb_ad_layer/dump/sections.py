@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, Node, Weight
+from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, ROOT, Graph, Node, Weight
 from tb_ad_layer.dump.line import REF, bracket_problem
-from tb_ad_layer.dump.reader import ROOT, DumpFile
 from tb_ad_layer.errors import InputError
 
 PREFERRED_MODULE = "monolithic.model"
@@ -26,34 +25,44 @@ _GETITEM = "<built-in function getitem>"
 _MAX_DEPTH = 32
 
 
-def choose_graph(dump: DumpFile, name: str | None = None) -> Graph:
+def choose_graph(path: str, modules: list[Graph], name: str | None = None) -> Graph:
     """The section ``name`` (or, by default, ``monolithic.model``, else the largest section that
-    no other section calls), with the sections it calls joined in."""
-    by_name = {g.module: g for g in dump.modules}
+    no other section calls), with the sections it calls joined in.
+
+    Args:
+        path: the dump file the sections were read from, to name it in errors.
+        modules: every GraphModule section of that file, in file order.
+        name: the section to show; ``None`` chooses as above.
+    Raises:
+        InputError: no section is named ``name``, or none holds an operation, or a section
+            calls itself.
+    """
+    by_name = {g.module: g for g in modules}
     if name is not None:
         if name not in by_name:
             raise InputError(f"no GraphModule named {name!r}; this file has: "
-                             f"{', '.join(dump.module_names())}", path=dump.path, field="--module")
-        return _join(dump, by_name[name], by_name)
+                             f"{', '.join(g.module for g in modules)}", path=path,
+                             field="--module")
+        return _join(path, by_name[name], by_name)
     if PREFERRED_MODULE in by_name:
-        return _join(dump, by_name[PREFERRED_MODULE], by_name)
+        return _join(path, by_name[PREFERRED_MODULE], by_name)
     called: set[str] = set()
-    for g in dump.modules:
+    for g in modules:
         for callee in _callees(g, by_name).values():
             called.add(callee)
         for node in g.nodes:
             called.update(node.subgraphs)
     best: Graph | None = None
     best_calls = -1
-    for g in dump.modules:
+    for g in modules:
         if g.module in called:
             continue
         calls = _call_count(g, by_name, 0)
         if calls > best_calls:
             best, best_calls = g, calls
     if best is None or best_calls <= 0:
-        raise InputError("no GraphModule section holds any operation", path=dump.path)
-    return _join(dump, best, by_name)
+        raise InputError("no GraphModule section holds any operation", path=path)
+    return _join(path, best, by_name)
 
 
 def _section_name(caller: str, target: str) -> str:
@@ -89,12 +98,12 @@ class _Value:
     weight: str = ""
 
 
-def _join(dump: DumpFile, root: Graph, by_name: dict[str, Graph]) -> Graph:
+def _join(path: str, root: Graph, by_name: dict[str, Graph]) -> Graph:
     if not _callees(root, by_name):
         return root
     out = Graph(module=root.module, source=root.source, transform=root.transform,
                 stage=root.stage)
-    joiner = _Joiner(dump.path, by_name, out)
+    joiner = _Joiner(path, by_name, out)
     env = joiner.emit(root, "", {}, 0, [root.module])
     out.outputs = tuple(v.node for name in root.outputs if (v := env.get(name)) and v.node)
     return out
@@ -134,7 +143,10 @@ class _Joiner:
                 args = self._arguments(graph, node, env)
                 inner = callee.nodes
                 params = [n.name for n in inner if n.kind == PLACEHOLDER]
-                binding = {p: v for p, v in zip(params, args) if v is not None}
+                # Not strict: a call may pass fewer arguments than the section has placeholders
+                # (one left to its default); those left unbound stay placeholders of the joined
+                # graph, and an argument beyond the last placeholder binds nothing.
+                binding = {p: v for p, v in zip(params, args, strict=False) if v is not None}
                 sub_env = self.emit(callee, f"{prefix}{node.name}.", binding, depth + 1,
                                     stack + [callee.module])
                 values = [sub_env.get(o, _Value()) for o in callee.outputs]

@@ -9,6 +9,7 @@ file name only orders them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,12 +75,12 @@ def discover_stages(dump_dir: str | Path) -> list[StageFile]:
     return found
 
 
-def select_stages(stages: list[StageFile], which: list[str] | None) -> list[StageFile]:
+def select_stages(stages: list[StageFile], which: Sequence[str] | None) -> list[StageFile]:
     """Pick stages: ``None``/``["last"]`` -> the final stage; ``["all"]`` -> every stage;
     otherwise each entry names a file (by name, stem, or NNN prefix)."""
-    if not which or which == ["last"]:
+    if not which or list(which) == ["last"]:
         return [stages[-1]]
-    if which == ["all"]:
+    if list(which) == ["all"]:
         return list(stages)
     chosen: list[StageFile] = []
     for want in which:

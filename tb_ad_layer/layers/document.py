@@ -15,8 +15,15 @@ from typing import Any, Final, cast
 
 import msgspec
 
-from tb_ad_layer.contract.document import (Edge, ExternalInput, LayerDocument, LayerNode,
-                                           NodeKind, StreamRole, Weight)
+from tb_ad_layer.contract.document import (
+    Edge,
+    ExternalInput,
+    LayerDocument,
+    LayerNode,
+    NodeKind,
+    StreamRole,
+    Weight,
+)
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.dump.graph import Graph, friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph

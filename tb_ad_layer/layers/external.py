@@ -8,10 +8,11 @@ they are made from, found by one forward pass over the graph.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq, is_
-from typing import Final, Mapping
+from typing import Final
 
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER

@@ -1,13 +1,12 @@
 """A graph with every node assigned to a layer, group and sub-group: the converter's main product."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.layers.external import (ROPE, ExternalInput, external_inputs, model_buffers,
-                                         model_level_kinds)
+from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, model_buffers, model_level_kinds
 from tb_ad_layer.layers.groups import assign_groups
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
 from tb_ad_layer.layers.vocabulary import layer_kind

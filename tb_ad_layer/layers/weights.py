@@ -6,8 +6,8 @@ or fused names such as ``fused_gate_up_5_weight``. They are the ground truth for
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 from tb_ad_layer.errors import InputError
 

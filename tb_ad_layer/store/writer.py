@@ -14,9 +14,10 @@ import hashlib
 import os
 import re
 import sqlite3
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from tb_ad_layer.contract.document import LayerDocument
 from tb_ad_layer.contract.record import encode
@@ -120,7 +121,7 @@ class StoreWriter:
         self._committed = False
         self._stage_count = 0
 
-    def __enter__(self) -> "StoreWriter":
+    def __enter__(self) -> StoreWriter:
         try:
             self._create()
         except BaseException as e:

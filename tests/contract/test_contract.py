@@ -16,8 +16,14 @@ import pytest
 from tb_ad_layer.contract import api, cli, document
 from tb_ad_layer.contract.document import LayerDocument, OutsideNodes
 from tb_ad_layer.convert import load_stage, resolve_inputs
-from tb_ad_layer.layers.document import (layer_document, layer_document_text, layer_record,
-                                         outside_nodes, outside_nodes_text, outside_records)
+from tb_ad_layer.layers.document import (
+    layer_document,
+    layer_document_text,
+    layer_record,
+    outside_nodes,
+    outside_nodes_text,
+    outside_records,
+)
 from tb_ad_layer.store.reader import RunStore
 from tests.conftest import DUMPS, REPO
 

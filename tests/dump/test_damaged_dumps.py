@@ -13,6 +13,7 @@ import pytest
 from tb_ad_layer.convert import convert
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.writer import store_path
 from tests.conftest import DUMPS
 
@@ -35,14 +36,15 @@ def test_module_count_of_thousands_of_digits_is_not_a_count(tmp_path: Path) -> N
 
 
 def test_file_counter_beyond_64_bits_is_refused(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_llama", tmp_path / "logs", run="r")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path / "logs", run="r"))
     before = _digest(store_path(tmp_path / "logs", "r"))
     dump_dir = tmp_path / "ad_llama"
     dump_dir.mkdir()
     path = dump_dir / f"{1 << 64}_compile_compile_model.txt"
     shutil.copyfile(SOURCE, path)
-    with pytest.raises(InputError, match="the counter 18446744073709551616 of this file name is out of range") as err:
-        convert(dump_dir, tmp_path / "logs", run="r")
+    message = "the counter 18446744073709551616 of this file name is out of range"
+    with pytest.raises(InputError, match=message) as err:
+        convert(ConvertOptions(dump_dir, tmp_path / "logs", run="r"))
     assert err.value.path == str(path)
     assert _digest(store_path(tmp_path / "logs", "r")) == before
 
@@ -54,8 +56,9 @@ def test_dump_path_not_utf8_is_refused(tmp_path: Path) -> None:
     dump_dir.mkdir()
     path = dump_dir / "085_compile_compile_mod\udce9l.txt"
     shutil.copyfile(SOURCE, path)
-    with pytest.raises(InputError, match="path is not UTF-8 text, which the run store records; rename it") as err:
-        convert(dump_dir, tmp_path / "logs", run="r")
+    message = "path is not UTF-8 text, which the run store records; rename it"
+    with pytest.raises(InputError, match=message) as err:
+        convert(ConvertOptions(dump_dir, tmp_path / "logs", run="r"))
     assert err.value.path == str(path) and not (tmp_path / "logs").exists()
     # As its own process: Python writes such a name on stderr with a backslash escape.
     proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump_dir), "--logdir",

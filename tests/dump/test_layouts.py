@@ -8,16 +8,21 @@ from tb_ad_layer.dump.stages import discover_stages, select_stages
 from tb_ad_layer.layers.layered import layer_graph
 
 # What the writer printed before banners and shapes: a header, then one graph, dtypes only.
+# (A backslash ending a line here continues the same node line.)
 OLDEST = """# Transform: export_to_gm
 # Stage: export
 
 %input_ids : torch.int64
 %embedding = aten.embedding.default(%model_embed_tokens_weight, %input_ids) : torch.bfloat16
-%norm_0 = auto_deploy.torch_rmsnorm.default(%embedding, %model_layers_0_input_layernorm_weight, 1e-06) : torch.bfloat16
-%q_0 = auto_deploy.torch_linear_simple.default(%norm_0, %model_layers_0_self_attn_q_proj_weight, None) : torch.bfloat16
+%norm_0 = auto_deploy.torch_rmsnorm.default(%embedding, %model_layers_0_input_layernorm_weight, \
+1e-06) : torch.bfloat16
+%q_0 = auto_deploy.torch_linear_simple.default(%norm_0, %model_layers_0_self_attn_q_proj_weight, \
+None) : torch.bfloat16
 %add_0 = aten.add.Tensor(%embedding, %q_0) : torch.bfloat16
-%norm_1 = auto_deploy.torch_rmsnorm.default(%add_0, %model_layers_1_input_layernorm_weight, 1e-06) : torch.bfloat16
-%up_1 = auto_deploy.torch_linear_simple.default(%norm_1, %model_layers_1_mlp_up_proj_weight, None) : torch.bfloat16
+%norm_1 = auto_deploy.torch_rmsnorm.default(%add_0, %model_layers_1_input_layernorm_weight, \
+1e-06) : torch.bfloat16
+%up_1 = auto_deploy.torch_linear_simple.default(%norm_1, %model_layers_1_mlp_up_proj_weight, \
+None) : torch.bfloat16
 %add_1 = aten.add.Tensor(%add_0, %up_1) : torch.bfloat16
 %split = aten.split.Tensor(%add_1, 2) : tuple
 %getitem = <built-in function getitem>(%split, 0) : torch.bfloat16

@@ -12,7 +12,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
@@ -33,11 +33,11 @@ def _rel(p: Path) -> str:
     return f"{p.parent.name}/{p.name}"
 
 
-def _truth(path: Path) -> Dict[str, Any]:
+def _truth(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _export_truths() -> List[Path]:
+def _export_truths() -> list[Path]:
     """Truth files of real-model exports (tools/make_model_dumps.py writes ``architecture``)."""
     return [p for p in TRUTHS if "architecture" in _truth(p)]
 

@@ -11,16 +11,24 @@ from tb_ad_layer.dump.stages import discover_stages, select_stages
 from tb_ad_layer.errors import InputError
 from tests.conftest import DUMPS, write_dump
 
+# Every shape of node line a writer prints. A backslash ending a line here continues the same
+# node line: the writer prints each node on one line, however long.
 BODY = """
 %input_ids : s0x4 : torch.int64
 %kv_cache_0 : 8x64x576 : torch.bfloat16
 %sym_size_int = aten.sym_size.int(%input_ids : s0x4 : torch.int64, 0) : ? : SymInt
-%embedding = aten.embedding.default(%model_embed_tokens_weight : 256x64 : torch.bfloat16, %input_ids : s0x4 : torch.int64) : s0x4x64 : torch.bfloat16
-%noaux_tc_op_default_2 = trtllm.noaux_tc_op.default(%embedding : s0x4x64 : torch.bfloat16, %model_layers_5_mlp_gate_e_score_correction_bias : 256 : torch.bfloat16, 8, 1e-06, None, torch.bfloat16) : (8x8, 8x8) : (torch.bfloat16, torch.int32)
+%embedding = aten.embedding.default(%model_embed_tokens_weight : 256x64 : torch.bfloat16, \
+%input_ids : s0x4 : torch.int64) : s0x4x64 : torch.bfloat16
+%noaux_tc_op_default_2 = trtllm.noaux_tc_op.default(%embedding : s0x4x64 : torch.bfloat16, \
+%model_layers_5_mlp_gate_e_score_correction_bias : 256 : torch.bfloat16, 8, 1e-06, None, \
+torch.bfloat16) : (8x8, 8x8) : (torch.bfloat16, torch.int32)
 %getitem = <built-in function getitem>(%noaux_tc_op_default_2 : ? : tuple, 0) : 8x8 : torch.bfloat16
 %getitem_1 = <built-in function getitem>(%noaux_tc_op_default_2 : ? : tuple, 1) : 8x8 : torch.int32
-%view = aten.view.default(%embedding : s0x4x64 : torch.bfloat16, [sym_size_int, -1]) : s0*4x64 : torch.bfloat16
-%moe = auto_deploy.torch_moe.default(%view : s0*4x64 : torch.bfloat16, [getitem, getitem_1], [model_layers_5_mlp_experts_0_w1_weight, model_layers_5_mlp_experts_1_w1_weight], 'silu', bsnd) : s0*4x64 : torch.bfloat16
+%view = aten.view.default(%embedding : s0x4x64 : torch.bfloat16, \
+[sym_size_int, -1]) : s0*4x64 : torch.bfloat16
+%moe = auto_deploy.torch_moe.default(%view : s0*4x64 : torch.bfloat16, [getitem, getitem_1], \
+[model_layers_5_mlp_experts_0_w1_weight, model_layers_5_mlp_experts_1_w1_weight], 'silu', \
+bsnd) : s0*4x64 : torch.bfloat16
 %scalar_op = aten.sum.default(%moe : s0*4x64 : torch.bfloat16) : scalar : torch.float32
 %nometa = custom.op.default(%moe : s0*4x64 : torch.bfloat16) : ? : N/A
 %pair = custom.split.default(%moe : s0*4x64 : torch.bfloat16) : (s0*4x32, ?) : (torch.bfloat16, None)
@@ -65,7 +73,9 @@ def test_output_paren_spelling(tmp_path: Path) -> None:
 
 def test_several_modules_choose_monolithic_largest_or_named(tmp_path: Path) -> None:
     banner = "=" * 80
-    small = "%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\noutput %y\n"
+    small = ("%x : 2 : torch.float32\n"
+             "%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\n"
+             "output %y\n")
     text = ("# Transform: t\n# Stage: s\n# GraphModules found: 2\n\n"
             f"{banner}\n# GraphModule: submod\n{banner}\n\n{small}\n"
             f"{banner}\n# GraphModule: (root)\n{banner}\n\n{BODY.strip()}\noutput %moe\n")
@@ -91,7 +101,8 @@ def test_real_fixtures_parse() -> None:
 def test_long_line(tmp_path: Path) -> None:
     experts = ", ".join(f"model_layers_3_mlp_experts_{e}_w1_weight" for e in range(120_000))
     body = ("%x : 2x8 : torch.bfloat16\n"
-            f"%moe = auto_deploy.torch_moe.default(%x : 2x8 : torch.bfloat16, [{experts}]) : 2x8 : torch.bfloat16\n"
+            f"%moe = auto_deploy.torch_moe.default(%x : 2x8 : torch.bfloat16, [{experts}]) "
+            ": 2x8 : torch.bfloat16\n"
             "output %moe\n")
     p = write_dump(tmp_path / "001_a_b.txt", body)
     assert p.stat().st_size > 4_000_000
@@ -119,29 +130,33 @@ def test_other_files_are_ignored() -> None:
 
 # -- bad input: one line, naming file and line ---------------------------------------------------
 
+# A placeholder, and a node that reads it: the lines most bad inputs are made of.
+X = "%x : 2 : torch.float32\n"
+NEG_X = "aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32"
 BAD_CASES = {
     "empty": ("", "empty file"),
     "binary": (b"\x7fELF\x00\x01\x02garbage", "binary file"),
     "not_a_dump": ("Hello,\nthis is a README about the model.\n", "not an AutoDeploy graph dump"),
-    "truncated": ("%x : 2 : torch.float32\n%y = aten.add.Tensor(%x : 2 : torch.float32, %x : 2",
+    "truncated": (X + "%y = aten.add.Tensor(%x : 2 : torch.float32, %x : 2",
                   "'(' at column 21 is never closed in the call (the line may be cut short)"),
-    "extra_paren": ("%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32)) : 2 : torch.float32",
+    "extra_paren": (X + "%y = aten.neg.default(%x : 2 : torch.float32)) : 2 : torch.float32",
                     "')' at column 46 closes nothing in the call"),
-    "bad_dtype": ("%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch float32",
+    "bad_dtype": (X + "%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch float32",
                   "bad dtype 'torch float32'"),
-    "self_reference": ("%x : 2 : torch.float32\n%y = aten.add.Tensor(%x : 2 : torch.float32, %y : 2 : torch.float32) : 2 : torch.float32",
+    "self_reference": (X + "%y = aten.add.Tensor(%x : 2 : torch.float32, %y : 2 : torch.float32) "
+                       ": 2 : torch.float32",
                        "%y reads its own value"),
-    "self_reference_in_list": ("%x : 2 : torch.float32\n%y = aten.cat.default([x, y], 0) : 4 : torch.float32",
+    "self_reference_in_list": (X + "%y = aten.cat.default([x, y], 0) : 4 : torch.float32",
                                "%y reads its own value"),
-    "duplicate": ("%x : 2 : torch.float32\n%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\n"
-                  "%y = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32", "duplicate node name %y"),
-    "undefined": ("%x : 2 : torch.float32\n%getitem = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\n"
-                  "%y = aten.add.Tensor(%x : 2 : torch.float32, %getitem_7 : 2 : torch.float32) : 2 : torch.float32",
+    "duplicate": (X + f"%y = {NEG_X}\n%y = {NEG_X}", "duplicate node name %y"),
+    "undefined": (X + f"%getitem = {NEG_X}\n"
+                  "%y = aten.add.Tensor(%x : 2 : torch.float32, %getitem_7 : 2 : torch.float32) "
+                  ": 2 : torch.float32",
                   "undefined node %getitem_7"),
-    "forward_ref": ("%x : 2 : torch.float32\n%y = aten.neg.default(%z : 2 : torch.float32) : 2 : torch.float32\n"
-                    "%z = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32",
+    "forward_ref": (X + "%y = aten.neg.default(%z : 2 : torch.float32) : 2 : torch.float32\n"
+                    f"%z = {NEG_X}",
                     "%z is used before its definition on line 12 (not in SSA order)"),
-    "garbage_line": ("%x : 2 : torch.float32\nthis is not a node line", "unrecognised line"),
+    "garbage_line": (X + "this is not a node line", "unrecognised line"),
 }
 
 

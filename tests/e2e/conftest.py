@@ -92,11 +92,13 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
                        capture_output=True, text=True)
     assert r.returncode == 0, f"tools/make_demo.py failed:\n{r.stdout}\n{r.stderr}"
     from tb_ad_layer.convert import convert
+    from tb_ad_layer.options import ConvertOptions
     from tests.conftest import DUMPS
 
     target: dict[str, Any] = {}
-    convert(DUMPS / "ad_dsv3", root, run=HOSTILE_RUN, attach_trace=_hostile_attacher(target))
-    convert(DUMPS / "ad_dsv3", root, run=NOTRACE_RUN)
+    convert(ConvertOptions(DUMPS / "ad_dsv3", root, run=HOSTILE_RUN),
+            attach_trace=_hostile_attacher(target))
+    convert(ConvertOptions(DUMPS / "ad_dsv3", root, run=NOTRACE_RUN))
     (root / "hostile_node.txt").write_text(target["node"], encoding="utf-8")
     big = large_layer_dump(base)
     r = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(big), "--logdir", str(root),

@@ -10,8 +10,8 @@ import gzip
 import re
 import sqlite3
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from tests.fuzz.inputs import GZIP_MAGIC
 from tests.fuzz.sqlite_mutations import ID_COLUMNS
@@ -56,7 +56,8 @@ def dangling_string_id(path: Path) -> bool:
             for col in columns:
                 if col in have and conn.execute(
                         f'SELECT 1 FROM "{table}" t LEFT JOIN StringIds s ON s.id = t."{col}" '
-                        f'WHERE typeof(t."{col}") IN (\'integer\', \'real\') AND s.id IS NULL LIMIT 1').fetchone():
+                        f'WHERE typeof(t."{col}") IN (\'integer\', \'real\') AND s.id IS NULL '
+                        'LIMIT 1').fetchone():
                     return True
         return False
     except sqlite3.DatabaseError:

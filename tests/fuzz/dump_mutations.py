@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Callable
+from collections.abc import Callable
 
 Mutation = Callable[[random.Random, bytes], "tuple[bytes, str]"]
 
@@ -141,7 +141,8 @@ def crlf(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     picked = rng.sample(range(len(lines)), min(len(lines), rng.randint(1, 20)))
     for i in picked:
         lines[i] = lines[i] + (b"\r", b"\r\r", b" \t")[how - 1]
-    return b"\n".join(lines), f"{(b'CR', b'CR CR', b'blanks')[how - 1].decode()} at the end of {len(picked)} line(s)"
+    ending = ("CR", "CR CR", "blanks")[how - 1]
+    return b"\n".join(lines), f"{ending} at the end of {len(picked)} line(s)"
 
 
 def nul_bytes(rng: random.Random, data: bytes) -> tuple[bytes, str]:
@@ -199,8 +200,9 @@ def layer_index_overflow(rng: random.Random, data: bytes) -> tuple[bytes, str]:
         lines = _lines(data)
         calls = [(i, m) for i, line in enumerate(lines) if (m := _CALL_LINE.match(line)) is not None]
         if not calls:
-            return data + b"\n%w = aten.mul.Tensor(%model_layers_" + big + b"_mlp_weight : 4 : torch.float32) : 4 : " \
-                b"torch.float32\n", f"a weight of layer {big[:30]!r} appended"
+            line = (b"%w = aten.mul.Tensor(%model_layers_" + big + b"_mlp_weight : 4 : torch.float32) "
+                    b": 4 : torch.float32\n")
+            return data + b"\n" + line, f"a weight of layer {big[:30]!r} appended"
         i, m = rng.choice(calls)
         lines[i] = lines[i][:m.start(3)] + b"%model_layers_" + big + b"_mlp_weight : 4 : torch.float32, " + \
             lines[i][m.start(3):]
@@ -270,7 +272,8 @@ def bad_references(rng: random.Random, data: bytes) -> tuple[bytes, str]:
         line = lines[i][:start + r.start(1)] + name + b"_99999999999999999999" + lines[i][start + r.end(1):]
         what = "reads an undefined node"
     else:
-        sections = [line[len(b"# GraphModule:"):].strip() for line in lines if line.startswith(b"# GraphModule:")]
+        banner = b"# GraphModule:"
+        sections = [line[len(banner):].strip() for line in lines if line.startswith(banner)]
         target = rng.choice(sections).rsplit(b".", 1)[-1] if sections else name
         line = b"%" + name + b" = " + target + b"(" + m.group(3) + b") : " + m.group(4)
         what = f"calls section {target.decode(errors='replace')}"

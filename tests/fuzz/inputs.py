@@ -13,8 +13,8 @@ import gzip
 import random
 import shutil
 import sqlite3
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from tests.conftest import DUMPS, REPO, SHARED_TRACES
@@ -30,10 +30,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Byte damage of an export comes after schema and value changes (which need a readable file).
 _BYTE_LEVEL = ("truncate_pages", "flip_in_pages")
 #: The dump directory each trace fixture was generated from, by the trace's name.
-TRACE_DUMPS = {"ad_dsv3_decode_streams": DUMPS / "ad_dsv3", "qwen3_next_prefill_modules": DUMPS / "qwen3_next"}
+TRACE_DUMPS = {"ad_dsv3_decode_streams": DUMPS / "ad_dsv3",
+               "qwen3_next_prefill_modules": DUMPS / "qwen3_next"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def dump_sources() -> tuple[Path, ...]:
     """Every real writer's dump, then one stage per fixture model (the seed picks which)."""
     real = sorted(REAL_DUMPS.glob("*/*.txt"))
@@ -43,7 +44,7 @@ def dump_sources() -> tuple[Path, ...]:
     return tuple(real + sample)
 
 
-@lru_cache(maxsize=None)
+@cache
 def trace_sources() -> tuple[Path, ...]:
     """Every real trace, then every trace fixture (nsys exports and profiler traces)."""
     def traces(d: Path) -> list[Path]:
@@ -85,7 +86,7 @@ class DumpInput:
     case: Case
     directory: Path
     target: Path
-    stages: list[str] = field(default_factory=lambda: ["last"])
+    stages: tuple[str, ...] = ("last",)
 
 
 def build_dump(case_id: str, tmp: Path, rotation: int | None = None) -> DumpInput:
@@ -106,13 +107,13 @@ def build_dump(case_id: str, tmp: Path, rotation: int | None = None) -> DumpInpu
         case.steps.append(f"{step} ({what})")
     directory = tmp / "dumps" / source.parent.name
     directory.mkdir(parents=True)
-    stages = ["last"]
+    stages: tuple[str, ...] = ("last",)
     if rng.random() < 0.25:
         # The other stages of the directory, unharmed: the damaged one is read among them.
         for sibling in source.parent.glob("*.txt"):
             if sibling != source:
                 shutil.copyfile(sibling, directory / sibling.name)
-        stages = ["all"]
+        stages = ("all",)
     path = directory / name
     path.write_bytes(data)
     case.kept = path

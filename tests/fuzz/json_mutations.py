@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import random
 import re
-from typing import Callable
+from collections.abc import Callable
 
 JsonMutation = Callable[[random.Random, bytes], "tuple[bytes, str]"]
 
@@ -20,7 +20,8 @@ _NUMBER = re.compile(rb'"(ts|dur|pid|tid|device|stream|context|correlation|graph
 #: A field of an event the reader keeps (GPU activities, CUDA calls, annotations), when the
 #: event's category comes before the field (as Kineto writes them): for damage that reaches the
 #: reader's checks rather than events it skips anyway.
-_KEPT_EVENT = rb'"cat"\s*:\s*"(?:kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|user_annotation)"(?s:.{0,800}?)'
+_KEPT_EVENT = (rb'"cat"\s*:\s*"(?:kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|user_annotation)"'
+               rb'(?s:.{0,800}?)')
 _KEPT_FIELDS = {name: re.compile(_KEPT_EVENT + rb'"(' + name + rb')"\s*:\s*(-?[0-9][0-9.eE+-]*)')
                 for name in (b"ts", b"dur", b"device", b"stream", b"correlation")}
 #: Fields whose type the reader relies on, each at the start of its value.
@@ -132,8 +133,9 @@ def giant_text(rng: random.Random) -> bytes:
     """Hundreds of kilobytes shaped like a kernel name gone wrong: templates nested thousands
     deep, one long word, a long namespace path, unclosed parentheses, or syntax soup."""
     n = rng.choice([20_000, 100_000])
-    return rng.choice([b"void f<" * n + b"int" + b">" * n + b"(int)", b"a" * (n * 8), b"ns::" * n + b"kernel()",
-                       b"(" * n, bytes(rng.choice(b"<>():,_ ab01") for _ in range(n))])
+    return rng.choice([b"void f<" * n + b"int" + b">" * n + b"(int)", b"a" * (n * 8),
+                       b"ns::" * n + b"kernel()", b"(" * n,
+                       bytes(rng.choice(b"<>():,_ ab01") for _ in range(n))])
 
 
 def giant_name(rng: random.Random, text: bytes) -> tuple[bytes, str]:
@@ -163,7 +165,8 @@ def flip_gzip(rng: random.Random, compressed: bytes) -> tuple[bytes, str]:
     second member or trailing garbage."""
     how = rng.randrange(3)
     if how == 0:
-        return compressed + rng.choice([b"\0\0\0", b"garbage", b"\x1f\x8b"]), "trailing bytes after the gzip stream"
+        trailing = rng.choice([b"\0\0\0", b"garbage", b"\x1f\x8b"])
+        return compressed + trailing, "trailing bytes after the gzip stream"
     if how == 1:
         return compressed + gzip.compress(b"]}"), "a second gzip member"
     buf = bytearray(compressed)

@@ -17,11 +17,11 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Callable, Iterator
 
 import pytest
 
@@ -127,7 +127,8 @@ def run_cli(case: Case, args: list[str], names: Path, cwd: Path) -> CliRun:
         pytest.fail(f"{case.describe()}\n`{' '.join(args)}` ran over {LIMIT_S:.0f} s", pytrace=False)
     out = proc.stdout.decode("utf-8", "replace")
     err = proc.stderr.decode("utf-8", "replace")
-    where = f"{case.describe()}\n`tb-ad-layer {' '.join(shown(Path(a)) for a in args)}` exited {proc.returncode}"
+    command = " ".join(shown(Path(a)) for a in args)
+    where = f"{case.describe()}\n`tb-ad-layer {command}` exited {proc.returncode}"
     if proc.returncode not in (0, 2):
         pytest.fail(f"{where} (expected 0 or 2); stderr:\n{err[-3000:]}", pytrace=False)
     if "Traceback" in out + err:

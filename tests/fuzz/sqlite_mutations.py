@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.fuzz.json_mutations import giant_text
 
@@ -153,7 +154,8 @@ def dangling_ids(rng: random.Random, path: Path) -> str:
     def change(conn: sqlite3.Connection) -> str:
         tables = _tables(conn)
         pairs = [(t, c) for t, cols in ID_COLUMNS if t in tables for c in cols if c in _columns(conn, t)
-                 and conn.execute(f'SELECT 1 FROM "{t}" WHERE typeof("{c}") = \'integer\' LIMIT 1').fetchone()]
+                 and conn.execute(f'SELECT 1 FROM "{t}" WHERE typeof("{c}") = \'integer\' '
+                                  'LIMIT 1').fetchone()]
         if not pairs:
             return "no string id column; nothing changed"
         table, col = rng.choice(pairs)

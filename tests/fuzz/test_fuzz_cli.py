@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tests.conftest import DUMPS
 from tests.fuzz.cases import case_ids, case_index, case_rng
 from tests.fuzz.inputs import build_dump, build_trace
@@ -30,7 +31,7 @@ DEFAULT_DUMP = DUMPS / "ad_dsv3"
 def previous_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run directory holding a store, copied into each case's logdir."""
     logdir = tmp_path_factory.mktemp("fuzz-previous")
-    convert(DUMPS / "ad_llama", logdir, run=RUN)
+    convert(ConvertOptions(DUMPS / "ad_llama", logdir, run=RUN))
     return logdir / RUN
 
 

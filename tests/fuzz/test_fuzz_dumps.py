@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tests.conftest import DUMPS
 from tests.fuzz.cases import case_ids
 from tests.fuzz.inputs import build_dump
@@ -25,7 +26,7 @@ RUN = "previous"
 def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A logdir whose run ``previous`` holds a store (the one every refused conversion keeps)."""
     d = tmp_path_factory.mktemp("fuzz-logdir")
-    convert(DUMPS / "ad_llama", d, run=RUN)
+    convert(ConvertOptions(DUMPS / "ad_llama", d, run=RUN))
     return d
 
 
@@ -34,7 +35,7 @@ def test_dump_case(case_id: str, tmp_path: Path, logdir: Path) -> None:
     dump = build_dump(case_id, tmp_path)
     run_dir = logdir / RUN
     before = snapshot(run_dir)
-    err = in_process(dump.case, lambda: convert(dump.target, logdir, run=RUN, stages=dump.stages),
-                     dump.directory)
+    options = ConvertOptions(dump.target, logdir, run=RUN, stages=dump.stages)
+    err = in_process(dump.case, lambda: convert(options), dump.directory)
     check_store_after(dump.case, run_dir, before, failed=err is not None)
     check_not_accepted_if_invalid(dump, accepted=err is None)

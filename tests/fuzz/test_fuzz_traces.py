@@ -8,7 +8,7 @@ for the seed, the count and running one case alone.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from tests.fuzz.inputs import build_trace
 from tests.fuzz.properties import in_process
 
 
-@lru_cache(maxsize=None)
+@cache
 def graph_of(dump_dir: Path) -> ModelNodes:
     return model_nodes(load_stage(resolve_inputs(dump_dir)[-1]).lg)
 

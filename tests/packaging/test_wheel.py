@@ -81,13 +81,16 @@ def test_compiled_and_source_modules_write_the_same_store(release: Release, tmp_
     sources += [d for d in sorted(real.iterdir()) if d.is_dir()]
     script = (
         "import json, sqlite3, sys\n"
+        "from pathlib import Path\n"
         "from tb_ad_layer.convert import convert\n"
         "from tb_ad_layer.errors import InputError\n"
+        "from tb_ad_layer.options import ConvertOptions\n"
         "from tb_ad_layer._compiled import describe\n"
         "out = {'impl': describe(), 'runs': {}}\n"
         "for i, src in enumerate(sys.argv[2:]):\n"
+        "    options = ConvertOptions(Path(src), Path(sys.argv[1]), run=f'r{i}', stages=('all',))\n"
         "    try:\n"
-        "        res = convert(src, sys.argv[1], run=f'r{i}', stages=['all'])\n"
+        "        res = convert(options)\n"
         "    except InputError as e:\n"
         "        out['runs'][src] = str(e)\n"
         "        continue\n"
@@ -129,10 +132,12 @@ def test_without_a_c_compiler_the_wheel_holds_the_sources_and_converts(
     run([str(release.venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
          "--no-deps", "--target", str(target), str(wheel)], release.env, tmp_path)
     script = ("import sys\n"
+              "from pathlib import Path\n"
               "from tb_ad_layer.convert import convert\n"
+              "from tb_ad_layer.options import ConvertOptions\n"
               "from tb_ad_layer._compiled import describe\n"
               "import tb_ad_layer.dump.reader as reader\n"
-              "res = convert(sys.argv[1], sys.argv[2], run='dsv3')\n"
+              "res = convert(ConvertOptions(Path(sys.argv[1]), Path(sys.argv[2]), run='dsv3'))\n"
               "print(reader.__file__, len(res.stages[0].layers), describe())")
     out = run([str(release.venv_python), "-c", script, str(DUMPS / "ad_dsv3"),
                str(tmp_path / "logs")],

@@ -14,6 +14,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.plugin import AdLayerPlugin, route_table
 from tb_ad_layer.plugin.responses import Payload
@@ -28,8 +29,8 @@ BASE = "/data/plugin/ad_layer"
 def make_logdir(root: Path) -> Path:
     """runs: ``dsv3`` (4 stages, no trace), ``llama``, ``traced/decode`` and
     ``traced/faster`` (last stage of ad_dsv3 with fake traces, B 10% faster)."""
-    convert(DUMPS / "ad_dsv3", root, run="dsv3", stages=["all"])
-    convert(DUMPS / "ad_llama", root, run="llama")
+    convert(ConvertOptions(DUMPS / "ad_dsv3", root, run="dsv3", stages=("all",)))
+    convert(ConvertOptions(DUMPS / "ad_llama", root, run="llama"))
     convert_with_trace(DUMPS / "ad_dsv3", root, "traced/decode")
     convert_with_trace(DUMPS / "ad_dsv3", root, "traced/faster", scale=0.9)
     return root

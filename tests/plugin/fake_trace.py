@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.records import KernelRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter, store_path
 
@@ -122,5 +123,5 @@ def fake_attacher(kernels_per_node: int = 2, scale: float = 1.0, replays: int = 
 
 def convert_with_trace(dump_dir: Path, logdir: Path, run: str, **kwargs: Any) -> Path:
     """Convert ``dump_dir``'s last stage into run ``run`` with a fake trace; return the store."""
-    convert(dump_dir, logdir, run=run, attach_trace=fake_attacher(**kwargs))
+    convert(ConvertOptions(dump_dir, logdir, run=run), attach_trace=fake_attacher(**kwargs))
     return store_path(logdir, run)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.discovery import RunDiscovery
 from tb_ad_layer.plugin.errors import ApiError
@@ -36,28 +37,28 @@ def test_runs_added_at_any_depth_and_rescans_throttled(tmp_path: Path) -> None:
     clock = FakeClock()
     disc = RunDiscovery(tmp_path, rescan_interval_s=2.0, clock_s=clock)
     assert disc.run_names() == [] and disc.has_runs() is False
-    convert(DUMPS / "ad_llama", tmp_path, run="a/b/c/deep")
-    convert(DUMPS / "ad_llama", tmp_path, run="top")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="a/b/c/deep"))
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="top"))
     assert disc.run_names() == []  # within the interval: the old answer, no disk walk
     clock.now_s += 2.5
     assert disc.run_names() == ["a/b/c/deep", "top"] and disc.has_runs()
 
 
 def test_logdir_itself_as_a_run(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_llama", tmp_path, run="x")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="x"))
     data = PluginData(tmp_path / "x")
     assert names(data) == ["."]
     assert call(data, "layer", run=".", layer=0)["run"] == "."
 
 
 def test_replaced_store_is_served_fresh_at_once(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_llama", tmp_path, run="r")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="r"))
     data = PluginData(tmp_path, rescan_interval_s=3600)
     client, _ = make_client(tmp_path, data=data)
     first = client.get(f"{BASE}/api/layer?run=r&layer=1")
     assert json.loads(first.get_data())["source_file"] == "085_compile_compile_model.txt"
     assert [row["kind"] for row in call(data, "runs")["runs"][0]["layers"]] == ["attention+mlp"] * 3
-    convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])  # same name, new file
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",)))  # same name, new file
     assert len(call(data, "runs")["runs"][0]["stages"]) == 4
     second = client.get(f"{BASE}/api/layer?run=r&layer=1")
     assert second.status_code == 200 and second.get_data() != first.get_data()
@@ -67,8 +68,8 @@ def test_replaced_store_is_served_fresh_at_once(tmp_path: Path) -> None:
 
 def test_removed_run_disappears(tmp_path: Path) -> None:
     clock = FakeClock()
-    convert(DUMPS / "ad_llama", tmp_path, run="gone")
-    convert(DUMPS / "ad_llama", tmp_path, run="stays")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="gone"))
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="stays"))
     data = PluginData(tmp_path)
     data.discovery = RunDiscovery(tmp_path, clock_s=clock)
     assert names(data) == ["gone", "stays"]
@@ -84,8 +85,8 @@ def test_removed_run_disappears(tmp_path: Path) -> None:
 
 def test_links_out_of_the_logdir_are_not_followed(tmp_path: Path) -> None:
     logdir, outside = tmp_path / "logdir", tmp_path / "outside"
-    convert(DUMPS / "ad_llama", logdir, run="real")
-    convert(DUMPS / "ad_llama", outside, run="secret")
+    convert(ConvertOptions(DUMPS / "ad_llama", logdir, run="real"))
+    convert(ConvertOptions(DUMPS / "ad_llama", outside, run="secret"))
     shutil.copytree(logdir / "real", logdir / ".hidden_not")      # hidden directories skipped
     os.symlink(outside, logdir / "link_out")                       # directory link out
     os.symlink(outside / "secret", logdir / "secret_run")          # run directory link out
@@ -104,7 +105,7 @@ def test_links_out_of_the_logdir_are_not_followed(tmp_path: Path) -> None:
 
 def test_link_inside_the_logdir_is_followed(tmp_path: Path) -> None:
     logdir = tmp_path / "logdir"
-    convert(DUMPS / "ad_llama", logdir / "store_area", run="x")
+    convert(ConvertOptions(DUMPS / "ad_llama", logdir / "store_area", run="x"))
     (logdir / "group").mkdir()
     os.symlink(logdir / "store_area" / "x", logdir / "group" / "linked")
     assert sorted(names(PluginData(logdir))) in (["group/linked"], ["store_area/x"])
@@ -118,9 +119,9 @@ def _set_schema_version(path: Path, version: int) -> None:
 
 
 def test_other_schema_version_and_corrupt_store_are_listed_not_fatal(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_llama", tmp_path, run="good")
-    convert(DUMPS / "ad_llama", tmp_path, run="newer")
-    convert(DUMPS / "ad_llama", tmp_path, run="older")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="good"))
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="newer"))
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="older"))
     _set_schema_version(store_path(tmp_path, "newer"), 99)
     _set_schema_version(store_path(tmp_path, "older"), 0)
     junk = store_path(tmp_path, "junk")
@@ -139,7 +140,7 @@ def test_other_schema_version_and_corrupt_store_are_listed_not_fatal(tmp_path: P
         assert "cannot be read" in json.loads(r.get_data())["error"]
     assert client.get(f"{BASE}/api/layer?run=good&layer=0").status_code == 200
     # A fixed store (re-converted) is picked up without restart.
-    convert(DUMPS / "ad_llama", tmp_path, run="newer")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="newer"))
     assert client.get(f"{BASE}/api/layer?run=newer&layer=0").status_code == 200
 
 
@@ -169,7 +170,7 @@ def test_store_replaced_while_being_read_never_fails(tmp_path: Path) -> None:
     try:
         for k in range(12):
             if k % 2:
-                convert(DUMPS / "ad_dsv3", tmp_path, run="live")
+                convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="live"))
             else:
                 convert_with_trace(DUMPS / "ad_dsv3", tmp_path, "live", scale=1 + k / 10)
     finally:
@@ -180,7 +181,7 @@ def test_store_replaced_while_being_read_never_fails(tmp_path: Path) -> None:
 
 
 def test_store_rewritten_in_place_is_an_error_not_a_crash(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",)))
     client, _ = make_client(tmp_path)
     assert client.get(f"{BASE}/api/layer?run=r&layer=1").status_code == 200
     path = store_path(tmp_path, "r")
@@ -194,12 +195,12 @@ def test_store_rewritten_in_place_is_an_error_not_a_crash(tmp_path: Path) -> Non
         assert r.status_code in (200, 409), (url, r.status_code)
         body = json.loads(r.get_data())
         assert "error" in body or "runs" in body
-    convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",)))
     assert client.get(f"{BASE}/api/layer?run=r&layer=1").status_code == 200
 
 
 def test_store_damaged_under_an_open_connection_says_how_to_rebuild(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",)))
     client, _ = make_client(tmp_path)
     assert client.get(f"{BASE}/api/layer?run=r&layer=1").status_code == 200
     path = store_path(tmp_path, "r")
@@ -213,5 +214,5 @@ def test_store_damaged_under_an_open_connection_says_how_to_rebuild(tmp_path: Pa
         error = json.loads(r.get_data())["error"]
         assert "damaged" in error and "rebuild it with: tb-ad-layer convert" in error
         assert "retry" not in error
-    convert(DUMPS / "ad_dsv3", tmp_path, run="r")
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r"))
     assert client.get(f"{BASE}/api/layer?run=r&layer=2").status_code == 200

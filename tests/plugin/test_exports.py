@@ -8,6 +8,7 @@ from tensorboard.backend.event_processing.event_file_loader import EventFileLoad
 
 from tb_ad_layer.cli import main
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.chrome_export import export_chrome_trace
 from tb_ad_layer.store.events import EVENTS_SUFFIX, write_run_events
 from tb_ad_layer.store.reader import RunStore
@@ -62,7 +63,7 @@ def our_event_files(run_dir: Path) -> list[Path]:
 
 
 def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_dsv3", tmp_path, run="r", stages=["all"])
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",)))
     run_dir = tmp_path / "r"
     files = our_event_files(run_dir)
     assert len(files) == 1
@@ -93,7 +94,7 @@ def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
 
 
 def test_events_without_trace_have_no_gpu_scalars(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_llama", tmp_path, run="x")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="x"))
     path = write_run_events(store_path(tmp_path, "x"))
     assert our_event_files(tmp_path / "x") == [path]
     tags = {v.tag for e in read_events(path)[1:] for v in e.summary.value}

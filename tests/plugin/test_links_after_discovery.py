@@ -12,6 +12,7 @@ import pytest
 from werkzeug.test import Client
 
 from tb_ad_layer.convert import convert
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.errors import ApiError
 from tb_ad_layer.store.writer import store_path
@@ -29,8 +30,8 @@ def trees(tmp_path: Path) -> tuple[Path, Path]:
     """``logdir`` with run group/r (a Llama dump) and, outside it, ``outside`` with the same
     layout holding another model's store (DeepSeek-V3: other layer kinds, other source)."""
     logdir, outside = tmp_path / "logdir", tmp_path / "outside"
-    convert(DUMPS / "ad_llama", logdir, run=RUN)
-    convert(DUMPS / "ad_dsv3", outside, run=RUN)
+    convert(ConvertOptions(DUMPS / "ad_llama", logdir, run=RUN))
+    convert(ConvertOptions(DUMPS / "ad_dsv3", outside, run=RUN))
     return logdir, outside
 
 
@@ -89,7 +90,7 @@ def test_link_out_between_lookup_and_open_is_refused(trees: tuple[Path, Path], t
 def test_link_that_stays_inside_is_followed(trees: tuple[Path, Path], tmp_path: Path) -> None:
     """Replacing a store by a link to another store inside the logdir is not refused."""
     logdir, _ = trees
-    convert(DUMPS / "ad_dsv3", logdir, run="other", stages=["all"])
+    convert(ConvertOptions(DUMPS / "ad_dsv3", logdir, run="other", stages=("all",)))
     data = PluginData(logdir, rescan_interval_s=3600)
     client, _ = make_client(logdir, data=data)
     assert json.loads(client.get(f"{BASE}/api/layer?run={RUN}&layer=2").get_data())["kind"] \

@@ -12,6 +12,7 @@ import pytest
 from tb_ad_layer.convert import convert
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.layered import layer_graph
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.reader import OutsideError, RunStore, StoreDamagedError
 from tb_ad_layer.store.records import KernelRow, StoredKernel, StreamRow
 from tb_ad_layer.store.writer import StoreWriter, store_path
@@ -58,8 +59,8 @@ def test_records_come_back_as_written(tmp_path: Path) -> None:
 @pytest.fixture
 def inside_and_outside(tmp_path: Path) -> tuple[Path, Path]:
     logdir, outside = tmp_path / "logdir", tmp_path / "outside"
-    convert(DUMPS / "ad_llama", logdir, run="a")
-    convert(DUMPS / "ad_dsv3", outside, run="a")
+    convert(ConvertOptions(DUMPS / "ad_llama", logdir, run="a"))
+    convert(ConvertOptions(DUMPS / "ad_dsv3", outside, run="a"))
     return logdir, outside
 
 
@@ -82,13 +83,13 @@ def test_a_link_out_of_within_is_refused_before_reading(inside_and_outside: tupl
 
 def test_a_link_inside_within_is_followed(inside_and_outside: tuple[Path, Path]) -> None:
     logdir, _ = inside_and_outside
-    convert(DUMPS / "ad_dsv3", logdir, run="b")
+    convert(ConvertOptions(DUMPS / "ad_dsv3", logdir, run="b"))
     os.symlink(logdir / "b", logdir / "c")
     assert RunStore(store_path(logdir, "c"), within=logdir).meta.run == "b"
 
 
 def test_damage_names_the_place_and_the_rebuild_command(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_dsv3", tmp_path / "logs", run="x/y", stages=["all"])
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path / "logs", run="x/y", stages=("all",)))
     path = store_path(tmp_path / "logs", "x/y")
     conn = sqlite3.connect(path)
     conn.execute("UPDATE outside SET nodes='[{\"id\": 1}]' WHERE stage=2")
@@ -106,7 +107,7 @@ def test_damage_names_the_place_and_the_rebuild_command(tmp_path: Path) -> None:
 
 
 def test_damaged_meta_gives_a_command_with_placeholders(tmp_path: Path) -> None:
-    convert(DUMPS / "ad_llama", tmp_path, run="r")
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="r"))
     path = store_path(tmp_path, "r")
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE meta")

@@ -18,6 +18,7 @@ import pytest
 
 from tb_ad_layer.convert import convert
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store import writer as writer_module
 from tb_ad_layer.store.writer import StoreWriter, remove_stale_temp_files, store_path, temp_path
 from tests.conftest import DUMPS, REPO
@@ -48,7 +49,7 @@ def big_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def previous(tmp_path: Path) -> Path:
     """A logdir where run ``r`` already holds a store (the one a failure must leave intact)."""
-    convert(DUMPS / "ad_llama", tmp_path, run=RUN)
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run=RUN))
     return store_path(tmp_path, RUN)
 
 
@@ -95,7 +96,7 @@ def test_temp_file_of_a_killed_converter_is_removed_by_the_next(big_dump: Path,
     proc.kill()
     proc.communicate(timeout=60)
     assert tmp.exists() and digest(previous) == before
-    convert(DUMPS / "ad_llama", previous.parents[3], run=RUN)
+    convert(ConvertOptions(DUMPS / "ad_llama", previous.parents[3], run=RUN))
     assert temp_files(previous.parent) == []
 
 
@@ -106,7 +107,7 @@ def test_temp_file_of_a_live_process_is_left_alone(previous: Path) -> None:
         live.write_bytes(b"SQLite format 3\x00 being written by a live converter")
         dead = temp_path(previous, dead_pid())
         dead.write_bytes(b"SQLite format 3\x00 left by a dead converter")
-        convert(DUMPS / "ad_llama", previous.parents[3], run=RUN)
+        convert(ConvertOptions(DUMPS / "ad_llama", previous.parents[3], run=RUN))
         assert temp_files(previous.parent) == [live]
         assert remove_stale_temp_files(previous.parent) == []
     finally:
@@ -121,7 +122,7 @@ def test_names_that_only_look_like_temp_files_are_left_alone(previous: Path) -> 
                                               ".run.sqlite.tmp-99999999999")]
     for p in others:
         p.write_bytes(b"")
-    convert(DUMPS / "ad_llama", previous.parents[3], run=RUN)
+    convert(ConvertOptions(DUMPS / "ad_llama", previous.parents[3], run=RUN))
     assert all(p.exists() for p in others)
 
 
@@ -183,14 +184,14 @@ def test_failure_anywhere_leaves_no_temp_file(previous: Path, where: str,
     before = digest(previous)
     monkeypatch.setattr(target, name, replacement)
     with pytest.raises(error):
-        convert(DUMPS / "ad_dsv3", previous.parents[3], run=RUN, stages=["all"])
+        convert(ConvertOptions(DUMPS / "ad_dsv3", previous.parents[3], run=RUN, stages=("all",)))
     assert temp_files(previous.parent) == []
     assert digest(previous) == before
 
 
 def test_failure_in_a_trace_attacher_leaves_no_temp_file(previous: Path) -> None:
     with pytest.raises(Boom):
-        convert(DUMPS / "ad_dsv3", previous.parents[3], run=RUN, attach_trace=_raise)
+        convert(ConvertOptions(DUMPS / "ad_dsv3", previous.parents[3], run=RUN), attach_trace=_raise)
     assert temp_files(previous.parent) == []
 
 
@@ -198,5 +199,5 @@ def test_failure_into_a_new_run_removes_its_directories(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(StoreWriter, "add_layers", _raise)
     with pytest.raises(Boom):
-        convert(DUMPS / "ad_dsv3", tmp_path / "logs", run="a/b")
+        convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path / "logs", run="a/b"))
     assert not (tmp_path / "logs").exists()

@@ -12,6 +12,7 @@ from tb_ad_layer.convert import convert
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.document import layer_document_text, outside_nodes
 from tb_ad_layer.layers.layered import layer_graph
+from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.reader import RunStore
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tests.conftest import DUMPS
@@ -21,7 +22,7 @@ DSV3 = DUMPS / "ad_dsv3"
 
 def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -> None:
     last = sorted(DSV3.glob("*.txt"))[-1]
-    convert(last, tmp_path, run="r")
+    convert(ConvertOptions(last, tmp_path, run="r"))
     store = RunStore(store_path(tmp_path, "r"))
     lg = layer_graph(parse_dump(last).select())
     nodes = store.nodes(0)
