@@ -17,7 +17,7 @@ import pytest
 from tb_ad_layer.cli import main
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.ingest import CONFIDENT, ingest_trace, kernel_sequences
-from tests.trace.accuracy import DUMPS, agreement
+from tests.trace.accuracy import DUMPS, agreement, grown_plan
 from tests.trace.helpers import load_truth, make_traces
 
 TRUTHS = sorted(DUMPS.glob("*/*.truth.json"))
@@ -72,3 +72,33 @@ def test_low_confidence_is_printed(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "3 layers by repetition, confidence 0." in err
     assert "warning: low confidence (0." in err and "pass --dump" in err
     assert len(json.loads(out.read_text())["layers"]) == 3
+
+
+GROWN = sorted(DUMPS.glob("*/002_*.truth.json"))
+
+
+@pytest.mark.parametrize("truth_path", GROWN, ids=[p.parent.name for p in GROWN])
+def test_prologue_kernels_never_open_a_confident_extra_layer(truth_path: Path, tmp_path: Path) -> None:
+    """Each export's layers repeated to 24 (a lone first layer of its own kind kept once), run
+    as one stream and cut without the dump. The prologue's index and copy kernels (embedding,
+    masks) also run once per layer; a cut anchored on them took the prologue for a short first
+    layer and found 25 layers, 0 % of kernels in the right one, with confidence 0.95 (MoE
+    models of three families). A cut may find fewer layers than there are (hybrids whose layers
+    pair up), but never more while it claims confidence."""
+    mt = make_traces()
+    kinds = load_truth(truth_path)["layer_kinds"]
+    values = list(kinds.values())
+    keep = 1 if len(kinds) > 2 and kinds["0"] != kinds["1"] and len(set(values)) == 2 \
+        and values.count(kinds["0"]) == 1 else 0
+    plan = grown_plan(mt.plan_from_truth(truth_path), 24, keep)
+    paths = mt.generate(tmp_path, "t", plan, mt.Options(layout="single", replays=3, seed=3, jitter=0.15))
+    truth = load_truth(paths["truth"])
+    try:
+        result = ingest_trace(paths["sqlite"], None)
+    except InputError as err:
+        assert "no layer" in str(err)
+        return
+    confident = (result.meta["confidence"] or 0.0) >= CONFIDENT
+    found = result.meta["layers_found"]
+    share = agreement(truth, result.kernels).layer_share
+    assert found <= 24 or not confident, (found, f"{share:.0%} in the right layer", result.meta["confidence"])
