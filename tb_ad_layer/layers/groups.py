@@ -30,7 +30,6 @@ sub-group when they have no finer one, and every node between them is marked as 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
@@ -158,8 +157,8 @@ def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
     return group, sub
 
 
-def _classify_direct(target: str, weights: tuple[str, ...], roles: Mapping[str, str],
-                     moe: list[str], siblings: Mapping[str, str]
+def _classify_direct(target: str, weights: tuple[str, ...], roles: dict[str, str],
+                     moe: list[str], siblings: dict[str, str]
                      ) -> tuple[str | None, str | None]:
     """Group and sub-group from the weights a node applies (else its target).
 
@@ -188,7 +187,7 @@ def _classify_direct(target: str, weights: tuple[str, ...], roles: Mapping[str, 
     return group, sub
 
 
-def _enclosing_group(role: str, siblings: Mapping[str, str]) -> str:
+def _enclosing_group(role: str, siblings: dict[str, str]) -> str:
     """The group of the innermost module path of ``role`` that names one, else ``other``."""
     end = role.rfind("_")
     while end > 0:
@@ -203,34 +202,49 @@ _MIXED = "mixed"
 
 
 def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[str, ...]],
-                    roles: Mapping[str, str], moe: dict[int, list[str]]
+                    roles: dict[str, str], moe: dict[int, list[str]]
                     ) -> dict[int, dict[str, str]]:
     """Per layer, the group of every path prefix of its named weights' roles
     (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
     :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
     and name no enclosing module."""
     out: dict[int, dict[str, str]] = {}
-    seen: set[tuple[int, str]] = set()
+    # Per layer, the roles already counted (a MoE layer applies one weight per expert and
+    # projection, each in several nodes).
+    seen_by_layer: dict[int, set[str]] = {}
     no_moe: list[str] = []
     for node in nodes:
         j = node.index
         layer = layers[j]
-        if node.kind != CALL or layer == NO_LAYER:
+        applied = weights[j]
+        if not applied or node.kind != CALL or layer == NO_LAYER:
             continue
-        for w in weights[j]:
+        seen = seen_by_layer.get(layer)
+        if seen is None:
+            seen = seen_by_layer[layer] = set()
+        for w in applied:
             role = roles[w]
-            if role == w or (layer, role) in seen:
+            if role == w or role in seen:
                 continue
-            seen.add((layer, role))
+            seen.add(role)
             group = _role_group(role, moe.get(layer, no_moe))[0]
             if group is None or group == NORM:
                 continue
-            prefixes = out.setdefault(layer, {})
+            prefixes = out.get(layer)
+            if prefixes is None:
+                prefixes = out[layer] = {}
+            # Longest prefix first. A prefix already holding this group, or _MIXED, has had
+            # every shorter prefix of it updated with the same groups: nothing changes below.
             end = role.rfind("_")
             while end > 0:
                 key = role[:end]
                 had = prefixes.get(key)
-                prefixes[key] = group if had is None or had == group else _MIXED
+                if had is None:
+                    prefixes[key] = group
+                elif had == group or had == _MIXED:
+                    break
+                else:
+                    prefixes[key] = _MIXED
                 end = role.rfind("_", 0, end)
     return out
 
@@ -239,7 +253,7 @@ def _is_router_role(role: str) -> bool:
     return _classify_role(role)[1] == MOE_ROUTER
 
 
-def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | None = None,
+def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None = None,
                   rope_values: list[bool] | None = None
                   ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.

@@ -13,7 +13,7 @@ and ``mlp_experts_0_up_proj_weight`` are both in block ``mlp`` of their layer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from tb_ad_layer.dump.graph import CALL, Graph
 
@@ -37,7 +37,7 @@ def _is_expert_weight(role: str, shape: str) -> bool:
 
 
 def moe_blocks(graph: Graph, layers: list[int], weights: list[tuple[str, ...]],
-               roles: Mapping[str, str], is_router: Callable[[str], bool]
+               roles: dict[str, str], is_router: Callable[[str], bool]
                ) -> dict[int, list[str]]:
     """Per layer, the names of its MoE blocks.
 
@@ -51,17 +51,30 @@ def moe_blocks(graph: Graph, layers: list[int], weights: list[tuple[str, ...]],
     routers: dict[int, set[str]] = {}
     experts: dict[int, set[str]] = {}
     shapes = graph.weights
+    # is_router of each role seen: a MoE dump repeats every expert's roles in every layer.
+    router_role: dict[str, bool] = {}
     for node in graph.nodes:
         j = node.index
         layer = layers[j]
-        if node.kind != CALL or layer < 0:
+        applied = weights[j]
+        if not applied or node.kind != CALL or layer < 0:
             continue
-        for w in weights[j]:
+        for w in applied:
             role = roles[w]
-            if is_router(role):
-                routers.setdefault(layer, set()).add(block_of(role))
-            elif _is_expert_weight(role, shapes[w].shape if w in shapes else "?"):
-                experts.setdefault(layer, set()).add(role)
+            routes = router_role.get(role)
+            if routes is None:
+                routes = router_role[role] = is_router(role)
+            if routes:
+                blocks = routers.get(layer)
+                if blocks is None:
+                    blocks = routers[layer] = set()
+                blocks.add(block_of(role))
+            elif "experts" in role or _is_expert_weight(role, shapes[w].shape if w in shapes
+                                                        else "?"):
+                found = experts.get(layer)
+                if found is None:
+                    found = experts[layer] = set()
+                found.add(role)
     out: dict[int, list[str]] = {}
     for layer, blocks in routers.items():
         found = experts.get(layer, set())

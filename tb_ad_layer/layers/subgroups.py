@@ -20,7 +20,6 @@ Inside attention, RoPE; inside Mamba and gated-delta-net mixers, the stages of t
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
 
 from tb_ad_layer.dump.graph import CALL, Graph
@@ -100,7 +99,7 @@ def _op_stage(target: str) -> str:
     return ""
 
 
-def _weight_stage(weights: tuple[str, ...], roles: Mapping[str, str]) -> str:
+def _weight_stage(weights: tuple[str, ...], roles: dict[str, str]) -> str:
     for w in weights:
         role = roles.get(w, w)
         for pat, stage in _WEIGHT_STAGES:
@@ -111,7 +110,7 @@ def _weight_stage(weights: tuple[str, ...], roles: Mapping[str, str]) -> str:
 
 def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
                       sub: list[str | None], direct: list[bool],
-                      roles: Mapping[str, str]) -> None:
+                      roles: dict[str, str]) -> None:
     """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups."""
     nodes = graph.nodes
     n = len(nodes)
