@@ -208,45 +208,59 @@ def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[st
     (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
     :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
     and name no enclosing module."""
-    out: dict[int, dict[str, str]] = {}
-    # Per layer, the roles already counted (a MoE layer applies one weight per expert and
+    # Each layer's named roles, once each (a MoE layer applies one weight per expert and
     # projection, each in several nodes).
-    seen_by_layer: dict[int, set[str]] = {}
-    no_moe: list[str] = []
+    layer_roles: dict[int, set[str]] = {}
     for node in nodes:
         j = node.index
         layer = layers[j]
         applied = weights[j]
         if not applied or node.kind != CALL or layer == NO_LAYER:
             continue
-        seen = seen_by_layer.get(layer)
-        if seen is None:
-            seen = seen_by_layer[layer] = set()
+        found = layer_roles.get(layer)
+        if found is None:
+            found = layer_roles[layer] = set()
         for w in applied:
             role = roles[w]
-            if role == w or role in seen:
-                continue
-            seen.add(role)
-            group = _role_group(role, moe.get(layer, no_moe))[0]
-            if group is None or group == NORM:
-                continue
-            prefixes = out.get(layer)
-            if prefixes is None:
-                prefixes = out[layer] = {}
-            # Longest prefix first. A prefix already holding this group, or _MIXED, has had
-            # every shorter prefix of it updated with the same groups: nothing changes below.
-            end = role.rfind("_")
-            while end > 0:
-                key = role[:end]
-                had = prefixes.get(key)
-                if had is None:
-                    prefixes[key] = group
-                elif had == group or had == _MIXED:
-                    break
-                else:
-                    prefixes[key] = _MIXED
-                end = role.rfind("_", 0, end)
+            if role != w:
+                found.add(role)
+    out: dict[int, dict[str, str]] = {}
+    # Layers with the same roles and MoE blocks (a model's repeated layers) share one table.
+    shared: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, str]] = {}
+    no_moe: list[str] = []
+    for layer, found in layer_roles.items():
+        blocks = moe.get(layer, no_moe)
+        key = (tuple(blocks), frozenset(found))
+        prefixes = shared.get(key)
+        if prefixes is None:
+            prefixes = shared[key] = _prefix_groups(found, blocks)
+        if prefixes:
+            out[layer] = prefixes
     return out
+
+
+def _prefix_groups(layer_roles: set[str], moe: list[str]) -> dict[str, str]:
+    """The group of every path prefix of one layer's roles (:func:`_sibling_groups`), given the
+    layer's MoE blocks; the same in any order of the roles."""
+    prefixes: dict[str, str] = {}
+    for role in layer_roles:
+        group = _role_group(role, moe)[0]
+        if group is None or group == NORM:
+            continue
+        # Longest prefix first. A prefix already holding this group, or _MIXED, has had every
+        # shorter prefix of it updated with the same groups: nothing changes below it.
+        end = role.rfind("_")
+        while end > 0:
+            key = role[:end]
+            had = prefixes.get(key)
+            if had is None:
+                prefixes[key] = group
+            elif had == group or had == _MIXED:
+                break
+            else:
+                prefixes[key] = _MIXED
+            end = role.rfind("_", 0, end)
+    return prefixes
 
 
 def _is_router_role(role: str) -> bool:
@@ -286,11 +300,17 @@ def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None 
     no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
     attn_layers: set[int] = set()
+    # Per distinct target, the role its path inside a layer names, if it is one (few are).
+    module_roles: dict[str, str] = {}
     for node in nodes:
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
             continue
-        g, s = _classify_module(node.name, node.target)
+        target = node.target
+        module_role = module_roles.get(target)
+        if module_role is None:
+            module_role = module_roles[target] = _module_role(target)
+        g, s = _classify_module(node.name, target, module_role)
         if g is None:
             g, s = _classify_direct(node.target, weights[j], roles, moe.get(layers[j], no_moe),
                                     siblings.get(layers[j], no_siblings))
@@ -369,16 +389,23 @@ _CAST_OPS = frozenset({"to", "_to_copy", "type_as", "float", "half", "bfloat16"}
 _MODULE_PATH = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks)\.\d+\.(.+)$")
 
 
-def _classify_module(name: str, target: str) -> tuple[str | None, str | None]:
-    """A ``call_module`` node (``model.layers.0.self_attn.q_proj``, named after its path) is
-    classified by its path inside the layer, as a weight of that module would be."""
-    if "." not in target or name.rstrip("0123456789_") != target.replace(".", "_") \
-            and name != target.replace(".", "_"):
-        return None, None
+def _module_role(target: str) -> str:
+    """The role that a submodule path inside a layer names (``model.layers.0.self_attn.q_proj``
+    -> ``self_attn_q_proj``), or "" when ``target`` is no such path."""
     m = _MODULE_PATH.search(target)
-    if m is None:
+    return m.group(1).replace(".", "_") if m is not None else ""
+
+
+def _classify_module(name: str, target: str, module_role: str) -> tuple[str | None, str | None]:
+    """A ``call_module`` node (``model.layers.0.self_attn.q_proj``, named after its path) is
+    classified by its path inside the layer, ``module_role`` (:func:`_module_role` of its
+    target), as a weight of that module would be."""
+    if not module_role:
         return None, None
-    return _classify_role(m.group(1).replace(".", "_"))
+    flat = target.replace(".", "_")
+    if name != flat and name.rstrip("0123456789_") != flat:
+        return None, None
+    return _classify_role(module_role)
 
 
 _NORM_STEPS = frozenset({"to", "_to_copy", "float", "type_as", "pow", "mean", "var", "add",
@@ -481,11 +508,23 @@ def _is_generic(target: str, weights: tuple[str, ...]) -> bool:
     return not weights and bool(_GENERIC.match(target)) and "moe" not in target
 
 
-@lru_cache(maxsize=1 << 14)
-def _aux_flags(target: str) -> tuple[bool, bool, bool, bool]:
-    """``(begins, ends, marker, waits)``: what an op target says about aux-stream regions."""
-    return ("begin_aux_stream" in target, "end_aux_stream" in target, "aux_stream" in target,
-            "wait_aux_stream" in target)
+# What an op target says about aux-stream regions (bits of _aux_flags).
+_BEGINS, _ENDS, _MARKER, _WAITS = 1, 2, 4, 8
+
+
+def _aux_flags(target: str) -> int:
+    """:data:`_BEGINS`, :data:`_ENDS`, :data:`_MARKER`, :data:`_WAITS`: what ``target`` says
+    about aux-stream regions."""
+    flags = 0
+    if "aux_stream" in target:
+        flags |= _MARKER
+        if "begin_aux_stream" in target:
+            flags |= _BEGINS
+        if "end_aux_stream" in target:
+            flags |= _ENDS
+        if "wait_aux_stream" in target:
+            flags |= _WAITS
+    return flags
 
 
 def _mark_aux_regions(nodes: list[Node], inputs_idx: list[list[int]], consumers: list[list[int]],
@@ -493,28 +532,45 @@ def _mark_aux_regions(nodes: list[Node], inputs_idx: list[list[int]], consumers:
     """Streams per node: ``aux`` from a ``begin_aux_stream`` op to its ``end_aux_stream`` op."""
     n = len(nodes)
     streams = ["main"] * n
-    flags = [_aux_flags(node.target) for node in nodes]
-    if not any(f[0] for f in flags):
+    flags = [0] * n
+    per_target: dict[str, int] = {}  # a graph has few distinct targets
+    begins_any = False
+    for j, node in enumerate(nodes):
+        target = node.target
+        f = per_target.get(target)
+        if f is None:
+            f = per_target[target] = _aux_flags(target)
+        flags[j] = f
+        if f & _BEGINS:
+            begins_any = True
+    if not begins_any:
         return streams
-    # map() keeps the per-node "any input/consumer marked" test in C: it runs for every node.
     after = [False] * n
-    get_after = after.__getitem__
     for j in range(n):
-        begins, ends = flags[j][0], flags[j][1]
-        if begins or (not ends and any(map(get_after, inputs_idx[j]))):
+        f = flags[j]
+        if f & _BEGINS:
             after[j] = True
+        elif not f & _ENDS:
+            for i in inputs_idx[j]:
+                if after[i]:
+                    after[j] = True
+                    break
     before = [False] * n
-    get_before = before.__getitem__
     for j in range(n - 1, -1, -1):
-        begins, ends = flags[j][0], flags[j][1]
-        if ends or (not begins and any(map(get_before, consumers[j]))):
+        f = flags[j]
+        if f & _ENDS:
             before[j] = True
+        elif not f & _BEGINS:
+            for c in consumers[j]:
+                if before[c]:
+                    before[j] = True
+                    break
     for j in range(n):
-        marker, waits = flags[j][2], flags[j][3]
+        f = flags[j]
+        marker = f & _MARKER != 0
         if (after[j] and before[j]) or marker:
-            if not waits:
+            if not f & _WAITS:
                 streams[j] = "aux"
             if layers[j] != NO_LAYER and (marker or sub[j] is None):
                 sub[j] = AUX_STREAM
     return streams
-
