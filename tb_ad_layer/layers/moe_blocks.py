@@ -19,6 +19,8 @@ from tb_ad_layer.dump.graph import CALL, Graph
 
 _ROUTER_WORD = re.compile(r"(?:^|_)(?:gate|router|expert_bias|e_score)")
 _STATIC_3D = re.compile(r"\d+x\d+x\d+")
+# What a weight's role says about it (moe_blocks).
+_ROUTER, _EXPERT, _BY_SHAPE = 1, 2, 3
 
 
 def block_of(role: str) -> str:
@@ -51,30 +53,36 @@ def moe_blocks(graph: Graph, layers: list[int], weights: list[tuple[str, ...]],
     routers: dict[int, set[str]] = {}
     experts: dict[int, set[str]] = {}
     shapes = graph.weights
-    # is_router of each role seen: a MoE dump repeats every expert's roles in every layer.
-    router_role: dict[str, bool] = {}
+    # What each role seen says (a MoE dump repeats every expert's roles in every layer):
+    # a router's, an expert's by its name, or an expert's only if its weight is 3-D.
+    role_kind: dict[str, int] = {}
     for node in graph.nodes:
         j = node.index
         layer = layers[j]
         applied = weights[j]
         if not applied or node.kind != CALL or layer < 0:
             continue
+        layer_routers: set[str] | None = None
+        layer_experts: set[str] | None = None
         for w in applied:
             role = roles[w]
-            routes = router_role.get(role)
-            if routes is None:
-                routes = router_role[role] = is_router(role)
-            if routes:
-                blocks = routers.get(layer)
-                if blocks is None:
-                    blocks = routers[layer] = set()
-                blocks.add(block_of(role))
-            elif "experts" in role or _is_expert_weight(role, shapes[w].shape if w in shapes
-                                                        else "?"):
-                found = experts.get(layer)
-                if found is None:
-                    found = experts[layer] = set()
-                found.add(role)
+            kind = role_kind.get(role)
+            if kind is None:
+                kind = role_kind[role] = (_ROUTER if is_router(role) else
+                                          _EXPERT if "experts" in role else _BY_SHAPE)
+            if kind == _ROUTER:
+                if layer_routers is None:
+                    layer_routers = routers.get(layer)
+                    if layer_routers is None:
+                        layer_routers = routers[layer] = set()
+                layer_routers.add(block_of(role))
+            elif kind == _EXPERT or _is_expert_weight(role, shapes[w].shape if w in shapes
+                                                      else "?"):
+                if layer_experts is None:
+                    layer_experts = experts.get(layer)
+                    if layer_experts is None:
+                        layer_experts = experts[layer] = set()
+                layer_experts.add(role)
     out: dict[int, list[str]] = {}
     for layer, blocks in routers.items():
         found = experts.get(layer, set())
