@@ -54,6 +54,14 @@ _OP_STAGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"gated_delta|delta_rule|chunk_gated|fla_", re.I), "core"),
     (re.compile(r"ssm|selective_scan|chunk_scan|ssd|state_passing", re.I), "core"),
 ]
+_RANK: dict[str, int] = {"": _NONE, "weighted": _NONE, "metadata": _NONE, "conv": _CONV,
+                         "gating": _GATING, "core": _CORE, "norm": _NORM}
+# The sub-group of each stage, in a Mamba mixer and in a gated delta net.
+_MAMBA_SUBS: dict[str, str | None] = {"metadata": MAMBA_METADATA, "conv": MAMBA_SSM,
+                                      "gating": MAMBA_SSM, "core": MAMBA_SSM,
+                                      "norm": MAMBA_GATED_NORM}
+_GDN_SUBS: dict[str, str | None] = {"metadata": GDN_DELTA_RULE, "conv": GDN_CONV1D,
+                                    "gating": GDN_GATING, "core": GDN_DELTA_RULE, "norm": None}
 _WEIGHT_STAGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"conv1d", re.I), "conv"),
     (re.compile(r"(?:^|_)(?:a_log|dt_bias)(?:_|$)", re.I), "gating"),
@@ -130,8 +138,6 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(stage[c] == "norm" for c in users):
             stage[j] = "norm"
-    rank = {"": _NONE, "weighted": _NONE, "metadata": _NONE, "conv": _CONV, "gating": _GATING,
-            "core": _CORE, "norm": _NORM}
     for node in nodes:
         j = node.index
         if stage[j] or layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) \
@@ -148,7 +154,7 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
             continue
         best = ""
         for s in seen:
-            if s != "weighted" and s != "metadata" and rank[s] > rank[best]:
+            if s != "weighted" and s != "metadata" and _RANK[s] > _RANK[best]:
                 best = s
         stage[j] = best
     # What the input projection hands only to the gating (beta = sigmoid(b)) is gating too.
@@ -163,9 +169,4 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
         s = stage[j]
         if not s or s == "weighted":
             continue
-        if group[j] == MAMBA:
-            sub[j] = {"metadata": MAMBA_METADATA, "conv": MAMBA_SSM, "gating": MAMBA_SSM,
-                      "core": MAMBA_SSM, "norm": MAMBA_GATED_NORM}[s]
-        else:
-            sub[j] = {"metadata": GDN_DELTA_RULE, "conv": GDN_CONV1D, "gating": GDN_GATING,
-                      "core": GDN_DELTA_RULE, "norm": None}[s]
+        sub[j] = _MAMBA_SUBS[s] if group[j] == MAMBA else _GDN_SUBS[s]
