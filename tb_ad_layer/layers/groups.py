@@ -343,20 +343,32 @@ def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None 
                 group[j] = group[c]
                 sub[j] = sub[j] or sub[c]
                 break
+    generic_targets: dict[str, bool] = {}  # _is_generic_target, per distinct target
     for j in range(n):
-        if layers[j] == NO_LAYER or nodes[j].kind != CALL:
+        layer = layers[j]
+        node = nodes[j]
+        if layer == NO_LAYER or node.kind != CALL:
             continue
-        same = [i for i in inputs_idx[j] if layers[i] == layers[j] and group[i] is not None]
-        if group[j] is None:
-            if same:
-                group[j], sub[j] = group[same[0]], sub[same[0]]
-            else:
-                group[j] = OTHER
-        elif _is_generic(nodes[j].target, nodes[j].weights):
+        g = group[j]
+        if g is None:
+            g = OTHER
+            for i in inputs_idx[j]:
+                if layers[i] == layer and group[i] is not None:
+                    g, sub[j] = group[i], sub[i]
+                    break
+            group[j] = g
+            continue
+        if node.weights:
+            continue
+        target = node.target
+        generic = generic_targets.get(target)
+        if generic is None:
+            generic = generic_targets[target] = _is_generic_target(target)
+        if generic:
             # A generic op between two nodes of one group takes the producer's sub-group
             # (routing arithmetic after the router belongs to the router).
-            for i in same:
-                if group[i] == group[j] and sub[i] is not None:
+            for i in inputs_idx[j]:
+                if layers[i] == layer and group[i] == g and sub[i] is not None:
                     sub[j] = sub[i]
                     break
 
@@ -441,12 +453,17 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
     The residual read by the add is an input from outside the layer, a norm's, a closed block's,
     or a value computed before the block's first own op (the layer's input, cast).
     """
-    first_direct: dict[tuple[int, str], int] = {}
+    # Per layer, the first node each group names directly.
+    first_direct: dict[int, dict[str, int]] = {}
     for node in nodes:
         j = node.index
         g = group[j]
-        if direct[j] and g is not None and (layers[j], g) not in first_direct:
-            first_direct[(layers[j], g)] = j
+        if direct[j] and g is not None:
+            firsts = first_direct.get(layers[j])
+            if firsts is None:
+                firsts = first_direct[layers[j]] = {}
+            if g not in firsts:
+                firsts[g] = j
     closes = [False] * len(nodes)
     for node in nodes:
         j = node.index
@@ -481,7 +498,7 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
         if block is None or mixed:
             continue
         if unknown and op in _ADD_OPS:
-            start = first_direct.get((layers[j], block), -1)
+            start = first_direct.get(layers[j], {}).get(block, -1)
             if any(i > start for i in unknown):
                 continue
             residual = True
@@ -504,8 +521,10 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
 _GENERIC = re.compile(r"^(?:aten|<built-in|operator)|^[a-z_]+$")
 
 
-def _is_generic(target: str, weights: tuple[str, ...]) -> bool:
-    return not weights and bool(_GENERIC.match(target)) and "moe" not in target
+def _is_generic_target(target: str) -> bool:
+    """Whether an op without weights that calls ``target`` is generic arithmetic (ATen,
+    Python operators), which says nothing about the block it serves."""
+    return _GENERIC.match(target) is not None and "moe" not in target
 
 
 # What an op target says about aux-stream regions (bits of _aux_flags).

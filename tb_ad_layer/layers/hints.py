@@ -139,12 +139,14 @@ def applied_weights(graph: Graph, weight_only: list[bool]) -> list[tuple[str, ..
     out: list[tuple[str, ...]] = [node.weights for node in graph.nodes]
     for node in graph.nodes:
         j = node.index
-        extra: list[str] = []
+        extra: list[str] | None = None
         for i in inputs[j]:
-            if weight_only[i]:
+            if weight_only[i] and out[i]:
+                if extra is None:
+                    extra = list(node.weights)
                 extra.extend(out[i])
-        if extra:
-            out[j] = tuple(dict.fromkeys(node.weights + tuple(extra)))
+        if extra is not None:
+            out[j] = tuple(dict.fromkeys(extra))
     return out
 
 
