@@ -84,9 +84,16 @@ def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
                 or any(_ROPE_WEIGHT.search(w) for w in node.weights):
             rope[j] = True
             continue
-        same = [i for i in inputs[j] if layers[i] == layers[j]]
-        if same and node.op_name in _JOIN_OPS and all(rope[i] for i in same):
-            rope[j] = True
+        if node.op_name not in _JOIN_OPS:
+            continue
+        # A join of the layer's rotated halves: every input from the layer is RoPE.
+        joins = False
+        for i in inputs[j]:
+            if layers[i] == layers[j]:
+                joins = rope[i]
+                if not joins:
+                    break
+        rope[j] = joins
     for j in range(len(nodes) - 1, -1, -1):
         if rope[j] or layers[j] == NO_LAYER or group[j] != ATTENTION \
                 or nodes[j].op_name not in _ROTATE_OPS:
@@ -143,20 +150,29 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
         if stage[j] or layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) \
                 or node.kind != CALL:
             continue
-        same = [i for i in inputs[j] if layers[i] == layers[j] and group[i] in (MAMBA, GDN)]
-        if not same or node.dtype in ("SymInt", "SymFloat", "SymBool"):
-            if node.dtype in ("SymInt", "SymFloat", "SymBool") or not same:
-                stage[j] = "metadata"
-            continue
-        seen = {stage[i] for i in same}
-        if "conv" in seen and "gating" in seen:
-            stage[j] = "core"
-            continue
+        # The latest stage among the inputs from the same mixer (the scan or delta rule when
+        # they hold both the convolution and the gating), counted without building sets.
+        layer = layers[j]
+        any_same = conv = gating = False
         best = ""
-        for s in seen:
-            if s != "weighted" and s != "metadata" and _RANK[s] > _RANK[best]:
-                best = s
-        stage[j] = best
+        best_rank = _NONE
+        for i in inputs[j]:
+            if layers[i] != layer or group[i] not in (MAMBA, GDN):
+                continue
+            any_same = True
+            s = stage[i]
+            if s == "conv":
+                conv = True
+            elif s == "gating":
+                gating = True
+            if s != "weighted" and s != "metadata" and _RANK[s] > best_rank:
+                best, best_rank = s, _RANK[s]
+        if not any_same or node.dtype in ("SymInt", "SymFloat", "SymBool"):
+            stage[j] = "metadata"
+        elif conv and gating:
+            stage[j] = "core"
+        else:
+            stage[j] = best
     # What the input projection hands only to the gating (beta = sigmoid(b)) is gating too.
     for j in range(n - 1, -1, -1):
         if stage[j] != "" or group[j] != GDN:
