@@ -30,7 +30,6 @@ sub-group when they have no finer one, and every node between them is marked as 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
@@ -158,8 +157,8 @@ def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
     return group, sub
 
 
-def _classify_direct(target: str, weights: tuple[str, ...], roles: Mapping[str, str],
-                     moe: list[str], siblings: Mapping[str, str]
+def _classify_direct(target: str, weights: tuple[str, ...], roles: dict[str, str],
+                     moe: list[str], siblings: dict[str, str]
                      ) -> tuple[str | None, str | None]:
     """Group and sub-group from the weights a node applies (else its target).
 
@@ -188,7 +187,7 @@ def _classify_direct(target: str, weights: tuple[str, ...], roles: Mapping[str, 
     return group, sub
 
 
-def _enclosing_group(role: str, siblings: Mapping[str, str]) -> str:
+def _enclosing_group(role: str, siblings: dict[str, str]) -> str:
     """The group of the innermost module path of ``role`` that names one, else ``other``."""
     end = role.rfind("_")
     while end > 0:
@@ -203,43 +202,72 @@ _MIXED = "mixed"
 
 
 def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[str, ...]],
-                    roles: Mapping[str, str], moe: dict[int, list[str]]
+                    roles: dict[str, str], moe: dict[int, list[str]]
                     ) -> dict[int, dict[str, str]]:
     """Per layer, the group of every path prefix of its named weights' roles
     (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
     :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
     and name no enclosing module."""
-    out: dict[int, dict[str, str]] = {}
-    seen: set[tuple[int, str]] = set()
-    no_moe: list[str] = []
+    # Each layer's named roles, once each (a MoE layer applies one weight per expert and
+    # projection, each in several nodes).
+    layer_roles: dict[int, set[str]] = {}
     for node in nodes:
         j = node.index
         layer = layers[j]
-        if node.kind != CALL or layer == NO_LAYER:
+        applied = weights[j]
+        if not applied or node.kind != CALL or layer == NO_LAYER:
             continue
-        for w in weights[j]:
+        found = layer_roles.get(layer)
+        if found is None:
+            found = layer_roles[layer] = set()
+        for w in applied:
             role = roles[w]
-            if role == w or (layer, role) in seen:
-                continue
-            seen.add((layer, role))
-            group = _role_group(role, moe.get(layer, no_moe))[0]
-            if group is None or group == NORM:
-                continue
-            prefixes = out.setdefault(layer, {})
-            end = role.rfind("_")
-            while end > 0:
-                key = role[:end]
-                had = prefixes.get(key)
-                prefixes[key] = group if had is None or had == group else _MIXED
-                end = role.rfind("_", 0, end)
+            if role != w:
+                found.add(role)
+    out: dict[int, dict[str, str]] = {}
+    # Layers with the same roles and MoE blocks (a model's repeated layers) share one table.
+    shared: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, str]] = {}
+    no_moe: list[str] = []
+    for layer, found in layer_roles.items():
+        blocks = moe.get(layer, no_moe)
+        key = (tuple(blocks), frozenset(found))
+        prefixes = shared.get(key)
+        if prefixes is None:
+            prefixes = shared[key] = _prefix_groups(found, blocks)
+        if prefixes:
+            out[layer] = prefixes
     return out
+
+
+def _prefix_groups(layer_roles: set[str], moe: list[str]) -> dict[str, str]:
+    """The group of every path prefix of one layer's roles (:func:`_sibling_groups`), given the
+    layer's MoE blocks; the same in any order of the roles."""
+    prefixes: dict[str, str] = {}
+    for role in layer_roles:
+        group = _role_group(role, moe)[0]
+        if group is None or group == NORM:
+            continue
+        # Longest prefix first. A prefix already holding this group, or _MIXED, has had every
+        # shorter prefix of it updated with the same groups: nothing changes below it.
+        end = role.rfind("_")
+        while end > 0:
+            key = role[:end]
+            had = prefixes.get(key)
+            if had is None:
+                prefixes[key] = group
+            elif had == group or had == _MIXED:
+                break
+            else:
+                prefixes[key] = _MIXED
+            end = role.rfind("_", 0, end)
+    return prefixes
 
 
 def _is_router_role(role: str) -> bool:
     return _classify_role(role)[1] == MOE_ROUTER
 
 
-def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | None = None,
+def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None = None,
                   rope_values: list[bool] | None = None
                   ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.
@@ -272,11 +300,17 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
     no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
     attn_layers: set[int] = set()
+    # Per distinct target, the role its path inside a layer names, if it is one (few are).
+    module_roles: dict[str, str] = {}
     for node in nodes:
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
             continue
-        g, s = _classify_module(node.name, node.target)
+        target = node.target
+        module_role = module_roles.get(target)
+        if module_role is None:
+            module_role = module_roles[target] = _module_role(target)
+        g, s = _classify_module(node.name, target, module_role)
         if g is None:
             g, s = _classify_direct(node.target, weights[j], roles, moe.get(layers[j], no_moe),
                                     siblings.get(layers[j], no_siblings))
@@ -309,20 +343,32 @@ def assign_groups(graph: Graph, layers: list[int], roles: Mapping[str, str] | No
                 group[j] = group[c]
                 sub[j] = sub[j] or sub[c]
                 break
+    generic_targets: dict[str, bool] = {}  # _is_generic_target, per distinct target
     for j in range(n):
-        if layers[j] == NO_LAYER or nodes[j].kind != CALL:
+        layer = layers[j]
+        node = nodes[j]
+        if layer == NO_LAYER or node.kind != CALL:
             continue
-        same = [i for i in inputs_idx[j] if layers[i] == layers[j] and group[i] is not None]
-        if group[j] is None:
-            if same:
-                group[j], sub[j] = group[same[0]], sub[same[0]]
-            else:
-                group[j] = OTHER
-        elif _is_generic(nodes[j].target, nodes[j].weights):
+        g = group[j]
+        if g is None:
+            g = OTHER
+            for i in inputs_idx[j]:
+                if layers[i] == layer and group[i] is not None:
+                    g, sub[j] = group[i], sub[i]
+                    break
+            group[j] = g
+            continue
+        if node.weights:
+            continue
+        target = node.target
+        generic = generic_targets.get(target)
+        if generic is None:
+            generic = generic_targets[target] = _is_generic_target(target)
+        if generic:
             # A generic op between two nodes of one group takes the producer's sub-group
             # (routing arithmetic after the router belongs to the router).
-            for i in same:
-                if group[i] == group[j] and sub[i] is not None:
+            for i in inputs_idx[j]:
+                if layers[i] == layer and group[i] == g and sub[i] is not None:
                     sub[j] = sub[i]
                     break
 
@@ -355,16 +401,23 @@ _CAST_OPS = frozenset({"to", "_to_copy", "type_as", "float", "half", "bfloat16"}
 _MODULE_PATH = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks)\.\d+\.(.+)$")
 
 
-def _classify_module(name: str, target: str) -> tuple[str | None, str | None]:
-    """A ``call_module`` node (``model.layers.0.self_attn.q_proj``, named after its path) is
-    classified by its path inside the layer, as a weight of that module would be."""
-    if "." not in target or name.rstrip("0123456789_") != target.replace(".", "_") \
-            and name != target.replace(".", "_"):
-        return None, None
+def _module_role(target: str) -> str:
+    """The role that a submodule path inside a layer names (``model.layers.0.self_attn.q_proj``
+    -> ``self_attn_q_proj``), or "" when ``target`` is no such path."""
     m = _MODULE_PATH.search(target)
-    if m is None:
+    return m.group(1).replace(".", "_") if m is not None else ""
+
+
+def _classify_module(name: str, target: str, module_role: str) -> tuple[str | None, str | None]:
+    """A ``call_module`` node (``model.layers.0.self_attn.q_proj``, named after its path) is
+    classified by its path inside the layer, ``module_role`` (:func:`_module_role` of its
+    target), as a weight of that module would be."""
+    if not module_role:
         return None, None
-    return _classify_role(m.group(1).replace(".", "_"))
+    flat = target.replace(".", "_")
+    if name != flat and name.rstrip("0123456789_") != flat:
+        return None, None
+    return _classify_role(module_role)
 
 
 _NORM_STEPS = frozenset({"to", "_to_copy", "float", "type_as", "pow", "mean", "var", "add",
@@ -400,12 +453,17 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
     The residual read by the add is an input from outside the layer, a norm's, a closed block's,
     or a value computed before the block's first own op (the layer's input, cast).
     """
-    first_direct: dict[tuple[int, str], int] = {}
+    # Per layer, the first node each group names directly.
+    first_direct: dict[int, dict[str, int]] = {}
     for node in nodes:
         j = node.index
         g = group[j]
-        if direct[j] and g is not None and (layers[j], g) not in first_direct:
-            first_direct[(layers[j], g)] = j
+        if direct[j] and g is not None:
+            firsts = first_direct.get(layers[j])
+            if firsts is None:
+                firsts = first_direct[layers[j]] = {}
+            if g not in firsts:
+                firsts[g] = j
     closes = [False] * len(nodes)
     for node in nodes:
         j = node.index
@@ -440,7 +498,7 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
         if block is None or mixed:
             continue
         if unknown and op in _ADD_OPS:
-            start = first_direct.get((layers[j], block), -1)
+            start = first_direct.get(layers[j], {}).get(block, -1)
             if any(i > start for i in unknown):
                 continue
             residual = True
@@ -463,15 +521,29 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
 _GENERIC = re.compile(r"^(?:aten|<built-in|operator)|^[a-z_]+$")
 
 
-def _is_generic(target: str, weights: tuple[str, ...]) -> bool:
-    return not weights and bool(_GENERIC.match(target)) and "moe" not in target
+def _is_generic_target(target: str) -> bool:
+    """Whether an op without weights that calls ``target`` is generic arithmetic (ATen,
+    Python operators), which says nothing about the block it serves."""
+    return _GENERIC.match(target) is not None and "moe" not in target
 
 
-@lru_cache(maxsize=1 << 14)
-def _aux_flags(target: str) -> tuple[bool, bool, bool, bool]:
-    """``(begins, ends, marker, waits)``: what an op target says about aux-stream regions."""
-    return ("begin_aux_stream" in target, "end_aux_stream" in target, "aux_stream" in target,
-            "wait_aux_stream" in target)
+# What an op target says about aux-stream regions (bits of _aux_flags).
+_BEGINS, _ENDS, _MARKER, _WAITS = 1, 2, 4, 8
+
+
+def _aux_flags(target: str) -> int:
+    """:data:`_BEGINS`, :data:`_ENDS`, :data:`_MARKER`, :data:`_WAITS`: what ``target`` says
+    about aux-stream regions."""
+    flags = 0
+    if "aux_stream" in target:
+        flags |= _MARKER
+        if "begin_aux_stream" in target:
+            flags |= _BEGINS
+        if "end_aux_stream" in target:
+            flags |= _ENDS
+        if "wait_aux_stream" in target:
+            flags |= _WAITS
+    return flags
 
 
 def _mark_aux_regions(nodes: list[Node], inputs_idx: list[list[int]], consumers: list[list[int]],
@@ -479,28 +551,45 @@ def _mark_aux_regions(nodes: list[Node], inputs_idx: list[list[int]], consumers:
     """Streams per node: ``aux`` from a ``begin_aux_stream`` op to its ``end_aux_stream`` op."""
     n = len(nodes)
     streams = ["main"] * n
-    flags = [_aux_flags(node.target) for node in nodes]
-    if not any(f[0] for f in flags):
+    flags = [0] * n
+    per_target: dict[str, int] = {}  # a graph has few distinct targets
+    begins_any = False
+    for j, node in enumerate(nodes):
+        target = node.target
+        f = per_target.get(target)
+        if f is None:
+            f = per_target[target] = _aux_flags(target)
+        flags[j] = f
+        if f & _BEGINS:
+            begins_any = True
+    if not begins_any:
         return streams
-    # map() keeps the per-node "any input/consumer marked" test in C: it runs for every node.
     after = [False] * n
-    get_after = after.__getitem__
     for j in range(n):
-        begins, ends = flags[j][0], flags[j][1]
-        if begins or (not ends and any(map(get_after, inputs_idx[j]))):
+        f = flags[j]
+        if f & _BEGINS:
             after[j] = True
+        elif not f & _ENDS:
+            for i in inputs_idx[j]:
+                if after[i]:
+                    after[j] = True
+                    break
     before = [False] * n
-    get_before = before.__getitem__
     for j in range(n - 1, -1, -1):
-        begins, ends = flags[j][0], flags[j][1]
-        if ends or (not begins and any(map(get_before, consumers[j]))):
+        f = flags[j]
+        if f & _ENDS:
             before[j] = True
+        elif not f & _BEGINS:
+            for c in consumers[j]:
+                if before[c]:
+                    before[j] = True
+                    break
     for j in range(n):
-        marker, waits = flags[j][2], flags[j][3]
+        f = flags[j]
+        marker = f & _MARKER != 0
         if (after[j] and before[j]) or marker:
-            if not waits:
+            if not f & _WAITS:
                 streams[j] = "aux"
             if layers[j] != NO_LAYER and (marker or sub[j] is None):
                 sub[j] = AUX_STREAM
     return streams
-

@@ -17,7 +17,6 @@ activations, and belongs wherever that op belongs.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 from tb_ad_layer.dump.graph import CALL, Graph
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, is_buffer_like
@@ -27,10 +26,9 @@ PARAM = -2  # a model-level parameter (embedding, final norm, lm head)
 
 _LAYER_PATH = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks)\.(\d+)(?=\.|$)")
 _NAME_LAYER = re.compile(r"(?:^|_)layers_(\d+)_")
-_SUFFIX = re.compile(r"_\d+$")
 
 
-def node_hints(graph: Graph, weight_layer: Mapping[str, int | None]
+def node_hints(graph: Graph, weight_layer: dict[str, int | None]
                ) -> tuple[list[int], list[bool], list[int]]:
     """``(hint, weight_only, name_layer)`` parallel to ``graph.nodes``.
 
@@ -45,41 +43,74 @@ def node_hints(graph: Graph, weight_layer: Mapping[str, int | None]
     hint = [NO_HINT] * n
     weight_only = weight_only_nodes(graph)
     name_layer = [NO_HINT] * n
+    # Per distinct target, whether it can be a submodule path at all (most are op names).
+    module_like: dict[str, bool] = {}
     for node in nodes:
         j = node.index
         if node.kind != CALL:
             continue
-        votes: dict[int, int] = {}
+        # The layers named, counted: most nodes name one layer or none, so a dict of votes is
+        # made only when a second layer is named.
+        one = NO_HINT
+        one_count = 0
+        votes: dict[int, int] | None = None
         param = False
         for w in node.weights:
             layer = weight_layer.get(w)
             if layer is not None:
-                votes[layer] = votes.get(layer, 0) + 1
+                if votes is not None:
+                    votes[layer] = votes.get(layer, 0) + 1
+                elif one == layer or one == NO_HINT:
+                    one = layer
+                    one_count += 1
+                else:
+                    votes = {one: one_count, layer: 1}
             elif not is_buffer_like(w):
                 param = True
         for i in inputs[j]:
             if weight_only[i]:
                 h = hint[i]
                 if h >= 0:
-                    votes[h] = votes.get(h, 0) + 1
+                    if votes is not None:
+                        votes[h] = votes.get(h, 0) + 1
+                    elif one == h or one == NO_HINT:
+                        one = h
+                        one_count += 1
+                    else:
+                        votes = {one: one_count, h: 1}
                 elif h == PARAM:
                     param = True
-        module = _called_module(node.name, node.target)
-        if module is not None:
-            m = _LAYER_PATH.search(module)
-            if m is not None:
-                layer = _small(m.group(1))
-                if layer >= 0:
-                    votes[layer] = votes.get(layer, 0) + 1
-            else:
-                param = True
-        if votes:
+        target = node.target
+        maybe_module = module_like.get(target)
+        if maybe_module is None:
+            maybe_module = module_like[target] = _module_like(target)
+        if maybe_module:
+            module = _called_module(node.name, target)
+            if module is not None:
+                m = _LAYER_PATH.search(module)
+                if m is not None:
+                    layer = _small(m.group(1))
+                    if layer >= 0:
+                        if votes is not None:
+                            votes[layer] = votes.get(layer, 0) + 1
+                        elif one == layer or one == NO_HINT:
+                            one = layer
+                            one_count += 1
+                        else:
+                            votes = {one: one_count, layer: 1}
+                else:
+                    param = True
+        if votes is not None:
             hint[j] = _majority(votes)
+        elif one != NO_HINT:
+            hint[j] = one
         elif param:
             hint[j] = PARAM
-        m2 = _NAME_LAYER.search(node.name)
-        if m2 is not None:
-            name_layer[j] = _small(m2.group(1))
+        name = node.name
+        if "layers_" in name:  # what _NAME_LAYER needs; few names have it
+            m2 = _NAME_LAYER.search(name)
+            if m2 is not None:
+                name_layer[j] = _small(m2.group(1))
     return hint, weight_only, name_layer
 
 
@@ -108,12 +139,14 @@ def applied_weights(graph: Graph, weight_only: list[bool]) -> list[tuple[str, ..
     out: list[tuple[str, ...]] = [node.weights for node in graph.nodes]
     for node in graph.nodes:
         j = node.index
-        extra: list[str] = []
+        extra: list[str] | None = None
         for i in inputs[j]:
-            if weight_only[i]:
+            if weight_only[i] and out[i]:
+                if extra is None:
+                    extra = list(node.weights)
                 extra.extend(out[i])
-        if extra:
-            out[j] = tuple(dict.fromkeys(node.weights + tuple(extra)))
+        if extra is not None:
+            out[j] = tuple(dict.fromkeys(extra))
     return out
 
 
@@ -135,13 +168,28 @@ def _small(digits: str) -> int:
     return int(digits)
 
 
+def _module_like(target: str) -> bool:
+    """Whether ``target`` can be a submodule path (``model.layers.0.mlp``): dotted, and no
+    printed function, partial or other object."""
+    return "." in target and " " not in target and "(" not in target and "<" not in target
+
+
 def _called_module(name: str, target: str) -> str | None:
     """The submodule path a ``call_module`` node calls: its target is a dotted path and FX named
-    the node after it (``%model_layers_0_mlp = model.layers.0.mlp(...)``)."""
-    if "." not in target or " " in target or "(" in target or "<" in target:
+    the node after it (``%model_layers_0_mlp = model.layers.0.mlp(...)``, or ``..._mlp_1`` for
+    a second call)."""
+    if not _module_like(target):
         return None
-    base = _SUFFIX.sub("", name) if name[-1:].isdigit() else name
+    # The flattened target is the name, or the name less a ``_<digits>`` suffix: both start
+    # with the target's first part, then ``_`` (cheap to refuse the op nodes with).
+    head = target.find(".")
+    if len(name) <= head or name[head] != "_" or not name.startswith(target[:head]):
+        return None
     flat = target.replace(".", "_")
-    if name == flat or base == flat:
+    if name == flat:
+        return target
+    size = len(flat)
+    if len(name) > size + 1 and name[size] == "_" and name.startswith(flat) \
+            and name[size + 1:].isdecimal():
         return target
     return None

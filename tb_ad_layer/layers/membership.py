@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Mapping
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
@@ -76,7 +75,7 @@ _ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|cont
                         r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
 
-def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = None
+def assign_layers(graph: Graph, weight_layer: dict[str, int | None] | None = None
                   ) -> list[int]:
     """Return, parallel to ``graph.nodes``, each node's layer index or :data:`NO_LAYER`.
 
@@ -91,7 +90,7 @@ def assign_layers(graph: Graph, weight_layer: Mapping[str, int | None] | None = 
 class _Membership:
     """The per-node arrays of one assignment run (indices are node positions)."""
 
-    def __init__(self, graph: Graph, weight_layer: Mapping[str, int | None]) -> None:
+    def __init__(self, graph: Graph, weight_layer: dict[str, int | None]) -> None:
         self.nodes = graph.nodes
         n = self.n = len(graph.nodes)
         self.inputs, self.consumers = graph.topology()

@@ -13,12 +13,14 @@ and ``mlp_experts_0_up_proj_weight`` are both in block ``mlp`` of their layer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from tb_ad_layer.dump.graph import CALL, Graph
 
 _ROUTER_WORD = re.compile(r"(?:^|_)(?:gate|router|expert_bias|e_score)")
 _STATIC_3D = re.compile(r"\d+x\d+x\d+")
+# What a weight's role says about it (moe_blocks).
+_ROUTER, _EXPERT, _BY_SHAPE = 1, 2, 3
 
 
 def block_of(role: str) -> str:
@@ -37,7 +39,7 @@ def _is_expert_weight(role: str, shape: str) -> bool:
 
 
 def moe_blocks(graph: Graph, layers: list[int], weights: list[tuple[str, ...]],
-               roles: Mapping[str, str], is_router: Callable[[str], bool]
+               roles: dict[str, str], is_router: Callable[[str], bool]
                ) -> dict[int, list[str]]:
     """Per layer, the names of its MoE blocks.
 
@@ -51,17 +53,36 @@ def moe_blocks(graph: Graph, layers: list[int], weights: list[tuple[str, ...]],
     routers: dict[int, set[str]] = {}
     experts: dict[int, set[str]] = {}
     shapes = graph.weights
+    # What each role seen says (a MoE dump repeats every expert's roles in every layer):
+    # a router's, an expert's by its name, or an expert's only if its weight is 3-D.
+    role_kind: dict[str, int] = {}
     for node in graph.nodes:
         j = node.index
         layer = layers[j]
-        if node.kind != CALL or layer < 0:
+        applied = weights[j]
+        if not applied or node.kind != CALL or layer < 0:
             continue
-        for w in weights[j]:
+        layer_routers: set[str] | None = None
+        layer_experts: set[str] | None = None
+        for w in applied:
             role = roles[w]
-            if is_router(role):
-                routers.setdefault(layer, set()).add(block_of(role))
-            elif _is_expert_weight(role, shapes[w].shape if w in shapes else "?"):
-                experts.setdefault(layer, set()).add(role)
+            kind = role_kind.get(role)
+            if kind is None:
+                kind = role_kind[role] = (_ROUTER if is_router(role) else
+                                          _EXPERT if "experts" in role else _BY_SHAPE)
+            if kind == _ROUTER:
+                if layer_routers is None:
+                    layer_routers = routers.get(layer)
+                    if layer_routers is None:
+                        layer_routers = routers[layer] = set()
+                layer_routers.add(block_of(role))
+            elif kind == _EXPERT or _is_expert_weight(role, shapes[w].shape if w in shapes
+                                                      else "?"):
+                if layer_experts is None:
+                    layer_experts = experts.get(layer)
+                    if layer_experts is None:
+                        layer_experts = experts[layer] = set()
+                layer_experts.add(role)
     out: dict[int, list[str]] = {}
     for layer, blocks in routers.items():
         found = experts.get(layer, set())

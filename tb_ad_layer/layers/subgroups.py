@@ -20,7 +20,6 @@ Inside attention, RoPE; inside Mamba and gated-delta-net mixers, the stages of t
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
 
 from tb_ad_layer.dump.graph import CALL, Graph
@@ -55,6 +54,14 @@ _OP_STAGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"gated_delta|delta_rule|chunk_gated|fla_", re.I), "core"),
     (re.compile(r"ssm|selective_scan|chunk_scan|ssd|state_passing", re.I), "core"),
 ]
+_RANK: dict[str, int] = {"": _NONE, "weighted": _NONE, "metadata": _NONE, "conv": _CONV,
+                         "gating": _GATING, "core": _CORE, "norm": _NORM}
+# The sub-group of each stage, in a Mamba mixer and in a gated delta net.
+_MAMBA_SUBS: dict[str, str | None] = {"metadata": MAMBA_METADATA, "conv": MAMBA_SSM,
+                                      "gating": MAMBA_SSM, "core": MAMBA_SSM,
+                                      "norm": MAMBA_GATED_NORM}
+_GDN_SUBS: dict[str, str | None] = {"metadata": GDN_DELTA_RULE, "conv": GDN_CONV1D,
+                                    "gating": GDN_GATING, "core": GDN_DELTA_RULE, "norm": None}
 _WEIGHT_STAGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"conv1d", re.I), "conv"),
     (re.compile(r"(?:^|_)(?:a_log|dt_bias)(?:_|$)", re.I), "gating"),
@@ -77,9 +84,16 @@ def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
                 or any(_ROPE_WEIGHT.search(w) for w in node.weights):
             rope[j] = True
             continue
-        same = [i for i in inputs[j] if layers[i] == layers[j]]
-        if same and node.op_name in _JOIN_OPS and all(rope[i] for i in same):
-            rope[j] = True
+        if node.op_name not in _JOIN_OPS:
+            continue
+        # A join of the layer's rotated halves: every input from the layer is RoPE.
+        joins = False
+        for i in inputs[j]:
+            if layers[i] == layers[j]:
+                joins = rope[i]
+                if not joins:
+                    break
+        rope[j] = joins
     for j in range(len(nodes) - 1, -1, -1):
         if rope[j] or layers[j] == NO_LAYER or group[j] != ATTENTION \
                 or nodes[j].op_name not in _ROTATE_OPS:
@@ -100,7 +114,7 @@ def _op_stage(target: str) -> str:
     return ""
 
 
-def _weight_stage(weights: tuple[str, ...], roles: Mapping[str, str]) -> str:
+def _weight_stage(weights: tuple[str, ...], roles: dict[str, str]) -> str:
     for w in weights:
         role = roles.get(w, w)
         for pat, stage in _WEIGHT_STAGES:
@@ -111,7 +125,7 @@ def _weight_stage(weights: tuple[str, ...], roles: Mapping[str, str]) -> str:
 
 def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
                       sub: list[str | None], direct: list[bool],
-                      roles: Mapping[str, str]) -> None:
+                      roles: dict[str, str]) -> None:
     """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups."""
     nodes = graph.nodes
     n = len(nodes)
@@ -131,27 +145,34 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(stage[c] == "norm" for c in users):
             stage[j] = "norm"
-    rank = {"": _NONE, "weighted": _NONE, "metadata": _NONE, "conv": _CONV, "gating": _GATING,
-            "core": _CORE, "norm": _NORM}
     for node in nodes:
         j = node.index
         if stage[j] or layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) \
                 or node.kind != CALL:
             continue
-        same = [i for i in inputs[j] if layers[i] == layers[j] and group[i] in (MAMBA, GDN)]
-        if not same or node.dtype in ("SymInt", "SymFloat", "SymBool"):
-            if node.dtype in ("SymInt", "SymFloat", "SymBool") or not same:
-                stage[j] = "metadata"
-            continue
-        seen = {stage[i] for i in same}
-        if "conv" in seen and "gating" in seen:
-            stage[j] = "core"
-            continue
+        # The latest stage among the inputs from the same mixer (the scan or delta rule when
+        # they hold both the convolution and the gating), counted without building sets.
+        layer = layers[j]
+        any_same = conv = gating = False
         best = ""
-        for s in seen:
-            if s != "weighted" and s != "metadata" and rank[s] > rank[best]:
-                best = s
-        stage[j] = best
+        best_rank = _NONE
+        for i in inputs[j]:
+            if layers[i] != layer or group[i] not in (MAMBA, GDN):
+                continue
+            any_same = True
+            s = stage[i]
+            if s == "conv":
+                conv = True
+            elif s == "gating":
+                gating = True
+            if s != "weighted" and s != "metadata" and _RANK[s] > best_rank:
+                best, best_rank = s, _RANK[s]
+        if not any_same or node.dtype in ("SymInt", "SymFloat", "SymBool"):
+            stage[j] = "metadata"
+        elif conv and gating:
+            stage[j] = "core"
+        else:
+            stage[j] = best
     # What the input projection hands only to the gating (beta = sigmoid(b)) is gating too.
     for j in range(n - 1, -1, -1):
         if stage[j] != "" or group[j] != GDN:
@@ -164,9 +185,4 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
         s = stage[j]
         if not s or s == "weighted":
             continue
-        if group[j] == MAMBA:
-            sub[j] = {"metadata": MAMBA_METADATA, "conv": MAMBA_SSM, "gating": MAMBA_SSM,
-                      "core": MAMBA_SSM, "norm": MAMBA_GATED_NORM}[s]
-        else:
-            sub[j] = {"metadata": GDN_DELTA_RULE, "conv": GDN_CONV1D, "gating": GDN_GATING,
-                      "core": GDN_DELTA_RULE, "norm": None}[s]
+        sub[j] = _MAMBA_SUBS[s] if group[j] == MAMBA else _GDN_SUBS[s]
