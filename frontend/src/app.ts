@@ -19,26 +19,11 @@ import { activity } from "./ui/activity";
 import { clear, h, text } from "./ui/dom";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
+import { storageGet, storageSet } from "./ui/storage";
 
 const LANG_KEY = "adLayer.lang";
 /** Characters of an unreadable run's reason shown in the run chooser (the whole reason is its tooltip). */
 const REASON_CHARS = 90;
-
-function storageGet(k: string): string | null {
-  try {
-    return localStorage.getItem(k);
-  } catch {
-    return null;
-  }
-}
-
-function storageSet(k: string, v: string): void {
-  try {
-    localStorage.setItem(k, v);
-  } catch {
-    /* storage may be unavailable in sandboxed iframes */
-  }
-}
 
 export class App {
   private api = new Api();

@@ -21,6 +21,7 @@ import { makeLane, type Lane } from "../timeline/lod";
 import { TimelineView, type BucketLane } from "../timeline/timeline";
 import { activity } from "../ui/activity";
 import { capture, clear, h, text } from "../ui/dom";
+import { storageGet, storageSet } from "../ui/storage";
 
 // The backend accepts max_items in [1, 100000] (per stream); beyond, streams come back as buckets.
 const MAX_TIMELINE_ITEMS = 100000;
@@ -44,22 +45,6 @@ export interface LayerViewCallbacks {
   onError(e: unknown): void;
   /** The view's status line changed (timings of the last draw). */
   onStatus(line: string): void;
-}
-
-function storageGet(k: string): string | null {
-  try {
-    return localStorage.getItem(k);
-  } catch {
-    return null;
-  }
-}
-
-function storageSet(k: string, v: string): void {
-  try {
-    localStorage.setItem(k, v);
-  } catch {
-    /* storage may be unavailable in sandboxed iframes */
-  }
 }
 
 export class LayerView {

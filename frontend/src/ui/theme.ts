@@ -4,16 +4,13 @@
 // toggle switches for the moment in either case.
 import { hostDarkMode, observeHostDarkMode } from "../host/tensorboard";
 import type { Theme } from "../model/colors";
+import { storageGet, storageSet } from "./storage";
 
 const KEY = "adLayer.theme";
 
 function stored(): Theme | null {
-  try {
-    const v = localStorage.getItem(KEY);
-    return v === "light" || v === "dark" ? v : null;
-  } catch {
-    return null;
-  }
+  const v = storageGet(KEY);
+  return v === "light" || v === "dark" ? v : null;
 }
 
 function system(): Theme {
@@ -50,13 +47,7 @@ export class ThemeController {
   }
 
   set(theme: Theme, remember: boolean): void {
-    if (remember) {
-      try {
-        localStorage.setItem(KEY, theme);
-      } catch {
-        /* storage may be unavailable in sandboxed iframes */
-      }
-    }
+    if (remember) storageSet(KEY, theme);
     if (theme === this.current) return;
     this.current = theme;
     this.apply();
