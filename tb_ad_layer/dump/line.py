@@ -143,11 +143,21 @@ def _balanced_shape(shape: str) -> bool:
     return True
 
 
+# Dtypes that passed check_dtype: a dump prints a few dozen distinct ones, each on thousands of
+# lines. Emptied when it holds _BALANCED_MAX of them.
+_DTYPES: Final[set[str]] = set()
+
+
 def check_dtype(dtype: str) -> None:
     """A printed dtype: one word (``torch.bfloat16``, ``SymInt``, ``N/A``) or a tuple of them."""
+    if dtype in _DTYPES:
+        return
     if (_DTYPE_ASCII if dtype.isascii() else _DTYPE).fullmatch(dtype) is None:
         raise LineError(f"bad dtype {_cut(dtype)!r} (expected e.g. 'torch.bfloat16', 'SymInt', "
                         f"'N/A' or '(torch.bfloat16, torch.int32)')")
+    if len(_DTYPES) >= _BALANCED_MAX:
+        _DTYPES.clear()
+    _DTYPES.add(dtype)
 
 
 def _call_parts_in(line: str, start: int, end: int) -> tuple[str, str] | None:

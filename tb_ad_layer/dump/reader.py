@@ -280,10 +280,13 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         except LineError as e:
             raise InputError(str(e), path=path, line=lineno) from None
         j = len(nodes)
-        known = ids.get(name)
-        if known is not None and pos[known] >= 0:
+        # The id of the node's name, given now (one probe of the table; a reference of the
+        # line to its own name finds it undefined, which _resolve reports). An output line
+        # defines no name.
+        own = section.id_of(name) if kind != OUTPUT else ids.get(name, -1)
+        if own >= 0 and pos[own] >= 0:
             raise InputError(f"duplicate node name %{name} (first defined on line "
-                             f"{nodes[pos[known]].line})", path=path, line=lineno)
+                             f"{nodes[pos[own]].line})", path=path, line=lineno)
         inputs: list[int] = []
         input_names: list[str] = []
         unresolved: list[int] | None = None
@@ -311,7 +314,7 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                         unresolved = []
                     unresolved.append(k)
         if kind != OUTPUT:
-            pos[section.id_of(name) if known is None else known] = j
+            pos[own] = j
         if kind == CALL:
             is_bare = bare_target.get(target)
             if is_bare is None:
