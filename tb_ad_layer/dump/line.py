@@ -366,7 +366,21 @@ def output_references(text: str) -> list[str]:
 
 
 def _bare_in(text: str, out: list[str]) -> None:
-    for name in (_BARE_ASCII if text.isascii() else _BARE).findall(text):
+    if text.isascii():
+        # A list of node names (``a, b_1, c``, the expert weights of an unfused MoE op: tens of
+        # thousands of characters): every item is what _BARE finds there. For ASCII text
+        # str.isidentifier is ``[A-Za-z_]\w*``, and an item is preceded by ``' '`` or the
+        # start and followed by ``','`` or the end, which _BARE's look-arounds accept.
+        items = text.split(", ")
+        plain = True
+        for item in items:
+            if not item.isidentifier():
+                plain = False
+                break
+        names = items if plain else _BARE_ASCII.findall(text)
+    else:
+        names = _BARE.findall(text)
+    for name in names:
         # A symbol ends in a digit (every \d is one that str.isdigit accepts).
         if name not in _NOT_REFS and not (name[-1].isdigit() and _SYMBOL.fullmatch(name)):
             out.append(name)
