@@ -247,7 +247,8 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     pending = section.pending
     inputs_of = section.inputs
     unresolved_of = section.unresolved
-    # One string object per distinct target and dtype (a graph has a few hundred of each).
+    # One string object per distinct target, dtype and shape (a graph has a few hundred of
+    # each).
     interned: dict[str, str] = {}
     # Whether a target is a bare name (a call of another section), per distinct target.
     bare_target: dict[str, bool] = {}
@@ -307,7 +308,13 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                     pending.append(k)
                 if ref_shape and not is_weight[k]:
                     is_weight[k] = True
-                    weights[ref] = Weight(ref, ref_shape, ref_dtype, lineno)
+                    # A MoE dump has one weight per expert and projection but a few dozen
+                    # distinct weight shapes: one string of each, so that the weights' records
+                    # share them (memory, and the cache lines every later pass over the weights
+                    # reads).
+                    shared = interned.setdefault(ref_shape, ref_shape)
+                    weights[ref] = Weight(ref, shared, interned.setdefault(ref_dtype, ref_dtype),
+                                          lineno)
                 if seen_by[k] != j:
                     seen_by[k] = j
                     if unresolved is None:
@@ -327,11 +334,8 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                 # A call of another section (a piecewise-split submodule) binds its
                 # placeholders to these arguments by position: keep them whole.
                 graph.call_args[j] = args
-        found = interned.get(dtype)
-        if found is None:
-            interned[dtype] = dtype
-        else:
-            dtype = found
+        dtype = interned.setdefault(dtype, dtype)
+        shape = interned.setdefault(shape, shape)
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         inputs_of.append(inputs)
