@@ -1,14 +1,15 @@
 """Converter throughput: parse + assign all layers + write the store, on DeepSeek-V3-sized dumps.
 
 Generates dumps with tools/make_ad_dump.py into bench/out/ (61 layers, unfused MoE with 256
-experts: ~29 MB and ~180k nodes), then sizes 1x/4x/16x by layer count to show how time grows,
-and converts the last stage of the two real-model exports of bench/data/ (a 61-layer
-DeepSeek-V3 and a 48-layer Qwen3-Next, decompressed into bench/out/). Prints MB/s end to end,
-microseconds per node, the CPU seconds of the converting process (less sensitive than the wall
-clock to other work on a shared machine), peak RSS (in a child process per dump, so dumps don't
-share a peak), and the time to load one layer of one stage from the finished store: "load ms"
-reads and decodes the layer document, "text ms" reads the stored JSON text that the plugin
-serves as is.
+experts, in three variants: bare expert weight lists ~5 MB and ~3k nodes, one dequant op per
+expert weight ~17 MB and ~47k nodes, aten fake-quant chains ~29 MB and ~181k nodes), then sizes
+1x/4x/16x by layer count to show how time grows, and converts the last stage of the two
+real-model exports of bench/data/ (a 61-layer DeepSeek-V3 and a 48-layer Qwen3-Next,
+decompressed into bench/out/). Prints MB/s end to end, microseconds per node, the CPU seconds of
+the converting process (less sensitive than the wall clock to other work on a shared machine),
+peak RSS (in a child process per dump, so dumps don't share a peak), and the time to load one
+layer of one stage from the finished store: "load ms" reads and decodes the layer document,
+"text ms" reads the stored JSON text that the plugin serves as is.
 
     python bench/bench_convert.py              # all sizes
     python bench/bench_convert.py --quick      # without the 16x size

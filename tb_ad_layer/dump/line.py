@@ -143,11 +143,21 @@ def _balanced_shape(shape: str) -> bool:
     return True
 
 
+# Dtypes that passed check_dtype: a dump prints a few dozen distinct ones, each on thousands of
+# lines. Emptied when it holds _BALANCED_MAX of them.
+_DTYPES: Final[set[str]] = set()
+
+
 def check_dtype(dtype: str) -> None:
     """A printed dtype: one word (``torch.bfloat16``, ``SymInt``, ``N/A``) or a tuple of them."""
+    if dtype in _DTYPES:
+        return
     if (_DTYPE_ASCII if dtype.isascii() else _DTYPE).fullmatch(dtype) is None:
         raise LineError(f"bad dtype {_cut(dtype)!r} (expected e.g. 'torch.bfloat16', 'SymInt', "
                         f"'N/A' or '(torch.bfloat16, torch.int32)')")
+    if len(_DTYPES) >= _BALANCED_MAX:
+        _DTYPES.clear()
+    _DTYPES.add(dtype)
 
 
 def _call_parts_in(line: str, start: int, end: int) -> tuple[str, str] | None:
@@ -356,7 +366,21 @@ def output_references(text: str) -> list[str]:
 
 
 def _bare_in(text: str, out: list[str]) -> None:
-    for name in (_BARE_ASCII if text.isascii() else _BARE).findall(text):
+    if text.isascii():
+        # A list of node names (``a, b_1, c``, the expert weights of an unfused MoE op: tens of
+        # thousands of characters): every item is what _BARE finds there. For ASCII text
+        # str.isidentifier is ``[A-Za-z_]\w*``, and an item is preceded by ``' '`` or the
+        # start and followed by ``','`` or the end, which _BARE's look-arounds accept.
+        items = text.split(", ")
+        plain = True
+        for item in items:
+            if not item.isidentifier():
+                plain = False
+                break
+        names = items if plain else _BARE_ASCII.findall(text)
+    else:
+        names = _BARE.findall(text)
+    for name in names:
         # A symbol ends in a digit (every \d is one that str.isdigit accepts).
         if name not in _NOT_REFS and not (name[-1].isdigit() and _SYMBOL.fullmatch(name)):
             out.append(name)

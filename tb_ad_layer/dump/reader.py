@@ -247,7 +247,8 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     pending = section.pending
     inputs_of = section.inputs
     unresolved_of = section.unresolved
-    # One string object per distinct target and dtype (a graph has a few hundred of each).
+    # One string object per distinct target, dtype and shape (a graph has a few hundred of
+    # each).
     interned: dict[str, str] = {}
     # Whether a target is a bare name (a call of another section), per distinct target.
     bare_target: dict[str, bool] = {}
@@ -280,10 +281,13 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         except LineError as e:
             raise InputError(str(e), path=path, line=lineno) from None
         j = len(nodes)
-        known = ids.get(name)
-        if known is not None and pos[known] >= 0:
+        # The id of the node's name, given now (one probe of the table; a reference of the
+        # line to its own name finds it undefined, which _resolve reports). An output line
+        # defines no name.
+        own = section.id_of(name) if kind != OUTPUT else ids.get(name, -1)
+        if own >= 0 and pos[own] >= 0:
             raise InputError(f"duplicate node name %{name} (first defined on line "
-                             f"{nodes[pos[known]].line})", path=path, line=lineno)
+                             f"{nodes[pos[own]].line})", path=path, line=lineno)
         inputs: list[int] = []
         input_names: list[str] = []
         unresolved: list[int] | None = None
@@ -304,14 +308,20 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                     pending.append(k)
                 if ref_shape and not is_weight[k]:
                     is_weight[k] = True
-                    weights[ref] = Weight(ref, ref_shape, ref_dtype, lineno)
+                    # A MoE dump has one weight per expert and projection but a few dozen
+                    # distinct weight shapes: one string of each, so that the weights' records
+                    # share them (memory, and the cache lines every later pass over the weights
+                    # reads).
+                    shared = interned.setdefault(ref_shape, ref_shape)
+                    weights[ref] = Weight(ref, shared, interned.setdefault(ref_dtype, ref_dtype),
+                                          lineno)
                 if seen_by[k] != j:
                     seen_by[k] = j
                     if unresolved is None:
                         unresolved = []
                     unresolved.append(k)
         if kind != OUTPUT:
-            pos[section.id_of(name) if known is None else known] = j
+            pos[own] = j
         if kind == CALL:
             is_bare = bare_target.get(target)
             if is_bare is None:
@@ -324,11 +334,8 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                 # A call of another section (a piecewise-split submodule) binds its
                 # placeholders to these arguments by position: keep them whole.
                 graph.call_args[j] = args
-        found = interned.get(dtype)
-        if found is None:
-            interned[dtype] = dtype
-        else:
-            dtype = found
+        dtype = interned.setdefault(dtype, dtype)
+        shape = interned.setdefault(shape, shape)
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         inputs_of.append(inputs)

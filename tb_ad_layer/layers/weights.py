@@ -65,13 +65,16 @@ def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str,
     """
     layers: dict[str, int | None] = {}
     roles: dict[str, str] = {}
+    # One string per distinct role: every layer of a model has the same ones (its experts'
+    # projections included), and whoever reads the roles hashes each string it is given.
+    shared: dict[str, str] = {}
     for name in names:
         ascii_name = name.isascii()
         m = (_LAYER_ROLE_ASCII if ascii_name else _LAYER_ROLE).search(name)
         if m:
             digits, role = m.group(1, 2)
             layers[name] = _index(name, digits)
-            roles[name] = role
+            roles[name] = shared.setdefault(role, role)
             continue
         m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
         if m:
