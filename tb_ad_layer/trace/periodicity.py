@@ -350,7 +350,9 @@ class Inferred:
     joined, seen too few times to be cut by their own anchor; ``maybe_pairs``: a finer cut
     cycles through parts that could be layers of their own (alternating kinds), so each layer
     found may be two; ``ambiguous_start``: layers of some kind could start at another norm as
-    well (their first block could end the previous layer).
+    well (their first block could end the previous layer); ``off_period``: ``(period, cycle)``
+    when the kernels repeat every ``period`` kernels but the layers' kinds cycle over ``cycle``
+    and the cuts do not repeat with the kernels (``shorter_period``).
     """
 
     cuts: list[int]
@@ -360,6 +362,7 @@ class Inferred:
     merged: bool = False
     maybe_pairs: bool = False
     ambiguous_start: bool = False
+    off_period: tuple[int, int] | None = None
 
     def kind_counts(self) -> list[int]:
         """How often each layer's kind occurs, per layer."""
@@ -489,6 +492,62 @@ def _truncated_first(cuts: list[int], kinds: list[int], cand: _Candidate) -> boo
     return cuts[0] == 0 and cuts[1] - cuts[0] < _COMPLETE_SHARE * length
 
 
+#: Layer kinds repeat with a period when at least this share of layers match the layer a period on.
+_KIND_PERIOD_SHARE = 0.9
+#: A shorter period explains the sequence as well when its kernels match within this share.
+_SAME_MATCH = 0.02
+
+
+def _kind_period(kinds: Sequence[int]) -> int:
+    """The shortest period (in layers) with which the layer kinds repeat, the edge layers left
+    out: 1 for one kind, or for kinds in blocks (dense, then MoE); 2 for alternating kinds."""
+    body = kinds[1:-1]
+    for p in range(1, len(body) // 2 + 1):
+        pairs = len(body) - p
+        if sum(1 for i in range(pairs) if body[i] == body[i + p]) >= _KIND_PERIOD_SHARE * pairs:
+            return p
+    return len(body)
+
+
+def _match_share(seq: Sequence[str], lo: int, hi: int, shift: int) -> float:
+    """Share of the kernels of ``seq[lo:hi - shift]`` equal to the kernel ``shift`` places on."""
+    n = hi - shift - lo
+    if n <= 0:
+        return 0.0
+    return sum(1 for i in range(lo, hi - shift) if seq[i] == seq[i + shift]) / n
+
+
+def shorter_period(seq: Sequence[str], cuts: Sequence[int], kinds: Sequence[int]) -> tuple[int, int] | None:
+    """``(period, cycle)`` in kernels when the layers' kernels repeat with a period that is a
+    whole fraction of the cut's cycle (the kernels of one cycle of layer kinds) and the cut does
+    not repeat with it; None otherwise.
+
+    A replay repeats with the model's own cycle of layers (one layer; sliding and full attention;
+    two recurrent layers and an attention one). A cut whose kinds cycle over twice that has
+    found layers that do not recur where the kernels do: pieces of layers joined in one place
+    and split in another, which repetition cannot support."""
+    n = len(cuts) - 1
+    p = _kind_period(kinds)
+    if n < 2 * p + 1:
+        return None
+    spans = sorted(cuts[j + p] - cuts[j] for j in range(n - p + 1))
+    cycle = spans[len(spans) // 2]
+    lo, hi = cuts[0], cuts[-1]
+    own = _match_share(seq, lo, hi, cycle)
+    inner = set(cuts[1:-1])
+    for m in (2, 3, 4):
+        period = cycle // m
+        if period * m != cycle or hi - lo < 2 * period:
+            continue
+        if _match_share(seq, lo, hi, period) < own - _SAME_MATCH:
+            continue
+        # A cut that repeats with the shorter period as well (its kinds mislabelled) is fine.
+        moved = [c for c in cuts[1:-1] if c + period < hi]
+        if any(not any(c + period + d in inner for d in (-1, 0, 1)) for c in moved):
+            return period, cycle
+    return None
+
+
 def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | None:
     """Layers of a family sequence from repetition; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
@@ -561,4 +620,4 @@ def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | Non
     order = list(dict.fromkeys(kinds))  # letters in order of first appearance
     names = [chr(ord("A") + order.index(k)) for k in kinds]
     return Inferred(cuts, names, score, halves=best.halves, merged=merged, maybe_pairs=maybe_pairs,
-                    ambiguous_start=best.ambiguous)
+                    ambiguous_start=best.ambiguous, off_period=shorter_period(seq, cuts, kinds))
