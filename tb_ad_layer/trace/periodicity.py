@@ -239,6 +239,7 @@ def _rotations(
         best: tuple[tuple[float, int, int, int, int, float, int], int] | None = None
         keys: list[tuple[float, int, int, int, int, float, int]] = []
         layouts: dict[int, list[int]] = {}
+        edges: dict[int, tuple[float, int, int, int, int]] = {}
         for t in range(limit + 1):
             # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
             starts = _starts(anchors, kinds, {**{k: t for k in by_kind}, **rotation, kind: t})
@@ -269,18 +270,42 @@ def _rotations(
             )
             keys.append(key)
             layouts[t] = bounds
+            # The same edge criteria with the last layer as long as the others of its kind cut
+            # this way: the anchor segment's length favours the rotation the patterns came from.
+            edges[t] = (round(norm, 2), *_edges(seq, is_start, families, starts,
+                                                _cut_length(starts, kinds, kinds[-1], lengths[kinds[-1]]),
+                                                min(lengths)))
             if best is None or key > best[0]:
                 best = (key, t)
         assert best is not None
         rotation[kind] = best[1]
         top = best[0]
         if not ambiguous:
-            # Judged by how alike the kind's layers are to each other (the patterns come from
-            # the anchors, which favour the cut they were taken from).
+            # Another start fits as well when it ties on every criterion, or ties on the edges
+            # once the last layer is as long as its kind's others and its layers' first block
+            # (input norm to the next norm) runs the mixer (attention, SSM scan) more often than
+            # the chosen start's: a layer runs its mixer right after its input norm, its MLP
+            # after a second norm. Judged by how alike the kind's layers are to each other (the
+            # patterns come from the anchors, which favour the cut they were taken from).
             mine = _consistency(seq, layouts[top[6]], js)
-            ambiguous = any(k[:5] == top[:5] and k[6] != top[6] and
-                            _consistency(seq, layouts[k[6]], js) >= mine - _SAME_FIT for k in keys)
+            first = _mixer_first(seq, is_start, layouts[top[6]], every)
+            ambiguous = any(
+                (k[:5] == top[:5] or edges[k[6]] == edges[top[6]]
+                 and _mixer_first(seq, is_start, layouts[k[6]], every) > first)
+                and k[6] != top[6] and _consistency(seq, layouts[k[6]], js) >= mine - _SAME_FIT
+                for k in keys
+            )
     return rotation, ambiguous
+
+
+def _mixer_first(seq: Sequence[str], is_start: Sequence[bool], bounds: list[int], js: list[int]) -> float:
+    """Share of layers ``js`` (cut at ``bounds``) whose first block runs a mixer kernel."""
+    got = [j for j in js if j + 1 < len(bounds)]
+    if not got:
+        return 0.0
+    hits = sum(1 for j in got
+               if any(_MIXER.search(f) for f in _first_block(seq, is_start, bounds[j], bounds[j + 1])))
+    return hits / len(got)
 
 
 #: Rotations whose layers fit their patterns within this much fit as well.
@@ -327,6 +352,27 @@ def _settle_first(seq: Sequence[str], is_start: Sequence[bool], anchors: list[in
     first = next((i for i in range(anchors[0] + 1) if is_start[i]), None)
     if first is not None and first < end:
         starts[0] = first
+
+
+def _edges(seq: Sequence[str], is_start: Sequence[bool], families: set[str], starts: list[int],
+           last_length: int, shortest: int) -> tuple[int, int, int, int]:
+    """How layers starting at ``starts`` (the last one ``last_length`` long) meet the replay's
+    edges, better when larger: the final norm stays after the last layer, the last layer ends
+    within the replay, no big piece of a layer is left outside (``_STRAY_SHARE`` of the
+    ``shortest`` layer), and the fewest layer kernels (``families``) outside."""
+    end = min(len(seq), starts[-1] + last_length)
+    left_over = sum(1 for f in seq[:starts[0]] if f in families) + sum(1 for f in seq[end:] if f in families)
+    overrun = int(starts[-1] + last_length > len(seq))
+    stray = int(left_over >= _STRAY_SHARE * shortest)
+    final_norm = int(any(is_start[i] for i in range(end, len(seq))))
+    return final_norm, -overrun, -stray, -left_over
+
+
+def _cut_length(starts: list[int], kinds: list[int], kind: int, default: int) -> int:
+    """The usual length (the median) of the layers of ``kind`` between ``starts``, or
+    ``default`` when none lies between two starts."""
+    got = sorted(starts[j + 1] - starts[j] for j in range(len(starts) - 1) if kinds[j] == kind)
+    return got[len(got) // 2] if got else default
 
 
 def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> list[int]:
