@@ -398,7 +398,8 @@ class Inferred:
     found may be two; ``ambiguous_start``: layers of some kind could start at another norm as
     well (their first block could end the previous layer); ``off_period``: ``(period, cycle)``
     when the kernels repeat every ``period`` kernels but the layers' kinds cycle over ``cycle``
-    and the cuts do not repeat with the kernels (``shorter_period``).
+    and the cuts do not repeat with the kernels (``shorter_period``); ``head_outside``: the
+    kernels before the first layer end the way the layers do (``head_left_out``).
     """
 
     cuts: list[int]
@@ -409,6 +410,7 @@ class Inferred:
     maybe_pairs: bool = False
     ambiguous_start: bool = False
     off_period: tuple[int, int] | None = None
+    head_outside: bool = False
 
     def kind_counts(self) -> list[int]:
         """How often each layer's kind occurs, per layer."""
@@ -594,6 +596,31 @@ def shorter_period(seq: Sequence[str], cuts: Sequence[int], kinds: Sequence[int]
     return None
 
 
+def head_left_out(
+    seq: Sequence[str], is_start: Sequence[bool], cuts: Sequence[int], kinds: Sequence[int]
+) -> bool:
+    """Whether the kernels just before the first layer repeat the last block (its last norm to
+    its end) of the inner layers of some kind, in order: those layers end with the next
+    layer's first kernels (its input norm and more), and the first layer's were left before it.
+    The work before the first layer (embedding, masks, RoPE tables) does not end the way a
+    layer does."""
+    n = len(cuts) - 1
+    for kind in sorted(set(kinds)):
+        js = [j for j in range(1, n - 1) if kinds[j] == kind]
+        if not js:
+            continue
+        j = js[len(js) // 2]
+        last = next((i for i in range(cuts[j + 1] - 1, cuts[j], -1) if is_start[i]), None)
+        if last is None:
+            continue
+        tail = list(seq[last:cuts[j + 1]])
+        lo = cuts[0] - len(tail)
+        if len(tail) >= _MIN_LAYER_KERNELS and lo >= 0 and \
+                sequence_similarity(list(seq[lo:cuts[0]]), tail) >= ALTERNATING_SIMILARITY:
+            return True
+    return False
+
+
 def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | None:
     """Layers of a family sequence from repetition; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
@@ -666,4 +693,5 @@ def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | Non
     order = list(dict.fromkeys(kinds))  # letters in order of first appearance
     names = [chr(ord("A") + order.index(k)) for k in kinds]
     return Inferred(cuts, names, score, halves=best.halves, merged=merged, maybe_pairs=maybe_pairs,
-                    ambiguous_start=best.ambiguous, off_period=shorter_period(seq, cuts, kinds))
+                    ambiguous_start=best.ambiguous, off_period=shorter_period(seq, cuts, kinds),
+                    head_outside=head_left_out(seq, is_start, cuts, kinds))
