@@ -239,6 +239,7 @@ def _rotations(
         best: tuple[tuple[float, int, int, int, int, float, int], int] | None = None
         keys: list[tuple[float, int, int, int, int, float, int]] = []
         layouts: dict[int, list[int]] = {}
+        edges: dict[int, tuple[float, int, int, int, int]] = {}
         for t in range(limit + 1):
             # Kinds not settled yet rotate alike, so that their layers do not distort this one's.
             starts = _starts(anchors, kinds, {**{k: t for k in by_kind}, **rotation, kind: t})
@@ -269,18 +270,42 @@ def _rotations(
             )
             keys.append(key)
             layouts[t] = bounds
+            # The same edge criteria with the last layer as long as the others of its kind cut
+            # this way: the anchor segment's length favours the rotation the patterns came from.
+            edges[t] = (round(norm, 2), *_edges(seq, is_start, families, starts,
+                                                _cut_length(starts, kinds, kinds[-1], lengths[kinds[-1]]),
+                                                min(lengths)))
             if best is None or key > best[0]:
                 best = (key, t)
         assert best is not None
         rotation[kind] = best[1]
         top = best[0]
         if not ambiguous:
-            # Judged by how alike the kind's layers are to each other (the patterns come from
-            # the anchors, which favour the cut they were taken from).
+            # Another start fits as well when it ties on every criterion, or ties on the edges
+            # once the last layer is as long as its kind's others and its layers' first block
+            # (input norm to the next norm) runs the mixer (attention, SSM scan) more often than
+            # the chosen start's: a layer runs its mixer right after its input norm, its MLP
+            # after a second norm. Judged by how alike the kind's layers are to each other (the
+            # patterns come from the anchors, which favour the cut they were taken from).
             mine = _consistency(seq, layouts[top[6]], js)
-            ambiguous = any(k[:5] == top[:5] and k[6] != top[6] and
-                            _consistency(seq, layouts[k[6]], js) >= mine - _SAME_FIT for k in keys)
+            first = _mixer_first(seq, is_start, layouts[top[6]], every)
+            ambiguous = any(
+                (k[:5] == top[:5] or edges[k[6]] == edges[top[6]]
+                 and _mixer_first(seq, is_start, layouts[k[6]], every) > first)
+                and k[6] != top[6] and _consistency(seq, layouts[k[6]], js) >= mine - _SAME_FIT
+                for k in keys
+            )
     return rotation, ambiguous
+
+
+def _mixer_first(seq: Sequence[str], is_start: Sequence[bool], bounds: list[int], js: list[int]) -> float:
+    """Share of layers ``js`` (cut at ``bounds``) whose first block runs a mixer kernel."""
+    got = [j for j in js if j + 1 < len(bounds)]
+    if not got:
+        return 0.0
+    hits = sum(1 for j in got
+               if any(_MIXER.search(f) for f in _first_block(seq, is_start, bounds[j], bounds[j + 1])))
+    return hits / len(got)
 
 
 #: Rotations whose layers fit their patterns within this much fit as well.
@@ -329,6 +354,27 @@ def _settle_first(seq: Sequence[str], is_start: Sequence[bool], anchors: list[in
         starts[0] = first
 
 
+def _edges(seq: Sequence[str], is_start: Sequence[bool], families: set[str], starts: list[int],
+           last_length: int, shortest: int) -> tuple[int, int, int, int]:
+    """How layers starting at ``starts`` (the last one ``last_length`` long) meet the replay's
+    edges, better when larger: the final norm stays after the last layer, the last layer ends
+    within the replay, no big piece of a layer is left outside (``_STRAY_SHARE`` of the
+    ``shortest`` layer), and the fewest layer kernels (``families``) outside."""
+    end = min(len(seq), starts[-1] + last_length)
+    left_over = sum(1 for f in seq[:starts[0]] if f in families) + sum(1 for f in seq[end:] if f in families)
+    overrun = int(starts[-1] + last_length > len(seq))
+    stray = int(left_over >= _STRAY_SHARE * shortest)
+    final_norm = int(any(is_start[i] for i in range(end, len(seq))))
+    return final_norm, -overrun, -stray, -left_over
+
+
+def _cut_length(starts: list[int], kinds: list[int], kind: int, default: int) -> int:
+    """The usual length (the median) of the layers of ``kind`` between ``starts``, or
+    ``default`` when none lies between two starts."""
+    got = sorted(starts[j + 1] - starts[j] for j in range(len(starts) - 1) if kinds[j] == kind)
+    return got[len(got) // 2] if got else default
+
+
 def _starts(anchors: list[int], kinds: list[int], rotation: dict[int, int]) -> list[int]:
     """Layer starts: each anchor moved back by its kind's rotation, never before the previous
     layer's start."""
@@ -350,7 +396,10 @@ class Inferred:
     joined, seen too few times to be cut by their own anchor; ``maybe_pairs``: a finer cut
     cycles through parts that could be layers of their own (alternating kinds), so each layer
     found may be two; ``ambiguous_start``: layers of some kind could start at another norm as
-    well (their first block could end the previous layer).
+    well (their first block could end the previous layer); ``off_period``: ``(period, cycle)``
+    when the kernels repeat every ``period`` kernels but the layers' kinds cycle over ``cycle``
+    and the cuts do not repeat with the kernels (``shorter_period``); ``head_outside``: the
+    kernels before the first layer end the way the layers do (``head_left_out``).
     """
 
     cuts: list[int]
@@ -360,6 +409,8 @@ class Inferred:
     merged: bool = False
     maybe_pairs: bool = False
     ambiguous_start: bool = False
+    off_period: tuple[int, int] | None = None
+    head_outside: bool = False
 
     def kind_counts(self) -> list[int]:
         """How often each layer's kind occurs, per layer."""
@@ -489,6 +540,87 @@ def _truncated_first(cuts: list[int], kinds: list[int], cand: _Candidate) -> boo
     return cuts[0] == 0 and cuts[1] - cuts[0] < _COMPLETE_SHARE * length
 
 
+#: Layer kinds repeat with a period when at least this share of layers match the layer a period on.
+_KIND_PERIOD_SHARE = 0.9
+#: A shorter period explains the sequence as well when its kernels match within this share.
+_SAME_MATCH = 0.02
+
+
+def _kind_period(kinds: Sequence[int]) -> int:
+    """The shortest period (in layers) with which the layer kinds repeat, the edge layers left
+    out: 1 for one kind, or for kinds in blocks (dense, then MoE); 2 for alternating kinds."""
+    body = kinds[1:-1]
+    for p in range(1, len(body) // 2 + 1):
+        pairs = len(body) - p
+        if sum(1 for i in range(pairs) if body[i] == body[i + p]) >= _KIND_PERIOD_SHARE * pairs:
+            return p
+    return len(body)
+
+
+def _match_share(seq: Sequence[str], lo: int, hi: int, shift: int) -> float:
+    """Share of the kernels of ``seq[lo:hi - shift]`` equal to the kernel ``shift`` places on."""
+    n = hi - shift - lo
+    if n <= 0:
+        return 0.0
+    return sum(1 for i in range(lo, hi - shift) if seq[i] == seq[i + shift]) / n
+
+
+def shorter_period(seq: Sequence[str], cuts: Sequence[int], kinds: Sequence[int]) -> tuple[int, int] | None:
+    """``(period, cycle)`` in kernels when the layers' kernels repeat with a period that is a
+    whole fraction of the cut's cycle (the kernels of one cycle of layer kinds) and the cut does
+    not repeat with it; None otherwise.
+
+    A replay repeats with the model's own cycle of layers (one layer; sliding and full attention;
+    two recurrent layers and an attention one). A cut whose kinds cycle over twice that has
+    found layers that do not recur where the kernels do: pieces of layers joined in one place
+    and split in another, which repetition cannot support."""
+    n = len(cuts) - 1
+    p = _kind_period(kinds)
+    if n < 2 * p + 1:
+        return None
+    spans = sorted(cuts[j + p] - cuts[j] for j in range(n - p + 1))
+    cycle = spans[len(spans) // 2]
+    lo, hi = cuts[0], cuts[-1]
+    own = _match_share(seq, lo, hi, cycle)
+    inner = set(cuts[1:-1])
+    for m in (2, 3, 4):
+        period = cycle // m
+        if period * m != cycle or hi - lo < 2 * period:
+            continue
+        if _match_share(seq, lo, hi, period) < own - _SAME_MATCH:
+            continue
+        # A cut that repeats with the shorter period as well (its kinds mislabelled) is fine.
+        moved = [c for c in cuts[1:-1] if c + period < hi]
+        if any(not any(c + period + d in inner for d in (-1, 0, 1)) for c in moved):
+            return period, cycle
+    return None
+
+
+def head_left_out(
+    seq: Sequence[str], is_start: Sequence[bool], cuts: Sequence[int], kinds: Sequence[int]
+) -> bool:
+    """Whether the kernels just before the first layer repeat the last block (its last norm to
+    its end) of the inner layers of some kind, in order: those layers end with the next
+    layer's first kernels (its input norm and more), and the first layer's were left before it.
+    The work before the first layer (embedding, masks, RoPE tables) does not end the way a
+    layer does."""
+    n = len(cuts) - 1
+    for kind in sorted(set(kinds)):
+        js = [j for j in range(1, n - 1) if kinds[j] == kind]
+        if not js:
+            continue
+        j = js[len(js) // 2]
+        last = next((i for i in range(cuts[j + 1] - 1, cuts[j], -1) if is_start[i]), None)
+        if last is None:
+            continue
+        tail = list(seq[last:cuts[j + 1]])
+        lo = cuts[0] - len(tail)
+        if len(tail) >= _MIN_LAYER_KERNELS and lo >= 0 and \
+                sequence_similarity(list(seq[lo:cuts[0]]), tail) >= ALTERNATING_SIMILARITY:
+            return True
+    return False
+
+
 def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | None:
     """Layers of a family sequence from repetition; None when nothing repeats."""
     positions: dict[str, list[int]] = {}
@@ -561,4 +693,5 @@ def infer_layers(seq: Sequence[str], is_start: Sequence[bool]) -> Inferred | Non
     order = list(dict.fromkeys(kinds))  # letters in order of first appearance
     names = [chr(ord("A") + order.index(k)) for k in kinds]
     return Inferred(cuts, names, score, halves=best.halves, merged=merged, maybe_pairs=maybe_pairs,
-                    ambiguous_start=best.ambiguous)
+                    ambiguous_start=best.ambiguous, off_period=shorter_period(seq, cuts, kinds),
+                    head_outside=head_left_out(seq, is_start, cuts, kinds))

@@ -241,6 +241,9 @@ def _mismatch(ks: list[Kernel], kinds: Sequence[str], why: str) -> InputError:
 _MAYBE_PAIRS = 0.7
 #: ...and to one whose layers could as well start at another norm.
 _AMBIGUOUS_START = 0.8
+#: ...and to one whose layers do not recur with the kernels (pieces of layers joined), or end
+#: the way the kernels before the first layer do (each holds the next one's head).
+_OFF_PERIOD = 0.5
 
 
 def _support(counts: Sequence[int]) -> float:
@@ -284,7 +287,9 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
     share of streams that lie within one layer (per-layer stream sets), and halves: a cut
     that still cycles through parts of a layer (no finer consistent cut) is worth half, one
     whose layers may each be two layers of alternating kinds 0.7, one whose layers could as
-    well start at another norm 0.8.
+    well start at another norm 0.8, one whose layers do not recur with the kernels (the kernels
+    repeat with a whole fraction of the layers' cycle) or end the way the kernels before the
+    first layer do 0.5.
     """
     ks = replay_order(kernels)
     main = [k for k in ks if k.kind == KIND_KERNEL]
@@ -315,6 +320,8 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
         confidence *= _MAYBE_PAIRS
     if found.ambiguous_start:
         confidence *= _AMBIGUOUS_START
+    if found.off_period is not None or found.head_outside:
+        confidence *= _OFF_PERIOD
     seg.confidence = round(confidence, 4)
     patterns = len(set(found.kinds))
     least = min(found.kind_counts())
@@ -336,6 +343,13 @@ def segment_by_repetition(kernels: Sequence[Kernel]) -> Segmentation | None:
         seg.detail += (
             "; some layers could as well start at another norm (their first block ending the layer before)"
         )
+    if found.off_period is not None:
+        period, cycle = found.off_period
+        seg.detail += (f"; the kernels repeat every {period} kernels but the layers found repeat every "
+                       f"{cycle}: they join pieces of layers that repetition does not support")
+    if found.head_outside:
+        seg.detail += ("; the kernels before the first layer end the way the layers do: each layer may end "
+                       "with the next one's first kernels")
     return seg
 
 
