@@ -189,51 +189,26 @@ def test_nothing_repeats() -> None:
     assert segment_by_repetition(_sequence(["gemm"] * 12)) is None  # one kernel kind is no layer
 
 
+#: The kernels of a dense layer and of a MoE layer (router, top-k, two grouped GEMMs around the
+#: activation, finalize), as one stream runs them.
+_DENSE = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
+_MOE = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm",
+        "router", "topk", "moe_gemm1", "moe_act", "moe_gemm2", "finalize"]
+
+
 def test_dense_and_moe_layers_alternating_are_one_layer_each() -> None:
     # Interleaved MoE (Llama 4): dense and MoE layers alternate, each with its own attention
     # kernel; the MoE-only kernels occur every other layer, which is no boundary.
-    dense = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
-    moe = [
-        "rmsnorm",
-        "qkv_gemm",
-        "rope",
-        "fmha",
-        "o_gemm",
-        "rmsnorm",
-        "router",
-        "topk",
-        "moe_gemm1",
-        "moe_act",
-        "moe_gemm2",
-        "finalize",
-        "shared_up",
-        "shared_act",
-        "shared_down",
-    ]
-    seg = segment_layers(_sequence(["embedding"] + (dense + moe) * 12 + ["rmsnorm", "lm_head"]))
+    moe = _MOE + ["shared_up", "shared_act", "shared_down"]
+    seg = segment_layers(_sequence(["embedding"] + (_DENSE + moe) * 12 + ["rmsnorm", "lm_head"]))
     assert len(seg.layers) == 24 and seg.kinds == ["A", "B"] * 12
     assert [len(layer) for layer in seg.layers[:2]] == [9, 15] and seg.confidence > 0.9
 
 
 def test_a_lone_dense_first_layer_is_layer_0() -> None:
     # DeepSeek-style: one dense layer, then MoE layers; no MoE kernel marks the dense one.
-    dense = ["rmsnorm", "qkv_gemm", "rope", "fmha", "o_gemm", "rmsnorm", "up_gemm", "act", "down_gemm"]
-    moe = [
-        "rmsnorm",
-        "qkv_gemm",
-        "rope",
-        "fmha",
-        "o_gemm",
-        "rmsnorm",
-        "router",
-        "topk",
-        "moe_gemm1",
-        "moe_act",
-        "moe_gemm2",
-        "finalize",
-    ]
-    seg = segment_layers(_sequence(["embedding", "rope_cache"] + dense + moe * 10 + ["rmsnorm", "lm_head"]))
-    assert len(seg.layers) == 11 and [k.short for k in seg.layers[0]] == dense
+    seg = segment_layers(_sequence(["embedding", "rope_cache"] + _DENSE + _MOE * 10 + ["rmsnorm", "lm_head"]))
+    assert len(seg.layers) == 11 and [k.short for k in seg.layers[0]] == _DENSE
     assert seg.kinds == ["A"] + ["B"] * 10 and [k.short for k in seg.before] == ["embedding", "rope_cache"]
 
 
