@@ -915,6 +915,12 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
 #: stream ids follow no order.
 LAYOUTS = ("main-aux", "single", "per-layer")
 
+#: The launch columns of a kernel row, as nsys exports them (grid 128x132x1, block 1x256x1 ...,
+#: shared memory 49152 bytes): the same for every generated kernel, read by nothing here. Schema
+#: 3.x before 3.20 (``_OLD_LAUNCH``) has fewer of them than the newer ones (``_LAUNCH``).
+_OLD_LAUNCH = (128, 132, 1, 1, 256, 1, 1, 0, 49152, 0, 0, 0)
+_LAUNCH = (1, 1, 128, 132, 1, 1, 256, 1, 1, 0, 49152, 0, 0, 0, 233472)
+
 
 @dataclass
 class Options:
@@ -1481,63 +1487,12 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
                         yield (r.start, r.end, r.device, ctx, r.stream, r.correlation, _global_pid(r.device),
                                r.full, r.short, gnid, gid)
                     elif old:
-                        yield (
-                            r.start,
-                            r.end,
-                            r.device,
-                            ctx,
-                            r.stream,
-                            r.correlation,
-                            _global_pid(r.device),
-                            strings(r.full),
-                            strings(r.short),
-                            128,
-                            132,
-                            1,
-                            1,
-                            256,
-                            1,
-                            1,
-                            0,
-                            49152,
-                            0,
-                            0,
-                            0,
-                            gnid,
-                            gid,
-                        )
+                        yield (r.start, r.end, r.device, ctx, r.stream, r.correlation, _global_pid(r.device),
+                               strings(r.full), strings(r.short), *_OLD_LAUNCH, gnid, gid)
                     else:
-                        yield (
-                            r.start,
-                            r.end,
-                            r.device,
-                            ctx,
-                            0,
-                            r.stream,
-                            r.correlation,
-                            _global_pid(r.device),
-                            strings(r.full),
-                            strings(r.short),
-                            strings("_Z" + r.short),
-                            1,
-                            1,
-                            128,
-                            132,
-                            1,
-                            1,
-                            256,
-                            1,
-                            1,
-                            0,
-                            49152,
-                            0,
-                            0,
-                            0,
-                            233472,
-                            gnid,
-                            0,
-                            gid,
-                        )
+                        yield (r.start, r.end, r.device, ctx, 0, r.stream, r.correlation,
+                               _global_pid(r.device), strings(r.full), strings(r.short),
+                               strings("_Z" + r.short), *_LAUNCH, gnid, 0, gid)
 
         width = 11 if inline else 23 if old else 29
         conn.executemany(
