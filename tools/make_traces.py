@@ -915,9 +915,9 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
 #: stream ids follow no order.
 LAYOUTS = ("main-aux", "single", "per-layer")
 
-#: The launch columns of a kernel row, as nsys exports them (grid 128x132x1, block 1x256x1 ...,
-#: shared memory 49152 bytes): the same for every generated kernel, read by nothing here. Schema
-#: 3.x before 3.20 (``_OLD_LAUNCH``) has fewer of them than the newer ones (``_LAUNCH``).
+#: The launch columns of a kernel row (grid, block, shared memory sizes...), in the order nsys
+#: exports them: the same for every generated kernel and read by nothing here. The 2021 export
+#: layout (``schema="2021"``, ``_OLD_LAUNCH``) has fewer of them than the later ones (``_LAUNCH``).
 _OLD_LAUNCH = (128, 132, 1, 1, 256, 1, 1, 0, 49152, 0, 0, 0)
 _LAUNCH = (1, 1, 128, 132, 1, 1, 256, 1, 1, 0, 49152, 0, 0, 0, 233472)
 
