@@ -1417,6 +1417,12 @@ _SCHEMA_VERSIONS = {"3.25": ("3.25.0", "2026.2.1.210"), "3.24": ("3.24.0", "2025
 _PID = 31337
 
 
+def _copy_head(r: Any) -> tuple[int, ...]:
+    """The leading columns that nsys's memcpy and memset rows share: start, end, device, context,
+    stream, correlation id, global pid."""
+    return (r.start, r.end, r.device, 1 + r.device, r.stream, r.correlation, _global_pid(r.device))
+
+
 def _global_pid(device: int) -> int:
     return ((_PID + device) << 24)
 
@@ -1503,39 +1509,12 @@ def write_nsys_sqlite(path: Path, traces: list[Trace], opts: Options) -> None:
         conn.executemany(
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, ?, 0, ?, ?, ?, 4096, ?, NULL, 0, 2, "
             "NULL, NULL, ?, ?, NULL, NULL, NULL, 1)",
-            [
-                (
-                    r.start,
-                    r.end,
-                    r.device,
-                    1 + r.device,
-                    r.stream,
-                    r.correlation,
-                    _global_pid(r.device),
-                    1 if "HtoD" in r.full else 2,
-                    r.device,
-                    1 + r.device,
-                )
-                for r in copies
-                if r.kind == "memcpy"
-            ],
+            [(*_copy_head(r), 1 if "HtoD" in r.full else 2, r.device, 1 + r.device)
+             for r in copies if r.kind == "memcpy"],
         )
         conn.executemany(
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, ?, 0, ?, ?, ?, 0, 65536, ?, 2)",
-            [
-                (
-                    r.start,
-                    r.end,
-                    r.device,
-                    1 + r.device,
-                    r.stream,
-                    r.correlation,
-                    _global_pid(r.device),
-                    r.graph_node_id,
-                )
-                for r in copies
-                if r.kind == "memset"
-            ],
+            [(*_copy_head(r), r.graph_node_id) for r in copies if r.kind == "memset"],
         )
         runtime = []
         for device, tr in enumerate(traces):

@@ -17,6 +17,7 @@ activations, and belongs wherever that op belongs.
 from __future__ import annotations
 
 import re
+from typing import final
 
 from tb_ad_layer.dump.graph import CALL, Graph
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, is_buffer_like
@@ -45,39 +46,24 @@ def node_hints(graph: Graph, weight_layer: dict[str, int | None]
     name_layer = [NO_HINT] * n
     # Per distinct target, whether it can be a submodule path at all (most are op names).
     module_like: dict[str, bool] = {}
+    tally = _Tally()
     for node in nodes:
         j = node.index
         if node.kind != CALL:
             continue
-        # The layers named, counted: most nodes name one layer or none, so a dict of votes is
-        # made only when a second layer is named.
-        one = NO_HINT
-        one_count = 0
-        votes: dict[int, int] | None = None
+        tally.clear()
         param = False
         for w in node.weights:
             layer = weight_layer.get(w)
             if layer is not None:
-                if votes is not None:
-                    votes[layer] = votes.get(layer, 0) + 1
-                elif one == layer or one == NO_HINT:
-                    one = layer
-                    one_count += 1
-                else:
-                    votes = {one: one_count, layer: 1}
+                tally.add(layer)
             elif not is_buffer_like(w):
                 param = True
         for i in inputs[j]:
             if weight_only[i]:
                 h = hint[i]
                 if h >= 0:
-                    if votes is not None:
-                        votes[h] = votes.get(h, 0) + 1
-                    elif one == h or one == NO_HINT:
-                        one = h
-                        one_count += 1
-                    else:
-                        votes = {one: one_count, h: 1}
+                    tally.add(h)
                 elif h == PARAM:
                     param = True
         target = node.target
@@ -91,19 +77,12 @@ def node_hints(graph: Graph, weight_layer: dict[str, int | None]
                 if m is not None:
                     layer = _small(m.group(1))
                     if layer >= 0:
-                        if votes is not None:
-                            votes[layer] = votes.get(layer, 0) + 1
-                        elif one == layer or one == NO_HINT:
-                            one = layer
-                            one_count += 1
-                        else:
-                            votes = {one: one_count, layer: 1}
+                        tally.add(layer)
                 else:
                     param = True
-        if votes is not None:
-            hint[j] = _majority(votes)
-        elif one != NO_HINT:
-            hint[j] = one
+        voted = tally.winner()
+        if voted != NO_HINT:
+            hint[j] = voted
         elif param:
             hint[j] = PARAM
         name = node.name
@@ -148,6 +127,37 @@ def applied_weights(graph: Graph, weight_only: list[bool]) -> list[tuple[str, ..
         if extra is not None:
             out[j] = tuple(dict.fromkeys(extra))
     return out
+
+
+@final
+class _Tally:
+    """The layers one node's weights and called submodule name, counted. Most nodes name one
+    layer or none, so a dict of votes is made only when a second layer is named; one tally is
+    reused for every node."""
+
+    def __init__(self) -> None:
+        self.one = NO_HINT
+        self.count = 0
+        self.votes: dict[int, int] | None = None
+
+    def clear(self) -> None:
+        self.one = NO_HINT
+        self.count = 0
+        self.votes = None
+
+    def add(self, layer: int) -> None:
+        votes = self.votes
+        if votes is not None:
+            votes[layer] = votes.get(layer, 0) + 1
+        elif self.one == layer or self.one == NO_HINT:
+            self.one = layer
+            self.count += 1
+        else:
+            self.votes = {self.one: self.count, layer: 1}
+
+    def winner(self) -> int:
+        """The layer named most (the lowest of a tie), or :data:`NO_HINT`."""
+        return _majority(self.votes) if self.votes is not None else self.one
 
 
 def _majority(votes: dict[int, int]) -> int:
