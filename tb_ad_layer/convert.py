@@ -137,16 +137,21 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
     total = sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
     result = ConvertResult(store=store_path(options.logdir, run), run=run)
+    # The stage whose graph is held: one at a time; the last is freed while the store is synced.
+    held: list[LoadedStage] = []
     with StoreWriter(result.store) as writer, gc_paused():
         for k, sf in enumerate(files, 1):
+            held.clear()
+            # Hashed on the writer's thread while this one parses the file.
+            writer.add_file(sf.path, "dump")
             ls = load_stage(sf, options.module)
+            held.append(ls)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
             lg = ls.lg
             idx = writer.add_stage(file=sf.path.name, order_no=sf.order, stage=sf.stage,
                                    transform=sf.transform,
                                    modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
                                    lg=lg)
-            writer.add_file(sf.path, "dump")
             if k == len(files) and attach_trace is not None:
                 # The trace is mapped across all layers at once, so it needs every document.
                 docs = [layer_document(lg, i) for i in sorted(lg.layers)]
@@ -155,7 +160,8 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
                 del docs
             else:
                 writer.add_layers(idx, lg)
-            # Only a summary is kept, so memory holds one stage's graph at a time.
+            # Only a summary is kept (and the stage in `held`), so memory holds one stage's
+            # graph at a time.
             result.stages.append(StageSummary(file=sf.path.name, nodes=len(lg.graph.nodes),
                                               layers={i: info.kind
                                                       for i, info in lg.layers.items()},
@@ -167,7 +173,7 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
         writer.set_meta("converter_version", __version__)
         writer.set_meta("created", _created())
         writer.set_meta("trace", result.trace)
-        writer.commit()
+        writer.commit(meanwhile=held.clear)
     progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     return result

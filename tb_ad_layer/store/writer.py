@@ -7,6 +7,11 @@ no temporary file behind, whether it fails while creating the store, while filli
 moving it into place. A conversion killed outright (SIGKILL, a power cut) cannot clean up; its
 temporary file is removed by the next conversion into the same directory, once no process with
 its pid is alive.
+
+Hashing files and syncing the store to disk wait on files, not on Python (hashlib, reads and
+fsync release the GIL), so they run on a thread of the writer's own: a dump handed to
+:meth:`StoreWriter.add_file` before it is parsed is hashed on another core meanwhile, and the
+converter frees its last graph while the store is synced (:meth:`StoreWriter.commit`).
 """
 from __future__ import annotations
 
@@ -14,7 +19,9 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -120,6 +127,9 @@ class StoreWriter:
         self._conn: sqlite3.Connection | None = None
         self._committed = False
         self._stage_count = 0
+        self._io: ThreadPoolExecutor | None = None
+        # Files handed to add_file whose row is not written yet: (path, role, its hash).
+        self._files: list[tuple[str, str, Future[tuple[str, int]]]] = []
 
     def __enter__(self) -> StoreWriter:
         try:
@@ -156,12 +166,31 @@ class StoreWriter:
                  tb: TracebackType | None) -> None:
         if not self._committed:
             self._discard()
-        elif self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        else:
+            self._stop_io()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _stop_io(self) -> None:
+        if self._io is not None:
+            self._io.shutdown(wait=True, cancel_futures=True)
+            self._io = None
+        self._files = []
+
+    def _write_files(self) -> None:
+        """Write the rows of the files handed to :meth:`add_file`, in the order given."""
+        for path, role, digest in self._files:
+            try:
+                sha, size = digest.result()
+            except OSError as e:
+                raise InputError(f"cannot read file: {e.strerror or e}", path=path) from None
+            self.conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (path, sha, size, role))
+        self._files = []
 
     def _discard(self) -> None:
         """Close and remove the unfinished store, and the directories made for it."""
+        self._stop_io()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -183,11 +212,17 @@ class StoreWriter:
         the keys are :class:`~tb_ad_layer.store.records.StoreMeta`'s fields."""
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, _json_text(value)))
 
-    def add_file(self, path: str | Path, role: str) -> str:
-        digest, size = file_sha256(path)
-        self.conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)",
-                          (str(Path(path).resolve()), digest, size, role))
-        return digest
+    def add_file(self, path: str | Path, role: str) -> None:
+        """Record ``path``'s SHA-256 and size under ``role`` (``dump``, ``trace``). The file is
+        hashed on another thread, meanwhile; a file that cannot be read fails the commit."""
+        resolved = str(Path(path).resolve())
+        self._files.append((resolved, role, self._thread().submit(file_sha256, resolved)))
+
+    def _thread(self) -> ThreadPoolExecutor:
+        """The writer's own thread, for work that waits on files rather than on Python."""
+        if self._io is None:
+            self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-store-io")
+        return self._io
 
     def add_stage(self, *, file: str, order_no: int, stage: str, transform: str,
                   modules: Sequence[str], lg: LayeredGraph) -> int:
@@ -254,22 +289,45 @@ class StoreWriter:
             "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, max_ns)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
-    def commit(self) -> Path:
-        """Finish the store and atomically move it into place; return its path."""
+    def commit(self, meanwhile: Callable[[], object] | None = None) -> Path:
+        """Finish the store and atomically move it into place; return its path.
+
+        Args:
+            meanwhile: run on this thread while the store's file is synced to disk on another
+                (the converter frees its last graph then): the sync waits on the disk, not on
+                this thread.
+        """
         c = self.conn
+        self._write_files()
         try:
             c.executescript(INDEXES)
             c.commit()
             c.close()
             self._conn = None
-            with open(self.tmp_path, "rb+") as f:
-                os.fsync(f.fileno())
+            opened = threading.Event()
+            synced = self._thread().submit(_fsync, self.tmp_path, opened)
+            if meanwhile is not None:
+                # Once the sync has begun: until its thread is inside fsync (which releases
+                # the GIL), compiled code running here would keep it from starting at all.
+                opened.wait()
+                meanwhile()
+            synced.result()
             os.replace(self.tmp_path, self.final_path)
         except (sqlite3.Error, OSError) as e:
             raise InputError(f"cannot write the run store: {_reason(e)}",
                              path=self.final_path) from None
         self._committed = True
         return self.final_path
+
+
+def _fsync(path: Path, opened: threading.Event) -> None:
+    """Sync ``path`` to disk; set ``opened`` once the file is open (or failed to open)."""
+    try:
+        f = open(path, "rb+")
+    finally:
+        opened.set()
+    with f:
+        os.fsync(f.fileno())
 
 
 def _reason(e: BaseException) -> str:
