@@ -1,6 +1,7 @@
 """The CLI end to end: convert, extract, and what bad input leaves behind."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
@@ -36,8 +37,11 @@ def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     doc = store.layer_doc(3, 3)
     assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 45
     assert store.meta.run == "dsv3" and store.meta.converter_version
-    files = [(f.path, f.sha256, f.size_bytes) for f in store.files()]
-    assert len(files) == 4 and all(len(h) == 64 for _, h, _ in files)
+    # Each dump file, in stage order, with the SHA-256 and size of its bytes.
+    files = [(f.path, f.sha256, f.size_bytes, f.role) for f in store.files()]
+    assert files == [(str(p.resolve()), hashlib.sha256(p.read_bytes()).hexdigest(),
+                      p.stat().st_size, "dump")
+                     for p in sorted((DUMPS / "ad_dsv3").glob("*.txt"))]
     nodes = store.nodes(3, 3)
     assert [n["id"] for n in nodes] == [n["id"] for n in doc["nodes"]]
     assert len(store.nodes(3, -1)) > 0  # model-level nodes kept too
