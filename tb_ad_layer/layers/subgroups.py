@@ -114,9 +114,8 @@ def _op_stage(target: str) -> str:
     return ""
 
 
-def _weight_stage(weights: tuple[str, ...], roles: dict[str, str]) -> str:
-    for w in weights:
-        role = roles.get(w, w)
+def _weight_stage(roles: tuple[str, ...]) -> str:
+    for role in roles:
         for pat, stage in _WEIGHT_STAGES:
             if pat.search(role):
                 return stage
@@ -125,8 +124,9 @@ def _weight_stage(weights: tuple[str, ...], roles: dict[str, str]) -> str:
 
 def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
                       sub: list[str | None], direct: list[bool],
-                      roles: dict[str, str]) -> None:
-    """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups."""
+                      weight_roles: list[tuple[str, ...]]) -> None:
+    """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups
+    (``weight_roles``: per node, the role of each of its weights)."""
     nodes = graph.nodes
     n = len(nodes)
     inputs, consumers = graph.topology()
@@ -135,7 +135,7 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
         j = node.index
         if layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) or node.kind != CALL:
             continue
-        stage[j] = _weight_stage(node.weights, roles) or _op_stage(node.target)
+        stage[j] = _weight_stage(weight_roles[j]) or _op_stage(node.target)
         if not stage[j] and direct[j] and node.weights:
             stage[j] = "weighted"  # the input and output projections: no stage of their own
     # The gated norm's statistics and gate: normalisation steps that lead only to it.
