@@ -228,6 +228,8 @@ def _sibling_groups(nodes: list[Node], layers: list[int], sources: list[tuple[in
         if found is None:
             found = layer_roles[layer] = set()
         for k in applied:
+            if k != j and layers[k] == layer:
+                continue  # a weight-only value of this layer: its own weights are counted at k
             t = 0
             roles = weight_roles[k]
             for weight_layer in weight_layers[k]:

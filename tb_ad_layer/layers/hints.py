@@ -124,7 +124,8 @@ def applied_sources(graph: Graph, weight_only: list[bool]) -> list[tuple[int, ..
 
     The weights a node applies are those of its sources, in this order (a weight two sources
     read appears twice); the sources of a MoE op that reads one dequantized value per expert
-    weight are those dequant nodes, each listed once.
+    weight are those dequant nodes, each listed once. A source other than the node itself is a
+    weight-only node, and every source is the first of its own sources.
     """
     inputs = graph.topology()[0]
     nodes = graph.nodes

@@ -72,6 +72,8 @@ def moe_blocks(graph: Graph, layers: list[int], sources: list[tuple[int, ...]],
         layer_routers: set[str] | None = None
         layer_experts: set[str] | None = None
         for k in applied:
+            if k != j and layers[k] == layer:
+                continue  # a weight-only value of this layer: its own weights are counted at k
             t = 0
             for role in weight_roles[k]:
                 kind = role_kind.get(role)

@@ -75,6 +75,13 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
     shared: dict[str, str] = {}
     node_layers: list[int] = []
     node_roles: list[str] = []
+    # The last layer path found, up to and including the separator after its number
+    # (``model_layers_5_``), and its layer: the weights of one layer come one after another,
+    # and a name that starts with that text names the same layer there. (No layer path can
+    # start earlier in it: one would have to end within the text, and then the name the text
+    # came from would have had it.)
+    prefix = ""
+    prefix_layer = MODEL_LEVEL
     for names in node_weights:
         if not names:
             layers.append(no_layers)
@@ -83,12 +90,22 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
         node_layers.clear()
         node_roles.clear()
         for name in names:
+            if prefix and name.startswith(prefix):
+                role = name[len(prefix):].lstrip("_.")
+                node_layers.append(prefix_layer)
+                node_roles.append(shared.setdefault(role, role))
+                continue
             ascii_name = name.isascii()
             m = (_LAYER_ROLE_ASCII if ascii_name else _LAYER_ROLE).search(name)
             if m:
                 digits, role = m.group(1, 2)
-                node_layers.append(_index(name, digits))
+                layer = _index(name, digits)
+                node_layers.append(layer)
                 node_roles.append(shared.setdefault(role, role))
+                end = m.end(1)
+                if end < len(name) and name[end] != "\n":  # "$" matches before a final newline
+                    prefix = name[:end + 1]
+                    prefix_layer = layer
                 continue
             m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
             if m:

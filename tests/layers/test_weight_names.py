@@ -12,11 +12,19 @@ NAMES = [
     "model_layers_3_mlp_layers_4_w", "fused__5_w", "", "model.layers.5._.mlp_w", "h_2",
     "model_layers_7", "model_layers_7_", "model_h_1x_h_2_w",
 ]
+# One layer's names one after another, and names that share some of their text.
+RUN = [
+    "model_layers_5_mlp_w", "model_layers_5_mlp_w_scale", "model_layers_5", "model_layers_5_",
+    "model_layers_5__x", "model_layers_5._x", "model_layers_55_x", "model_layers_5_layers_6_w",
+    "model.layers.5.mlp_w", "model_layers_5_٣", "x_h_2_h_3", "x_h_2_", "x_h_2", "layers_5\n",
+    "layers_5\nx", "layers_5\n_w", "layers_2147483647_w", "layers_2147483647_x",
+]
 
 
 def test_node_facts_match_the_per_name_functions() -> None:
     # Nodes with no weight, one, and several (a name read by two nodes is read twice).
-    nodes = [(), (NAMES[0],), tuple(NAMES), (NAMES[5], NAMES[0])]
+    nodes = [(), (NAMES[0],), tuple(NAMES), (NAMES[5], NAMES[0]), tuple(RUN),
+             tuple(reversed(RUN))]
     layers, roles = node_weight_facts(nodes)
     assert len(layers) == len(roles) == len(nodes)
     for names, node_layers, node_roles in zip(nodes, layers, roles, strict=True):
