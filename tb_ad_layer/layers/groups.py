@@ -36,7 +36,6 @@ from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.layers.hints import applied_sources
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.moe_blocks import block_of, in_block, moe_blocks
-from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.subgroups import mark_mixer_stages, mark_rope
 from tb_ad_layer.layers.vocabulary import (
     ATTENTION,
@@ -291,7 +290,7 @@ def _is_router_role(role: str) -> bool:
 
 def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str, ...]],
                   weight_layers: list[tuple[int, ...]], weight_only: list[bool],
-                  rope_values: list[bool] | None = None
+                  next_use: list[int], rope_values: list[bool] | None = None
                   ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.
 
@@ -301,6 +300,7 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         weight_roles, weight_layers: per node, the role and layer of each of its weights
             (:func:`~tb_ad_layer.layers.weights.node_weight_facts`).
         weight_only: :func:`~tb_ad_layer.layers.hints.weight_only_nodes` of the graph.
+        next_use: :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph.
         rope_values: per node, whether it is a model-level RoPE table (cos/sin); the per-layer
             work on them is sub-group ``rope``.
     Returns:
@@ -396,7 +396,7 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
                     break
 
     # An op nothing consumes goes with the next use of its first argument, like its layer.
-    for j, nxt in enumerate(next_uses(graph)):
+    for j, nxt in enumerate(next_use):
         if nxt >= 0 and layers[j] != NO_LAYER and layers[nxt] == layers[j] \
                 and group[nxt] is not None:
             group[j], sub[j] = group[nxt], sub[nxt]

@@ -10,6 +10,7 @@ from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, mo
 from tb_ad_layer.layers.groups import assign_groups
 from tb_ad_layer.layers.hints import weight_only_nodes
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
+from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.vocabulary import layer_kind
 from tb_ad_layer.layers.weights import layer_of_weight, node_weight_facts
 
@@ -64,10 +65,12 @@ def layer_graph(graph: Graph) -> LayeredGraph:
     except InputError as e:
         raise _weight_name_error(graph, e.message) from None
     weight_only = weight_only_nodes(graph)
-    owners = assign_layers(graph, weight_layers, weight_only)
+    next_use = next_uses(graph)
+    owners = assign_layers(graph, weight_layers, weight_only, next_use)
     kinds = model_level_kinds(graph, owners)
     groups, subs, streams, attention = assign_groups(graph, owners, weight_roles, weight_layers,
-                                                     weight_only, [k == ROPE for k in kinds])
+                                                     weight_only, next_use,
+                                                     [k == ROPE for k in kinds])
     members, calls = _members_and_calls(graph, owners, groups)
     buffers = model_buffers(graph, weight_layers)
     infos: dict[int, LayerInfo] = {}

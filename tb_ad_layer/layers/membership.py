@@ -55,7 +55,6 @@ from bisect import bisect_left
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
-from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX
 
 NO_LAYER = -1
@@ -75,22 +74,23 @@ _ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|cont
                         r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
 
-def assign_layers(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: list[bool]
-                  ) -> list[int]:
+def assign_layers(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: list[bool],
+                  next_use: list[int]) -> list[int]:
     """Return, parallel to ``graph.nodes``, each node's layer index or :data:`NO_LAYER`.
 
     ``weight_layers`` is the layer of each node's weights (the first part of
     :func:`~tb_ad_layer.layers.weights.node_weight_facts`), ``weight_only``
-    :func:`~tb_ad_layer.layers.hints.weight_only_nodes` of the graph.
+    :func:`~tb_ad_layer.layers.hints.weight_only_nodes` and ``next_use``
+    :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph.
     """
-    return _Membership(graph, weight_layers, weight_only).run()
+    return _Membership(graph, weight_layers, weight_only, next_use).run()
 
 
 class _Membership:
     """The per-node arrays of one assignment run (indices are node positions)."""
 
     def __init__(self, graph: Graph, weight_layers: list[tuple[int, ...]],
-                 weight_only: list[bool]) -> None:
+                 weight_only: list[bool], next_use: list[int]) -> None:
         self.nodes = graph.nodes
         n = self.n = len(graph.nodes)
         self.inputs, self.consumers = graph.topology()
@@ -101,7 +101,7 @@ class _Membership:
         self.src = [_FREE] * n
         self.low = [_NOTHING] * n
         self.owner = [_UNSET] * n
-        self.next_use = next_uses(graph)
+        self.next_use = next_use
         self.skipping = [False] * n
         self.prep_seeds: list[int] = []
         # Values that cannot carry a layer's output across a boundary: weights and sizes.
