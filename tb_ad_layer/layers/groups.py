@@ -316,6 +316,8 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
     sub: list[str | None] = [None] * n
     direct = [False] * n
     sources = applied_sources(graph, weight_only)
+    # Node.op_name, once per node: several passes below read it.
+    op_names = [node.op_name for node in nodes]
     moe = moe_blocks(graph, layers, sources, weight_roles, _is_router_role)
     siblings = _sibling_groups(nodes, layers, sources, weight_roles, weight_layers, moe)
     no_moe: list[str] = []
@@ -347,12 +349,12 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
 
     # A getitem belongs with the multi-output op it reads from.
     for j in range(n):
-        if group[j] is None and layers[j] != NO_LAYER and nodes[j].op_name == "getitem" \
+        if group[j] is None and layers[j] != NO_LAYER and op_names[j] == "getitem" \
                 and inputs_idx[j] and layers[inputs_idx[j][0]] == layers[j]:
             src = inputs_idx[j][0]
             group[j], sub[j] = group[src], sub[src]
-    _norm_statistics(nodes, inputs_idx, consumers, layers, group)
-    _block_exits(nodes, inputs_idx, layers, group, sub, direct)
+    _norm_statistics(nodes, op_names, inputs_idx, consumers, layers, group)
+    _block_exits(nodes, op_names, inputs_idx, layers, group, sub, direct)
     # Other ops without a class take their consumers' group (reverse pass), else their
     # producers'.
     for j in range(n - 1, -1, -1):
@@ -400,8 +402,8 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         if nxt >= 0 and layers[j] != NO_LAYER and layers[nxt] == layers[j] \
                 and group[nxt] is not None:
             group[j], sub[j] = group[nxt], sub[nxt]
-    mark_rope(graph, layers, group, sub, rope_values or [False] * n)
-    mark_mixer_stages(graph, layers, group, sub, direct, weight_roles)
+    mark_rope(graph, op_names, layers, group, sub, rope_values or [False] * n)
+    mark_mixer_stages(graph, op_names, layers, group, sub, direct, weight_roles)
     streams = _mark_aux_regions(nodes, inputs_idx, consumers, layers, sub)
     out_groups: list[str] = []
     for j in range(n):
@@ -447,7 +449,7 @@ _NORM_STEPS = frozenset({"to", "_to_copy", "float", "type_as", "pow", "mean", "v
                          "sub", "rsqrt", "sqrt", "mul", "div", "reciprocal", "square"})
 
 
-def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
+def _norm_statistics(nodes: list[Node], op_names: list[str], inputs_idx: list[list[int]],
                      consumers: list[list[int]], layers: list[int],
                      group: list[str | None]) -> None:
     """The statistics of an unfused norm (cast, pow, mean, eps add, rsqrt, scaling) lead only to
@@ -455,10 +457,12 @@ def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
     (a post-block norm before the residual add). A residual add, which adds two tensors, is
     not a statistic."""
     for j in range(len(nodes) - 1, -1, -1):
-        node = nodes[j]
-        if group[j] is not None or layers[j] == NO_LAYER or node.op_name not in _NORM_STEPS:
+        if group[j] is not None or layers[j] == NO_LAYER:
             continue
-        if node.op_name in ("add", "sub") and sum(
+        op = op_names[j]
+        if op not in _NORM_STEPS:
+            continue
+        if op in ("add", "sub") and sum(
                 1 for i in inputs_idx[j] if nodes[i].dtype not in _SCALAR_TYPES) > 1:
             continue
         users = [c for c in consumers[j] if consumers[c] and layers[c] == layers[j]]
@@ -466,7 +470,8 @@ def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
             group[j] = NORM
 
 
-def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[int],
+def _block_exits(nodes: list[Node], op_names: list[str], inputs_idx: list[list[int]],
+                 layers: list[int],
                  group: list[str | None], sub: list[str | None], direct: list[bool]) -> None:
     """What a block does with its output before the next block starts belongs to that block:
     the all-reduce after ``o_proj``, casts and views of the output, the combine of routed and
@@ -492,7 +497,7 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
         j = node.index
         if group[j] is not None or layers[j] == NO_LAYER or node.kind != CALL:
             continue
-        op = node.op_name
+        op = op_names[j]
         data = inputs_idx[j][:1] if op == "type_as" else inputs_idx[j]
         block: str | None = None
         producer = -1

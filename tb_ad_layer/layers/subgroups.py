@@ -69,9 +69,10 @@ _WEIGHT_STAGES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
+def mark_rope(graph: Graph, op_names: list[str], layers: list[int], group: list[str | None],
               sub: list[str | None], rope_values: list[bool]) -> None:
-    """Mark the attention ops that apply RoPE as sub-group ``rope``."""
+    """Mark the attention ops that apply RoPE as sub-group ``rope`` (``op_names``:
+    :attr:`~tb_ad_layer.dump.graph.Node.op_name` of every node)."""
     nodes = graph.nodes
     # The attention nodes, in order (every node of a group is a call inside a layer): the
     # passes below visit only them.
@@ -86,7 +87,7 @@ def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
                 or any(_ROPE_WEIGHT.search(w) for w in node.weights):
             rope[j] = True
             continue
-        if node.op_name not in _JOIN_OPS:
+        if op_names[j] not in _JOIN_OPS:
             continue
         # A join of the layer's rotated halves: every input from the layer is RoPE.
         joins = False
@@ -97,7 +98,7 @@ def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
                     break
         rope[j] = joins
     for j in reversed(attention):
-        if rope[j] or nodes[j].op_name not in _ROTATE_OPS:
+        if rope[j] or op_names[j] not in _ROTATE_OPS:
             continue
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(rope[c] for c in users):
@@ -123,11 +124,12 @@ def _weight_stage(roles: tuple[str, ...]) -> str:
     return ""
 
 
-def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
-                      sub: list[str | None], direct: list[bool],
+def mark_mixer_stages(graph: Graph, op_names: list[str], layers: list[int],
+                      group: list[str | None], sub: list[str | None], direct: list[bool],
                       weight_roles: list[tuple[str, ...]]) -> None:
     """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups
-    (``weight_roles``: per node, the role of each of its weights)."""
+    (``op_names``: :attr:`~tb_ad_layer.dump.graph.Node.op_name` of every node;
+    ``weight_roles``: per node, the role of each of its weights)."""
     nodes = graph.nodes
     # The mixers' nodes, in order (every node of a group is a call inside a layer): the passes
     # below visit only them.
@@ -143,7 +145,7 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
             stage[j] = "weighted"  # the input and output projections: no stage of their own
     # The gated norm's statistics and gate: normalisation steps that lead only to it.
     for j in reversed(mixer):
-        if stage[j] or nodes[j].op_name not in _NORM_STEPS:
+        if stage[j] or op_names[j] not in _NORM_STEPS:
             continue
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(stage[c] == "norm" for c in users):
