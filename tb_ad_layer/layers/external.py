@@ -8,15 +8,14 @@ they are made from, found by one forward pass over the graph.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import eq, is_
+from operator import eq
 from typing import Final
 
 from tb_ad_layer.dump.graph import PLACEHOLDER, Graph
 from tb_ad_layer.layers.membership import NO_LAYER
-from tb_ad_layer.layers.weights import is_buffer_like, weight_layers
+from tb_ad_layer.layers.weights import MODEL_LEVEL, is_buffer_like
 
 _KV: Final = re.compile(r"kv_cache|k_cache|v_cache|key_cache|value_cache|mla_cache|past_key|"
                  r"ssm_state|conv_state", re.I)
@@ -98,17 +97,26 @@ def model_level_kinds(graph: Graph, layers: list[int]) -> list[str | None]:
     return out
 
 
-def model_buffers(graph: Graph, weight_layer: Mapping[str, int | None] | None = None
-                  ) -> frozenset[str]:
+def model_buffers(graph: Graph, weight_layers: list[tuple[int, ...]]) -> frozenset[str]:
     """Weights that are model-level buffers (RoPE caches...): external inputs, not layer weights.
 
-    ``weight_layer``: :func:`~tb_ad_layer.layers.weights.weight_layers` of the graph, if known.
+    ``weight_layers``: per node, the layer of each of its weights
+    (:func:`~tb_ad_layer.layers.weights.node_weight_facts`).
     """
-    if weight_layer is None:
-        weight_layer = weight_layers(graph.weights)
-    # One weight per expert and projection: the layer-less ones are picked out in C.
-    layerless = compress(weight_layer.keys(), map(is_, weight_layer.values(), repeat(None)))
-    return frozenset(filter(is_buffer_like, layerless))
+    out: set[str] = set()
+    nodes = graph.nodes
+    for j, layers in enumerate(weight_layers):
+        if MODEL_LEVEL not in layers:
+            continue
+        names = nodes[j].weights
+        t = 0
+        for layer in layers:
+            if layer == MODEL_LEVEL:
+                name = names[t]
+                if name not in out and is_buffer_like(name):
+                    out.add(name)
+            t += 1
+    return frozenset(out)
 
 
 def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[int],

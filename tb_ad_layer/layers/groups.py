@@ -33,10 +33,9 @@ import re
 from functools import lru_cache
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
-from tb_ad_layer.layers.hints import applied_weights, weight_only_nodes
+from tb_ad_layer.layers.hints import applied_sources
 from tb_ad_layer.layers.membership import NO_LAYER
 from tb_ad_layer.layers.moe_blocks import block_of, in_block, moe_blocks
-from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.subgroups import mark_mixer_stages, mark_rope
 from tb_ad_layer.layers.vocabulary import (
     ATTENTION,
@@ -51,7 +50,7 @@ from tb_ad_layer.layers.vocabulary import (
     NORM,
     OTHER,
 )
-from tb_ad_layer.layers.weights import weight_table
+from tb_ad_layer.layers.weights import MODEL_LEVEL
 
 _MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
 _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
@@ -157,30 +156,37 @@ def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
     return group, sub
 
 
-def _classify_direct(target: str, weights: tuple[str, ...], roles: dict[str, str],
-                     moe: list[str], siblings: dict[str, str]
-                     ) -> tuple[str | None, str | None]:
+def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[tuple[str, ...]],
+                     weight_layers: list[tuple[int, ...]], moe: list[str],
+                     siblings: dict[str, str]) -> tuple[str | None, str | None]:
     """Group and sub-group from the weights a node applies (else its target).
 
-    ``moe`` names the MoE blocks of its layer (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`)
-    and ``siblings`` the groups of its layer's module paths (:func:`_sibling_groups`): a layer
-    weight that no rule names takes the group of the module it sits in, else ``other``.
+    ``applied`` names the nodes whose weights the node applies
+    (:func:`~tb_ad_layer.layers.hints.applied_sources`), ``weight_roles`` and ``weight_layers``
+    the role and layer of each node's weights; ``moe`` names the MoE blocks of its layer
+    (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`) and ``siblings`` the groups of its
+    layer's module paths (:func:`_sibling_groups`): a layer weight that no rule names takes the
+    group of the module it sits in, else ``other``.
     """
-    if not weights:
+    if not applied:
         return _classify_op(target)
     if _is_attention_kernel(target):
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
     unnamed = ""
-    for w in weights:
-        role = roles[w]
-        group, sub = _role_group(role, moe)
-        if group is not None:
-            if group == NORM and _classify_target(target)[1] == "rope":
-                return _classify_target(target)
-            return group, sub
-        if role != w and not unnamed:
-            unnamed = role  # a layer weight of a module no rule names
+    for k in applied:
+        t = 0
+        roles = weight_roles[k]
+        for layer in weight_layers[k]:
+            role = roles[t]
+            t += 1
+            group, sub = _role_group(role, moe)
+            if group is not None:
+                if group == NORM and _classify_target(target)[1] == "rope":
+                    return _classify_target(target)
+                return group, sub
+            if layer != MODEL_LEVEL and not unnamed:
+                unnamed = role  # a layer weight of a module no rule names
     group, sub = _classify_target(target)
     if group is None and unnamed:
         return _enclosing_group(unnamed, siblings), None
@@ -201,9 +207,9 @@ def _enclosing_group(role: str, siblings: dict[str, str]) -> str:
 _MIXED = "mixed"
 
 
-def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[str, ...]],
-                    roles: dict[str, str], moe: dict[int, list[str]]
-                    ) -> dict[int, dict[str, str]]:
+def _sibling_groups(nodes: list[Node], layers: list[int], sources: list[tuple[int, ...]],
+                    weight_roles: list[tuple[str, ...]], weight_layers: list[tuple[int, ...]],
+                    moe: dict[int, list[str]]) -> dict[int, dict[str, str]]:
     """Per layer, the group of every path prefix of its named weights' roles
     (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
     :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
@@ -214,16 +220,21 @@ def _sibling_groups(nodes: list[Node], layers: list[int], weights: list[tuple[st
     for node in nodes:
         j = node.index
         layer = layers[j]
-        applied = weights[j]
+        applied = sources[j]
         if not applied or node.kind != CALL or layer == NO_LAYER:
             continue
         found = layer_roles.get(layer)
         if found is None:
             found = layer_roles[layer] = set()
-        for w in applied:
-            role = roles[w]
-            if role != w:
-                found.add(role)
+        for k in applied:
+            if k != j and layers[k] == layer:
+                continue  # a weight-only value of this layer: its own weights are counted at k
+            t = 0
+            roles = weight_roles[k]
+            for weight_layer in weight_layers[k]:
+                if weight_layer != MODEL_LEVEL:
+                    found.add(roles[t])
+                t += 1
     out: dict[int, dict[str, str]] = {}
     # Layers with the same roles and MoE blocks (a model's repeated layers) share one table.
     shared: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, str]] = {}
@@ -263,20 +274,33 @@ def _prefix_groups(layer_roles: set[str], moe: list[str]) -> dict[str, str]:
     return prefixes
 
 
+def _applies_mla_weight(nodes: list[Node], applied: tuple[int, ...]) -> bool:
+    """Whether a node applies a weight of MLA's own (``q_a_proj``, ``kv_b_proj``...);
+    ``applied`` names the nodes whose weights it applies."""
+    for k in applied:
+        for w in nodes[k].weights:
+            if _MLA_WEIGHTS.search(w):
+                return True
+    return False
+
+
 def _is_router_role(role: str) -> bool:
     return _classify_role(role)[1] == MOE_ROUTER
 
 
-def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None = None,
-                  rope_values: list[bool] | None = None
+def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str, ...]],
+                  weight_layers: list[tuple[int, ...]], weight_only: list[bool],
+                  next_use: list[int], rope_values: list[bool] | None = None
                   ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.
 
     Args:
         graph: the graph.
         layers: per node layer index or ``NO_LAYER``, from :func:`assign_layers`.
-        roles: :func:`~tb_ad_layer.layers.weights.weight_role` of every weight of the graph,
-            when the caller has it already (:func:`~tb_ad_layer.layers.weights.weight_table`).
+        weight_roles, weight_layers: per node, the role and layer of each of its weights
+            (:func:`~tb_ad_layer.layers.weights.node_weight_facts`).
+        weight_only: :func:`~tb_ad_layer.layers.hints.weight_only_nodes` of the graph.
+        next_use: :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph.
         rope_values: per node, whether it is a model-level RoPE table (cos/sin); the per-layer
             work on them is sub-group ``rope``.
     Returns:
@@ -287,15 +311,15 @@ def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None 
     nodes = graph.nodes
     n = len(nodes)
     inputs_idx, consumers = graph.topology()
-    if roles is None:
-        roles = weight_table(graph.weights)[1]
 
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
     direct = [False] * n
-    weights = applied_weights(graph, weight_only_nodes(graph))
-    moe = moe_blocks(graph, layers, weights, roles, _is_router_role)
-    siblings = _sibling_groups(nodes, layers, weights, roles, moe)
+    sources = applied_sources(graph, weight_only)
+    # Node.op_name, once per node: several passes below read it.
+    op_names = [node.op_name for node in nodes]
+    moe = moe_blocks(graph, layers, sources, weight_roles, _is_router_role)
+    siblings = _sibling_groups(nodes, layers, sources, weight_roles, weight_layers, moe)
     no_moe: list[str] = []
     no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
@@ -312,24 +336,25 @@ def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None 
             module_role = module_roles[target] = _module_role(target)
         g, s = _classify_module(node.name, target, module_role)
         if g is None:
-            g, s = _classify_direct(node.target, weights[j], roles, moe.get(layers[j], no_moe),
+            g, s = _classify_direct(node.target, sources[j], weight_roles, weight_layers,
+                                    moe.get(layers[j], no_moe),
                                     siblings.get(layers[j], no_siblings))
         group[j], sub[j] = g, s
         direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)
-                                             or any(_MLA_WEIGHTS.search(w) for w in weights[j])):
+                                             or _applies_mla_weight(nodes, sources[j])):
             mla_layers.add(layers[j])
         if g == ATTENTION:
             attn_layers.add(layers[j])
 
     # A getitem belongs with the multi-output op it reads from.
     for j in range(n):
-        if group[j] is None and layers[j] != NO_LAYER and nodes[j].op_name == "getitem" \
+        if group[j] is None and layers[j] != NO_LAYER and op_names[j] == "getitem" \
                 and inputs_idx[j] and layers[inputs_idx[j][0]] == layers[j]:
             src = inputs_idx[j][0]
             group[j], sub[j] = group[src], sub[src]
-    _norm_statistics(nodes, inputs_idx, consumers, layers, group)
-    _block_exits(nodes, inputs_idx, layers, group, sub, direct)
+    _norm_statistics(nodes, op_names, inputs_idx, consumers, layers, group)
+    _block_exits(nodes, op_names, inputs_idx, layers, group, sub, direct)
     # Other ops without a class take their consumers' group (reverse pass), else their
     # producers'.
     for j in range(n - 1, -1, -1):
@@ -373,12 +398,12 @@ def assign_groups(graph: Graph, layers: list[int], roles: dict[str, str] | None 
                     break
 
     # An op nothing consumes goes with the next use of its first argument, like its layer.
-    for j, nxt in enumerate(next_uses(graph)):
+    for j, nxt in enumerate(next_use):
         if nxt >= 0 and layers[j] != NO_LAYER and layers[nxt] == layers[j] \
                 and group[nxt] is not None:
             group[j], sub[j] = group[nxt], sub[nxt]
-    mark_rope(graph, layers, group, sub, rope_values or [False] * n)
-    mark_mixer_stages(graph, layers, group, sub, direct, roles)
+    mark_rope(graph, op_names, layers, group, sub, rope_values or [False] * n)
+    mark_mixer_stages(graph, op_names, layers, group, sub, direct, weight_roles)
     streams = _mark_aux_regions(nodes, inputs_idx, consumers, layers, sub)
     out_groups: list[str] = []
     for j in range(n):
@@ -424,7 +449,7 @@ _NORM_STEPS = frozenset({"to", "_to_copy", "float", "type_as", "pow", "mean", "v
                          "sub", "rsqrt", "sqrt", "mul", "div", "reciprocal", "square"})
 
 
-def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
+def _norm_statistics(nodes: list[Node], op_names: list[str], inputs_idx: list[list[int]],
                      consumers: list[list[int]], layers: list[int],
                      group: list[str | None]) -> None:
     """The statistics of an unfused norm (cast, pow, mean, eps add, rsqrt, scaling) lead only to
@@ -432,10 +457,12 @@ def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
     (a post-block norm before the residual add). A residual add, which adds two tensors, is
     not a statistic."""
     for j in range(len(nodes) - 1, -1, -1):
-        node = nodes[j]
-        if group[j] is not None or layers[j] == NO_LAYER or node.op_name not in _NORM_STEPS:
+        if group[j] is not None or layers[j] == NO_LAYER:
             continue
-        if node.op_name in ("add", "sub") and sum(
+        op = op_names[j]
+        if op not in _NORM_STEPS:
+            continue
+        if op in ("add", "sub") and sum(
                 1 for i in inputs_idx[j] if nodes[i].dtype not in _SCALAR_TYPES) > 1:
             continue
         users = [c for c in consumers[j] if consumers[c] and layers[c] == layers[j]]
@@ -443,7 +470,8 @@ def _norm_statistics(nodes: list[Node], inputs_idx: list[list[int]],
             group[j] = NORM
 
 
-def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[int],
+def _block_exits(nodes: list[Node], op_names: list[str], inputs_idx: list[list[int]],
+                 layers: list[int],
                  group: list[str | None], sub: list[str | None], direct: list[bool]) -> None:
     """What a block does with its output before the next block starts belongs to that block:
     the all-reduce after ``o_proj``, casts and views of the output, the combine of routed and
@@ -469,7 +497,7 @@ def _block_exits(nodes: list[Node], inputs_idx: list[list[int]], layers: list[in
         j = node.index
         if group[j] is not None or layers[j] == NO_LAYER or node.kind != CALL:
             continue
-        op = node.op_name
+        op = op_names[j]
         data = inputs_idx[j][:1] if op == "type_as" else inputs_idx[j]
         block: str | None = None
         producer = -1

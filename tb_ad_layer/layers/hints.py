@@ -20,7 +20,7 @@ import re
 from typing import final
 
 from tb_ad_layer.dump.graph import CALL, Graph
-from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, is_buffer_like
+from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, MODEL_LEVEL, is_buffer_like
 
 NO_HINT = -1
 PARAM = -2  # a model-level parameter (embedding, final norm, lm head)
@@ -29,20 +29,23 @@ _LAYER_PATH = re.compile(r"(?:^|\.)(?:layers|layer|h|blocks)\.(\d+)(?=\.|$)")
 _NAME_LAYER = re.compile(r"(?:^|_)layers_(\d+)_")
 
 
-def node_hints(graph: Graph, weight_layer: dict[str, int | None]
-               ) -> tuple[list[int], list[bool], list[int]]:
-    """``(hint, weight_only, name_layer)`` parallel to ``graph.nodes``.
+def node_hints(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: list[bool]
+               ) -> tuple[list[int], list[int]]:
+    """``(hint, name_layer)`` parallel to ``graph.nodes``.
 
     ``hint[j]`` is the layer the weights (or the called submodule) of node ``j`` name,
     :data:`PARAM` for a model-level parameter, :data:`NO_HINT` otherwise; weight-only nodes pass
     theirs on to their consumers. ``name_layer[j]`` is the layer the node's own name gives, or
     :data:`NO_HINT`.
+
+    ``weight_layers[j]`` is the layer of each of node ``j``'s weights
+    (:func:`~tb_ad_layer.layers.weights.node_weight_facts`); ``weight_only`` is
+    :func:`weight_only_nodes` of the graph.
     """
     nodes = graph.nodes
     n = len(nodes)
     inputs = graph.topology()[0]
     hint = [NO_HINT] * n
-    weight_only = weight_only_nodes(graph)
     name_layer = [NO_HINT] * n
     # Per distinct target, whether it can be a submodule path at all (most are op names).
     module_like: dict[str, bool] = {}
@@ -53,12 +56,15 @@ def node_hints(graph: Graph, weight_layer: dict[str, int | None]
             continue
         tally.clear()
         param = False
-        for w in node.weights:
-            layer = weight_layer.get(w)
-            if layer is not None:
-                tally.add(layer)
-            elif not is_buffer_like(w):
-                param = True
+        own = weight_layers[j]
+        if own:
+            t = 0
+            for layer in own:
+                if layer != MODEL_LEVEL:
+                    tally.add(layer)
+                elif not is_buffer_like(node.weights[t]):
+                    param = True
+                t += 1
         for i in inputs[j]:
             if weight_only[i]:
                 h = hint[i]
@@ -90,7 +96,7 @@ def node_hints(graph: Graph, weight_layer: dict[str, int | None]
             m2 = _NAME_LAYER.search(name)
             if m2 is not None:
                 name_layer[j] = _small(m2.group(1))
-    return hint, weight_only, name_layer
+    return hint, name_layer
 
 
 def weight_only_nodes(graph: Graph) -> list[bool]:
@@ -111,21 +117,33 @@ def weight_only_nodes(graph: Graph) -> list[bool]:
     return out
 
 
-def applied_weights(graph: Graph, weight_only: list[bool]) -> list[tuple[str, ...]]:
-    """Per node, the weights it applies: its own and those of the weight-only values it reads
-    (``mul(x, to(norm_weight))`` applies ``norm_weight``)."""
+def applied_sources(graph: Graph, weight_only: list[bool]) -> list[tuple[int, ...]]:
+    """Per node, the nodes whose own weights it applies, in order of first appearance: itself
+    when it reads weights, then the sources of the weight-only values it reads
+    (``mul(x, to(norm_weight))`` applies ``norm_weight`` through ``to``).
+
+    The weights a node applies are those of its sources, in this order (a weight two sources
+    read appears twice); the sources of a MoE op that reads one dequantized value per expert
+    weight are those dequant nodes, each listed once. A source other than the node itself is a
+    weight-only node, and every source is the first of its own sources.
+    """
     inputs = graph.topology()[0]
-    out: list[tuple[str, ...]] = [node.weights for node in graph.nodes]
-    for node in graph.nodes:
+    nodes = graph.nodes
+    none: tuple[int, ...] = ()
+    out: list[tuple[int, ...]] = [none] * len(nodes)
+    for node in nodes:
         j = node.index
-        extra: list[str] | None = None
+        found: list[int] | None = None
         for i in inputs[j]:
             if weight_only[i] and out[i]:
-                if extra is None:
-                    extra = list(node.weights)
-                extra.extend(out[i])
-        if extra is not None:
-            out[j] = tuple(dict.fromkeys(extra))
+                if found is None:
+                    found = [j] if node.weights else []
+                found.extend(out[i])
+        if found is not None:
+            # Two weight-only values made from one (a weight and its cast) share sources.
+            out[j] = tuple(dict.fromkeys(found))
+        elif node.weights:
+            out[j] = (j,)
     return out
 
 

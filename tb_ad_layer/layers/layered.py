@@ -8,9 +8,11 @@ from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, model_buffers, model_level_kinds
 from tb_ad_layer.layers.groups import assign_groups
+from tb_ad_layer.layers.hints import weight_only_nodes
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
+from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.vocabulary import layer_kind
-from tb_ad_layer.layers.weights import weight_table
+from tb_ad_layer.layers.weights import layer_of_weight, node_weight_facts
 
 
 @dataclass(slots=True)
@@ -35,9 +37,8 @@ class LayerInfo:
 
 @dataclass(slots=True)
 class LayeredGraph:
-    """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``,
-    and ``weight_layer``: the layer of every weight in ``graph.weights`` (None for model-level
-    ones), which whoever builds a LayeredGraph fills (:func:`layer_graph`, the seed JSON reader)."""
+    """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``
+    and ``stream``, and a summary of each layer."""
 
     graph: Graph
     layer: list[int | None]
@@ -45,7 +46,6 @@ class LayeredGraph:
     sub_group: list[str | None]
     stream: list[str]
     layers: dict[int, LayerInfo] = field(default_factory=dict)
-    weight_layer: dict[str, int | None] = field(default_factory=dict)
 
     def layer_nodes(self, index: int) -> list[Node]:
         return [self.graph.nodes[j] for j in self.layers[index].members]
@@ -61,17 +61,18 @@ def layer_graph(graph: Graph) -> LayeredGraph:
     Linear in the number of nodes and references.
     """
     try:
-        weight_layer, roles = weight_table(graph.weights)
+        weight_layers, weight_roles = node_weight_facts([node.weights for node in graph.nodes])
     except InputError as e:
-        bad = next((w for w in graph.weights.values() if w.name in e.message), None)
-        raise InputError(e.message, path=graph.source,
-                         line=bad.line if bad is not None and bad.line else None) from None
-    owners = assign_layers(graph, weight_layer)
+        raise _weight_name_error(graph, e.message) from None
+    weight_only = weight_only_nodes(graph)
+    next_use = next_uses(graph)
+    owners = assign_layers(graph, weight_layers, weight_only, next_use)
     kinds = model_level_kinds(graph, owners)
-    groups, subs, streams, attention = assign_groups(graph, owners, roles,
+    groups, subs, streams, attention = assign_groups(graph, owners, weight_roles, weight_layers,
+                                                     weight_only, next_use,
                                                      [k == ROPE for k in kinds])
     members, calls = _members_and_calls(graph, owners, groups)
-    buffers = model_buffers(graph, weight_layer)
+    buffers = model_buffers(graph, weight_layers)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):
         js = members[index]
@@ -81,8 +82,22 @@ def layer_graph(graph: Graph) -> LayeredGraph:
             members=js, group_counts=dict(counts),
             external_inputs=external_inputs(graph, owners, index, js, kinds, buffers))
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
-                        group=groups, sub_group=subs, stream=streams, layers=infos,
-                        weight_layer=weight_layer)
+                        group=groups, sub_group=subs, stream=streams, layers=infos)
+
+
+def _weight_name_error(graph: Graph, message: str) -> InputError:
+    """The refusal of the first weight name of ``graph`` (in first-reference order) whose layer
+    index is out of range (``message``, one such refusal, when none is found there), with the
+    line of the first weight the message names."""
+    for weight in graph.weights.values():
+        try:
+            layer_of_weight(weight.name)
+        except InputError as e:
+            message = e.message
+            break
+    bad = next((w for w in graph.weights.values() if w.name in message), None)
+    return InputError(message, path=graph.source,
+                      line=bad.line if bad is not None and bad.line else None)
 
 
 def _members_and_calls(graph: Graph, owners: list[int], groups: list[str]

@@ -55,8 +55,7 @@ from bisect import bisect_left
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
-from tb_ad_layer.layers.sinks import next_uses
-from tb_ad_layer.layers.weights import MAX_LAYER_INDEX, weight_layers
+from tb_ad_layer.layers.weights import MAX_LAYER_INDEX
 
 NO_LAYER = -1
 
@@ -75,32 +74,34 @@ _ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|cont
                         r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
 
-def assign_layers(graph: Graph, weight_layer: dict[str, int | None] | None = None
-                  ) -> list[int]:
+def assign_layers(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: list[bool],
+                  next_use: list[int]) -> list[int]:
     """Return, parallel to ``graph.nodes``, each node's layer index or :data:`NO_LAYER`.
 
-    ``weight_layer`` is :func:`~tb_ad_layer.layers.weights.weight_layers` of the graph's
-    weights, when the caller has it already.
+    ``weight_layers`` is the layer of each node's weights (the first part of
+    :func:`~tb_ad_layer.layers.weights.node_weight_facts`), ``weight_only``
+    :func:`~tb_ad_layer.layers.hints.weight_only_nodes` and ``next_use``
+    :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph.
     """
-    if weight_layer is None:
-        weight_layer = weight_layers(graph.weights)
-    return _Membership(graph, weight_layer).run()
+    return _Membership(graph, weight_layers, weight_only, next_use).run()
 
 
 class _Membership:
     """The per-node arrays of one assignment run (indices are node positions)."""
 
-    def __init__(self, graph: Graph, weight_layer: dict[str, int | None]) -> None:
+    def __init__(self, graph: Graph, weight_layers: list[tuple[int, ...]],
+                 weight_only: list[bool], next_use: list[int]) -> None:
         self.nodes = graph.nodes
         n = self.n = len(graph.nodes)
         self.inputs, self.consumers = graph.topology()
-        self.hint, self.weight_only, self.name_layer = node_hints(graph, weight_layer)
+        self.weight_only = weight_only
+        self.hint, self.name_layer = node_hints(graph, weight_layers, weight_only)
         self.is_output = [node.kind == OUTPUT for node in graph.nodes]
         self.seed = [_UNSET] * n
         self.src = [_FREE] * n
         self.low = [_NOTHING] * n
         self.owner = [_UNSET] * n
-        self.next_use = next_uses(graph)
+        self.next_use = next_use
         self.skipping = [False] * n
         self.prep_seeds: list[int] = []
         # Values that cannot carry a layer's output across a boundary: weights and sizes.

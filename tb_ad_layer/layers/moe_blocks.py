@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tb_ad_layer.dump.graph import CALL, Graph
+from tb_ad_layer.dump.graph import CALL, Graph, Weight
 
 _ROUTER_WORD = re.compile(r"(?:^|_)(?:gate|router|expert_bias|e_score)")
 _STATIC_3D = re.compile(r"\d+x\d+x\d+")
@@ -34,55 +34,66 @@ def in_block(role: str, block: str) -> bool:
     return not block or role.startswith(block + "_")
 
 
+def _shape(weights: dict[str, Weight], name: str) -> str:
+    weight = weights.get(name)
+    return weight.shape if weight is not None else "?"
+
+
 def _is_expert_weight(role: str, shape: str) -> bool:
     return "experts" in role or _STATIC_3D.fullmatch(shape) is not None
 
 
-def moe_blocks(graph: Graph, layers: list[int], weights: list[tuple[str, ...]],
-               roles: dict[str, str], is_router: Callable[[str], bool]
+def moe_blocks(graph: Graph, layers: list[int], sources: list[tuple[int, ...]],
+               weight_roles: list[tuple[str, ...]], is_router: Callable[[str], bool]
                ) -> dict[int, list[str]]:
     """Per layer, the names of its MoE blocks.
 
     Args:
         graph: the graph.
         layers: per node, its layer index or a negative value outside layers.
-        weights: per node, the weights it applies (its own and those of weight-only values).
-        roles: the role of every weight (its path inside its layer).
+        sources: per node, the nodes whose weights it applies (its own and those of weight-only
+            values: :func:`~tb_ad_layer.layers.hints.applied_sources`).
+        weight_roles: per node, the role of each of its own weights (its path inside its layer).
         is_router: whether a role names a router weight.
     """
     routers: dict[int, set[str]] = {}
     experts: dict[int, set[str]] = {}
+    nodes = graph.nodes
     shapes = graph.weights
     # What each role seen says (a MoE dump repeats every expert's roles in every layer):
     # a router's, an expert's by its name, or an expert's only if its weight is 3-D.
     role_kind: dict[str, int] = {}
-    for node in graph.nodes:
+    for node in nodes:
         j = node.index
         layer = layers[j]
-        applied = weights[j]
+        applied = sources[j]
         if not applied or node.kind != CALL or layer < 0:
             continue
         layer_routers: set[str] | None = None
         layer_experts: set[str] | None = None
-        for w in applied:
-            role = roles[w]
-            kind = role_kind.get(role)
-            if kind is None:
-                kind = role_kind[role] = (_ROUTER if is_router(role) else
-                                          _EXPERT if "experts" in role else _BY_SHAPE)
-            if kind == _ROUTER:
-                if layer_routers is None:
-                    layer_routers = routers.get(layer)
+        for k in applied:
+            if k != j and layers[k] == layer:
+                continue  # a weight-only value of this layer: its own weights are counted at k
+            t = 0
+            for role in weight_roles[k]:
+                kind = role_kind.get(role)
+                if kind is None:
+                    kind = role_kind[role] = (_ROUTER if is_router(role) else
+                                              _EXPERT if "experts" in role else _BY_SHAPE)
+                if kind == _ROUTER:
                     if layer_routers is None:
-                        layer_routers = routers[layer] = set()
-                layer_routers.add(block_of(role))
-            elif kind == _EXPERT or _is_expert_weight(role, shapes[w].shape if w in shapes
-                                                      else "?"):
-                if layer_experts is None:
-                    layer_experts = experts.get(layer)
+                        layer_routers = routers.get(layer)
+                        if layer_routers is None:
+                            layer_routers = routers[layer] = set()
+                    layer_routers.add(block_of(role))
+                elif kind == _EXPERT or _is_expert_weight(role, _shape(shapes,
+                                                                       nodes[k].weights[t])):
                     if layer_experts is None:
-                        layer_experts = experts[layer] = set()
-                layer_experts.add(role)
+                        layer_experts = experts.get(layer)
+                        if layer_experts is None:
+                            layer_experts = experts[layer] = set()
+                    layer_experts.add(role)
+                t += 1
     out: dict[int, list[str]] = {}
     for layer, blocks in routers.items():
         found = experts.get(layer, set())

@@ -19,7 +19,6 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.external import ExternalInput
 from tb_ad_layer.layers.layered import LayeredGraph, LayerInfo, _layer_kind
 from tb_ad_layer.layers.vocabulary import GROUPS
-from tb_ad_layer.layers.weights import weight_layers
 
 
 def to_seed_json(doc: dict[str, Any]) -> dict[str, Any]:
@@ -134,4 +133,4 @@ def read_seed_json(path: str | Path) -> LayeredGraph:
                      members=members, group_counts=dict(counts), external_inputs=ext_infos)
     return LayeredGraph(graph=graph, layer=layers, group=groups, sub_group=subs,
                         stream=["aux" if s == "aux_stream" else "main" for s in subs],
-                        layers={layer: info}, weight_layer=weight_layers(graph.weights))
+                        layers={layer: info})

@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tb_ad_layer.dump.graph import CALL, Graph
-from tb_ad_layer.layers.membership import NO_LAYER
+from tb_ad_layer.dump.graph import Graph
 from tb_ad_layer.layers.vocabulary import (
     ATTENTION,
     GDN,
@@ -70,21 +69,25 @@ _WEIGHT_STAGES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
+def mark_rope(graph: Graph, op_names: list[str], layers: list[int], group: list[str | None],
               sub: list[str | None], rope_values: list[bool]) -> None:
-    """Mark the attention ops that apply RoPE as sub-group ``rope``."""
+    """Mark the attention ops that apply RoPE as sub-group ``rope`` (``op_names``:
+    :attr:`~tb_ad_layer.dump.graph.Node.op_name` of every node)."""
     nodes = graph.nodes
+    # The attention nodes, in order (every node of a group is a call inside a layer): the
+    # passes below visit only them.
+    attention = [j for j, g in enumerate(group) if g == ATTENTION]
+    if not attention:
+        return
     inputs, consumers = graph.topology()
     rope = [False] * len(nodes)
-    for node in nodes:
-        j = node.index
-        if layers[j] == NO_LAYER or group[j] != ATTENTION or node.kind != CALL:
-            continue
+    for j in attention:
+        node = nodes[j]
         if sub[j] == ROPE or any(rope_values[i] for i in inputs[j]) \
                 or any(_ROPE_WEIGHT.search(w) for w in node.weights):
             rope[j] = True
             continue
-        if node.op_name not in _JOIN_OPS:
+        if op_names[j] not in _JOIN_OPS:
             continue
         # A join of the layer's rotated halves: every input from the layer is RoPE.
         joins = False
@@ -94,14 +97,13 @@ def mark_rope(graph: Graph, layers: list[int], group: list[str | None],
                 if not joins:
                     break
         rope[j] = joins
-    for j in range(len(nodes) - 1, -1, -1):
-        if rope[j] or layers[j] == NO_LAYER or group[j] != ATTENTION \
-                or nodes[j].op_name not in _ROTATE_OPS:
+    for j in reversed(attention):
+        if rope[j] or op_names[j] not in _ROTATE_OPS:
             continue
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(rope[c] for c in users):
             rope[j] = True
-    for j in range(len(nodes)):
+    for j in attention:
         if rope[j]:
             sub[j] = ROPE
 
@@ -114,41 +116,42 @@ def _op_stage(target: str) -> str:
     return ""
 
 
-def _weight_stage(weights: tuple[str, ...], roles: dict[str, str]) -> str:
-    for w in weights:
-        role = roles.get(w, w)
+def _weight_stage(roles: tuple[str, ...]) -> str:
+    for role in roles:
         for pat, stage in _WEIGHT_STAGES:
             if pat.search(role):
                 return stage
     return ""
 
 
-def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
-                      sub: list[str | None], direct: list[bool],
-                      roles: dict[str, str]) -> None:
-    """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups."""
+def mark_mixer_stages(graph: Graph, op_names: list[str], layers: list[int],
+                      group: list[str | None], sub: list[str | None], direct: list[bool],
+                      weight_roles: list[tuple[str, ...]]) -> None:
+    """Give the nodes of Mamba and gated-delta-net mixers their stage sub-groups
+    (``op_names``: :attr:`~tb_ad_layer.dump.graph.Node.op_name` of every node;
+    ``weight_roles``: per node, the role of each of its weights)."""
     nodes = graph.nodes
-    n = len(nodes)
+    # The mixers' nodes, in order (every node of a group is a call inside a layer): the passes
+    # below visit only them.
+    mixer = [j for j, g in enumerate(group) if g == MAMBA or g == GDN]
+    if not mixer:
+        return
     inputs, consumers = graph.topology()
-    stage = [""] * n
-    for node in nodes:
-        j = node.index
-        if layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) or node.kind != CALL:
-            continue
-        stage[j] = _weight_stage(node.weights, roles) or _op_stage(node.target)
+    stage = [""] * len(nodes)
+    for j in mixer:
+        node = nodes[j]
+        stage[j] = _weight_stage(weight_roles[j]) or _op_stage(node.target)
         if not stage[j] and direct[j] and node.weights:
             stage[j] = "weighted"  # the input and output projections: no stage of their own
     # The gated norm's statistics and gate: normalisation steps that lead only to it.
-    for j in range(n - 1, -1, -1):
-        if stage[j] or group[j] not in (MAMBA, GDN) or nodes[j].op_name not in _NORM_STEPS:
+    for j in reversed(mixer):
+        if stage[j] or op_names[j] not in _NORM_STEPS:
             continue
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(stage[c] == "norm" for c in users):
             stage[j] = "norm"
-    for node in nodes:
-        j = node.index
-        if stage[j] or layers[j] == NO_LAYER or group[j] not in (MAMBA, GDN) \
-                or node.kind != CALL:
+    for j in mixer:
+        if stage[j]:
             continue
         # The latest stage among the inputs from the same mixer (the scan or delta rule when
         # they hold both the convolution and the gating), counted without building sets.
@@ -167,21 +170,21 @@ def mark_mixer_stages(graph: Graph, layers: list[int], group: list[str | None],
                 gating = True
             if s != "weighted" and s != "metadata" and _RANK[s] > best_rank:
                 best, best_rank = s, _RANK[s]
-        if not any_same or node.dtype in ("SymInt", "SymFloat", "SymBool"):
+        if not any_same or nodes[j].dtype in ("SymInt", "SymFloat", "SymBool"):
             stage[j] = "metadata"
         elif conv and gating:
             stage[j] = "core"
         else:
             stage[j] = best
     # What the input projection hands only to the gating (beta = sigmoid(b)) is gating too.
-    for j in range(n - 1, -1, -1):
+    for j in reversed(mixer):
         if stage[j] != "" or group[j] != GDN:
             continue
         users = [c for c in consumers[j] if layers[c] == layers[j]]
         if users and all(stage[c] in ("gating", "core") for c in users) \
                 and any(stage[c] == "gating" for c in users):
             stage[j] = "gating"
-    for j in range(n):
+    for j in mixer:
         s = stage[j]
         if not s or s == "weighted":
             continue

@@ -22,6 +22,9 @@ _FUSED_ASCII = re.compile(_FUSED.pattern, re.ASCII)
 # Layer indices are stored as 32-bit integers and shown by the panel; a larger one is a damaged
 # or hostile name, not a model.
 MAX_LAYER_INDEX = (1 << 31) - 1
+# The layer of a model-level weight (embedding, final norm, lm head, buffers) in
+# node_weight_facts.
+MODEL_LEVEL = -1
 _BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)",
                           re.IGNORECASE)
 
@@ -46,43 +49,74 @@ def _index(name: str, digits: str) -> int:
     return index
 
 
-def weight_layers(names: Iterable[str]) -> dict[str, int | None]:
-    """:func:`layer_of_weight` of every name, computed once for a whole graph.
+def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
+                      ) -> tuple[list[tuple[int, ...]], list[tuple[str, ...]]]:
+    """``(layers, roles)``: per entry of ``node_weights`` (the weight names of each node of a
+    graph, ``node.weights``), the :func:`layer_of_weight` of each of its names
+    (:data:`MODEL_LEVEL` where that is None) and its :func:`weight_role`, as tuples parallel to
+    the names, from one search per name.
 
-    A graph has one entry per distinct weight (400k on a 256-layer MoE dump), more than any
-    bounded cache holds, so per-call caching stops hitting exactly when it matters.
-    """
-    return weight_table(names)[0]
-
-
-def weight_table(names: Iterable[str]) -> tuple[dict[str, int | None], dict[str, str]]:
-    """``(layers, roles)``: :func:`layer_of_weight` and :func:`weight_role` of every name, from
-    one search per name (a MoE dump has one weight per expert and projection).
+    The rules read a weight's layer and role through the nodes that read it, so they are kept
+    per node rather than in name-keyed tables: a MoE dump has one weight per expert and
+    projection (400k on a 256-layer model), and every look-up of one in a table that large is
+    a cache miss. A model-level weight's role is its name, so ``role != name`` is
+    ``layer != MODEL_LEVEL``.
 
     Raises:
         InputError: a layer index beyond :data:`MAX_LAYER_INDEX` (no file named: the caller
             knows it).
     """
-    layers: dict[str, int | None] = {}
-    roles: dict[str, str] = {}
+    layers: list[tuple[int, ...]] = []
+    roles: list[tuple[str, ...]] = []
+    no_layers: tuple[int, ...] = ()
+    no_roles: tuple[str, ...] = ()
     # One string per distinct role: every layer of a model has the same ones (its experts'
-    # projections included), and whoever reads the roles hashes each string it is given.
+    # projections included), and whoever reads the roles hashes and compares the strings.
     shared: dict[str, str] = {}
-    for name in names:
-        ascii_name = name.isascii()
-        m = (_LAYER_ROLE_ASCII if ascii_name else _LAYER_ROLE).search(name)
-        if m:
-            digits, role = m.group(1, 2)
-            layers[name] = _index(name, digits)
-            roles[name] = shared.setdefault(role, role)
+    node_layers: list[int] = []
+    node_roles: list[str] = []
+    # The last layer path found, up to and including the separator after its number
+    # (``model_layers_5_``), and its layer: the weights of one layer come one after another,
+    # and a name that starts with that text names the same layer there. (No layer path can
+    # start earlier in it: one would have to end within the text, and then the name the text
+    # came from would have had it.)
+    prefix = ""
+    prefix_layer = MODEL_LEVEL
+    for names in node_weights:
+        if not names:
+            layers.append(no_layers)
+            roles.append(no_roles)
             continue
-        m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
-        if m:
-            layers[name] = _index(name, m.group(1))
-            roles[name] = name[:m.start(1)] + "N" + name[m.end(1):]
-        else:
-            layers[name] = None
-            roles[name] = name
+        node_layers.clear()
+        node_roles.clear()
+        for name in names:
+            if prefix and name.startswith(prefix):
+                role = name[len(prefix):].lstrip("_.")
+                node_layers.append(prefix_layer)
+                node_roles.append(shared.setdefault(role, role))
+                continue
+            ascii_name = name.isascii()
+            m = (_LAYER_ROLE_ASCII if ascii_name else _LAYER_ROLE).search(name)
+            if m:
+                digits, role = m.group(1, 2)
+                layer = _index(name, digits)
+                node_layers.append(layer)
+                node_roles.append(shared.setdefault(role, role))
+                end = m.end(1)
+                if end < len(name) and name[end] != "\n":  # "$" matches before a final newline
+                    prefix = name[:end + 1]
+                    prefix_layer = layer
+                continue
+            m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
+            if m:
+                node_layers.append(_index(name, m.group(1)))
+                role = name[:m.start(1)] + "N" + name[m.end(1):]
+                node_roles.append(shared.setdefault(role, role))
+            else:
+                node_layers.append(MODEL_LEVEL)
+                node_roles.append(name)
+        layers.append(tuple(node_layers))
+        roles.append(tuple(node_roles))
     return layers, roles
 
 

@@ -1,7 +1,7 @@
-"""Weight names: the per-graph table gives what the per-name functions give."""
+"""Weight names: the per-node facts give what the per-name functions give."""
 from __future__ import annotations
 
-from tb_ad_layer.layers.weights import layer_of_weight, weight_layers, weight_role, weight_table
+from tb_ad_layer.layers.weights import MODEL_LEVEL, layer_of_weight, node_weight_facts, weight_role
 
 NAMES = [
     "model_layers_5_self_attn_q_a_proj_weight", "model.layers.12.mlp.experts.3.w1.weight",
@@ -12,16 +12,31 @@ NAMES = [
     "model_layers_3_mlp_layers_4_w", "fused__5_w", "", "model.layers.5._.mlp_w", "h_2",
     "model_layers_7", "model_layers_7_", "model_h_1x_h_2_w",
 ]
+# One layer's names one after another, and names that share some of their text.
+RUN = [
+    "model_layers_5_mlp_w", "model_layers_5_mlp_w_scale", "model_layers_5", "model_layers_5_",
+    "model_layers_5__x", "model_layers_5._x", "model_layers_55_x", "model_layers_5_layers_6_w",
+    "model.layers.5.mlp_w", "model_layers_5_٣", "x_h_2_h_3", "x_h_2_", "x_h_2", "layers_5\n",
+    "layers_5\nx", "layers_5\n_w", "layers_2147483647_w", "layers_2147483647_x",
+]
 
 
-def test_table_matches_the_per_name_functions() -> None:
-    layers, roles = weight_table(NAMES)
-    assert list(layers) == list(roles) == list(dict.fromkeys(NAMES))
-    for name in NAMES:
-        assert layers[name] == layer_of_weight(name), name
-        assert roles[name] == weight_role(name), name
-    assert weight_layers(NAMES) == layers
-    assert layers["fused_gate_up_5_weight"] == 5
-    assert roles["fused_gate_up_5_weight"] == "fused_gate_up_N_weight"
-    assert layers["model_layers_5x_weight"] is None and layers["model_layers_٣_w"] == 3
-
+def test_node_facts_match_the_per_name_functions() -> None:
+    # Nodes with no weight, one, and several (a name read by two nodes is read twice).
+    nodes = [(), (NAMES[0],), tuple(NAMES), (NAMES[5], NAMES[0]), tuple(RUN),
+             tuple(reversed(RUN))]
+    layers, roles = node_weight_facts(nodes)
+    assert len(layers) == len(roles) == len(nodes)
+    for names, node_layers, node_roles in zip(nodes, layers, roles, strict=True):
+        assert len(node_layers) == len(node_roles) == len(names)
+        for name, layer, role in zip(names, node_layers, node_roles, strict=True):
+            expected = layer_of_weight(name)
+            assert layer == (MODEL_LEVEL if expected is None else expected), name
+            assert role == weight_role(name), name
+            assert (role != name) == (layer != MODEL_LEVEL), name
+    by_name = dict(zip(NAMES, zip(layers[2], roles[2], strict=True), strict=True))
+    assert by_name["fused_gate_up_5_weight"] == (5, "fused_gate_up_N_weight")
+    assert by_name["model_layers_5x_weight"][0] == MODEL_LEVEL
+    assert by_name["model_layers_٣_w"][0] == 3
+    # Every layer's copy of a role is one string.
+    assert roles[1][0] is roles[3][1]
