@@ -166,6 +166,7 @@ class Graph:
     _consumers: dict[str, list[str]] | None = field(default=None, repr=False)
     _topology: tuple[list[list[int]], list[list[int]]] | None = field(default=None, repr=False)
     _input_positions: list[list[int]] | None = field(default=None, repr=False)
+    _weight_records: list[tuple[Weight, ...]] | None = field(default=None, repr=False)
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
@@ -212,6 +213,22 @@ class Graph:
         :meth:`topology` would otherwise find by name), as the builder of the graph knows them."""
         self._input_positions = inputs
         self._topology = None
+
+    def weight_records(self) -> list[tuple[Weight, ...]]:
+        """Per node, the records of its weights: parallel to :attr:`nodes`, and each tuple to
+        that node's :attr:`Node.weights` (cached)."""
+        records = self._weight_records
+        if records is None or len(records) != len(self.nodes):
+            weights = self.weights
+            records = [tuple([weights[w] for w in n.weights]) if n.weights else ()
+                       for n in self.nodes]
+            self._weight_records = records
+        return records
+
+    def set_weight_records(self, records: list[tuple[Weight, ...]]) -> None:
+        """Give :meth:`weight_records` as the builder of the graph knows them (the reader makes
+        each record where a node first refers to it), instead of looking every name up."""
+        self._weight_records = records
 
     @property
     def call_count(self) -> int:

@@ -46,6 +46,7 @@ def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
                               dtype=e.dtype, layer=e.layer) for e in info.external_inputs]
     ext = {e.id: e for e in external}
     records = _Records(lg)
+    weight_records = graph.weight_records()
     out_nodes: list[LayerNode] = []
     edges: list[Edge] = []
     for j in info.members:
@@ -59,13 +60,15 @@ def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
                 inputs.append(src.name)
                 edges.append(Edge(from_=src.name, to=to, shape=src.shape))
         weights: list[Weight] = []
-        for w in node.weights:
-            e = ext.get(w)
-            if e is not None:
-                inputs.append(w)
-                edges.append(Edge(from_=w, to=to, shape=e.shape))
-            else:
-                weights.append(records.weight(w))
+        if node.weights:
+            for wt in weight_records[j]:
+                w = wt.name
+                e = ext.get(w)
+                if e is not None:
+                    inputs.append(w)
+                    edges.append(Edge(from_=w, to=to, shape=e.shape))
+                else:
+                    weights.append(Weight(name=w, shape=wt.shape, dtype=wt.dtype))
         out_nodes.append(records.node(j, inputs, weights))
     return LayerDocument(
         layer=index, kind=info.kind, attention=info.attention,
@@ -80,10 +83,6 @@ class _Records:
     def __init__(self, lg: LayeredGraph) -> None:
         self.lg = lg
         self.graph: Graph = lg.graph
-
-    def weight(self, name: str) -> Weight:
-        wt = self.graph.weights[name]
-        return Weight(name=name, shape=wt.shape, dtype=wt.dtype)
 
     def node(self, j: int, inputs: list[str], weights: list[Weight]) -> LayerNode:
         lg = self.lg
@@ -122,11 +121,13 @@ def outside_records(lg: LayeredGraph) -> list[LayerNode]:
     as node records of a layer document, with every input kept."""
     graph = lg.graph
     records = _Records(lg)
+    weight_records = graph.weight_records()
     out: list[LayerNode] = []
     for j in outside_members(lg):
         node = graph.nodes[j]
         out.append(records.node(j, list(node.inputs),
-                                [records.weight(w) for w in node.weights]))
+                                [Weight(name=wt.name, shape=wt.shape, dtype=wt.dtype)
+                                 for wt in weight_records[j]]))
     return out
 
 
