@@ -293,28 +293,26 @@ def _blank(m: re.Match[str]) -> str:
     return " " * len(m.group())
 
 
-def references(args: str) -> list[tuple[str, str, str]]:
-    """Every reference in an argument text, in order: ``(name, shape, dtype)``.
+def references(args: str) -> tuple[list[str | None], list[str]]:
+    """Every reference in an argument text, in order: ``(marked, bare)``.
 
-    ``%name`` references carry the metadata printed beside them (empty in the oldest layout);
-    bare references inside brackets carry none.
+    ``marked`` is the text split around its ``%name`` references: from index 1, every fourth
+    item is a name, followed by the shape and dtype printed beside it (``None`` in the oldest
+    layout) and the text up to the next reference. ``bare`` holds the bare references inside
+    brackets, which carry no metadata. (The pieces as the pattern splits them, rather than a
+    tuple per reference: a MoE dump has a few references on each of tens of thousands of
+    lines.)
     """
     if not args:
-        return []
+        return [], []
     if "%" not in args:
         if "[" in args or "(" in args or "{" in args:
-            return [(name, "", "") for name in bare_references(args)]
-        return []
+            return [], bare_references(args)
+        return [], []
     # One pass finds the references and the text between them: [text, name, shape, dtype,
     # text, ...], with None for metadata not printed.
     pieces = (_REF_ASCII if args.isascii() else REF).split(args)
-    out: list[tuple[str, str, str]] = []
-    for k in range(1, len(pieces), 4):
-        shape = pieces[k + 1]
-        if shape is None:
-            out.append((pieces[k], "", ""))
-        else:
-            out.append((pieces[k], shape, pieces[k + 2]))
+    bare: list[str] = []
     if "[" in args or "(" in args or "{" in args:
         if "'" in args or '"' in args:
             bare = bare_references(args)
@@ -322,11 +320,9 @@ def references(args: str) -> list[tuple[str, str, str]]:
             # The text around the references (whose shapes hold most of the brackets); the
             # number of blanks where a reference was does not change what is bare.
             rest = " ".join(pieces[0::4])
-            bare = _bare_in_brackets(rest) \
-                if "[" in rest or "(" in rest or "{" in rest else []
-        for name in bare:
-            out.append((name, "", ""))
-    return out
+            if "[" in rest or "(" in rest or "{" in rest:
+                bare = _bare_in_brackets(rest)
+    return pieces, bare
 
 
 def bare_references(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, ROOT, Graph, Node, Weight
 from tb_ad_layer.dump.line import LineError, output_references, references, split_call, split_placeholder
@@ -187,45 +188,37 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
 
 
 class _Section:
-    """A section while it is read: its graph, and what is known of every name it mentions.
+    """A section while it is read: its graph, and what is known of the names it mentions.
 
-    Each distinct name (a node's, or a reference's) gets an id, the position of its entries in
-    the per-name lists, the first time it is seen, so that a reference is one dictionary lookup.
+    Only node names are looked up while reading: a reference that names no node defined before
+    it is a weight/buffer, a called section or an error, decided once every name is known
+    (:func:`_resolve`). A weight printed with its metadata is recorded in ``graph.weights`` at
+    once, so that the common case, a weight referenced once, costs one lookup in the defined
+    nodes and one insertion into the weights.
     """
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self.ids: dict[str, int] = {}
-        self.names: list[str] = []
-        # Per id: the position of the node of that name, or -1 while none is defined.
-        self.pos: list[int] = []
-        # Per id: the line of its first reference while no node of that name was defined, or 0.
-        self.pending_line: list[int] = []
-        # Per id: whether graph.weights holds it.
-        self.is_weight: list[bool] = []
-        # Per id: the last node that referenced it (to keep each reference once per node).
-        self.seen_by: list[int] = []
-        # Ids referenced before any definition, in order of that first reference.
-        self.pending: list[int] = []
-        # Per node: its inputs (node positions), and the ids it references that name no node
-        # defined before it (weights, called sections, or errors), each once, in order.
+        # The nodes defined so far, by name.
+        self.defined: dict[str, Node] = {}
+        # Names referenced while no node of that name was defined, in order of that first
+        # reference.
+        self.pending: list[str] = []
+        # The line of that first reference for the pending names not in graph.weights at the
+        # time (a weight recorded at its first reference keeps the line itself).
+        self.bare_line: dict[str, int] = {}
+        # Per node: its inputs (node positions).
         self.inputs: list[list[int]] = []
-        self.unresolved: list[list[int] | None] = []
+        # Whether some node references a pending name (its weights hold them all until
+        # _resolve sorts out called sections).
+        self.unresolved = False
         # Each output line's position and references, resolved once every name is known.
         self.outputs: list[tuple[int, list[str]]] = []
 
-    def id_of(self, name: str) -> int:
-        """The id of ``name``, given one now if it has none."""
-        # One probe of the table whether the name is new or not (most references of a MoE
-        # dump are to weights, each named once).
-        k = self.ids.setdefault(name, len(self.names))
-        if k == len(self.names):
-            self.names.append(name)
-            self.pos.append(-1)
-            self.pending_line.append(0)
-            self.is_weight.append(False)
-            self.seen_by.append(-1)
-        return k
+    def first_line(self, ref: str) -> int:
+        """The line of the first reference to the pending name ``ref``."""
+        line = self.bare_line.get(ref)
+        return line if line is not None else self.graph.weights[ref].line
 
 
 def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[_Section],
@@ -238,15 +231,12 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     nodes = graph.nodes
     weights = graph.weights
     section = _Section(graph)
-    ids = section.ids
-    names = section.names
-    pos = section.pos
-    pending_line = section.pending_line
-    is_weight = section.is_weight
-    seen_by = section.seen_by
+    defined = section.defined
     pending = section.pending
+    bare_line = section.bare_line
     inputs_of = section.inputs
-    unresolved_of = section.unresolved
+    # Per node position: the last node that took it as an input (to keep each input once).
+    taken_by: list[int] = []
     # One string object per distinct target, dtype and shape (a graph has a few hundred of
     # each).
     interned: dict[str, str] = {}
@@ -281,47 +271,55 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         except LineError as e:
             raise InputError(str(e), path=path, line=lineno) from None
         j = len(nodes)
-        # The id of the node's name, given now (one probe of the table; a reference of the
-        # line to its own name finds it undefined, which _resolve reports). An output line
-        # defines no name.
-        own = section.id_of(name) if kind != OUTPUT else ids.get(name, -1)
-        if own >= 0 and pos[own] >= 0:
+        # (An output line defines no name, but one after a node named ``output`` is refused
+        # all the same.)
+        first = defined.get(name)
+        if first is not None:
             raise InputError(f"duplicate node name %{name} (first defined on line "
-                             f"{nodes[pos[own]].line})", path=path, line=lineno)
+                             f"{first.line})", path=path, line=lineno)
         inputs: list[int] = []
         input_names: list[str] = []
-        unresolved: list[int] | None = None
+        unresolved: list[str] | None = None
         if kind == OUTPUT:
             section.outputs.append((j, output_references(args)))
         elif args:
-            for ref, ref_shape, ref_dtype in references(args):
-                k = section.id_of(ref)
-                p = pos[k]
-                if p >= 0:
-                    if seen_by[k] != j:
-                        seen_by[k] = j
+            marked, bare = references(args)
+            count = len(marked) // 4
+            # The ``%`` references, then the bare ones (a reference of the line to its own
+            # name finds it undefined, which _resolve reports).
+            for r in range(count + len(bare)):
+                ref_shape: str | None = None
+                if r < count:
+                    ref = cast(str, marked[4 * r + 1])
+                    ref_shape = marked[4 * r + 2]
+                else:
+                    ref = bare[r - count]
+                node = defined.get(ref)
+                if node is not None:
+                    p = node.index
+                    if taken_by[p] != j:
+                        taken_by[p] = j
                         inputs.append(p)
-                        input_names.append(names[k])
+                        input_names.append(node.name)
                     continue
-                if pending_line[k] == 0:
-                    pending_line[k] = lineno
-                    pending.append(k)
-                if ref_shape and not is_weight[k]:
-                    is_weight[k] = True
-                    # A MoE dump has one weight per expert and projection but a few dozen
-                    # distinct weight shapes: one string of each, so that the weights' records
-                    # share them (memory, and the cache lines every later pass over the weights
-                    # reads).
-                    shared = interned.setdefault(ref_shape, ref_shape)
-                    weights[ref] = Weight(ref, shared, interned.setdefault(ref_dtype, ref_dtype),
-                                          lineno)
-                if seen_by[k] != j:
-                    seen_by[k] = j
-                    if unresolved is None:
-                        unresolved = []
-                    unresolved.append(k)
-        if kind != OUTPUT:
-            pos[own] = j
+                if ref_shape:
+                    if ref not in weights:
+                        if ref not in bare_line:
+                            pending.append(ref)
+                        ref_dtype = cast(str, marked[4 * r + 3])
+                        # A MoE dump has one weight per expert and projection but a few dozen
+                        # distinct weight shapes: one string of each, so that the weights'
+                        # records share them (memory, and the cache lines every later pass
+                        # over the weights reads).
+                        weights[ref] = Weight(ref, interned.setdefault(ref_shape, ref_shape),
+                                              interned.setdefault(ref_dtype, ref_dtype), lineno)
+                elif ref not in bare_line and ref not in weights:
+                    bare_line[ref] = lineno
+                    pending.append(ref)
+                if unresolved is None:
+                    unresolved = [ref]
+                else:
+                    unresolved.append(ref)
         if kind == CALL:
             is_bare = bare_target.get(target)
             if is_bare is None:
@@ -339,11 +337,27 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         inputs_of.append(inputs)
-        unresolved_of.append(unresolved)
-        nodes.append(Node(name, kind, target, shape, dtype, tuple(input_names), (), args, lineno,
-                          j))
+        taken_by.append(-1)
+        weight_names: tuple[str, ...] = ()
+        if unresolved is not None:
+            section.unresolved = True
+            weight_names = _once(unresolved)
+        node = Node(name, kind, target, shape, dtype, tuple(input_names), weight_names, args,
+                    lineno, j)
+        nodes.append(node)
+        if kind != OUTPUT:
+            defined[name] = node
     out.append(section)
     return i
+
+
+def _once(names: list[str]) -> tuple[str, ...]:
+    """``names`` without repeats, in order."""
+    if len(names) == 1:
+        return (names[0],)
+    if len(names) == 2:
+        return (names[0],) if names[0] == names[1] else (names[0], names[1])
+    return tuple(dict.fromkeys(names))
 
 
 def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
@@ -387,51 +401,40 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
     graph = section.graph
     nodes = graph.nodes
     weights = graph.weights
-    names = section.names
-    pos = section.pos
-    is_weight = section.is_weight
+    defined = section.defined
+    bare_line = section.bare_line
     subgraphs = _subgraph_names(graph.module, sections)
     if section.pending:
         bases: set[str] | None = None
-        for k in section.pending:
-            ref = names[k]
-            lineno = section.pending_line[k]
-            if pos[k] >= 0:
-                defined_at = nodes[pos[k]].line
-                if defined_at == lineno:
+        for ref in section.pending:
+            node = defined.get(ref)
+            if node is not None:
+                lineno = section.first_line(ref)
+                if node.line == lineno:
                     raise InputError(f"%{ref} reads its own value (a node cannot be its own "
                                      f"input)", path=path, line=lineno)
                 raise InputError(f"%{ref} is used before its definition on line "
-                                 f"{defined_at} (not in SSA order)", path=path, line=lineno)
-            if ref in subgraphs:
+                                 f"{node.line} (not in SSA order)", path=path, line=lineno)
+            if subgraphs and ref in subgraphs:
                 continue
             if bases is None:
                 bases = {_node_base(node.name) for node in nodes if node.kind == CALL}
-            if _node_base(ref) in bases:
-                raise InputError(f"reference to undefined node %{ref}", path=path, line=lineno)
-            if not is_weight[k]:
-                is_weight[k] = True
-                weights[ref] = Weight(ref, line=lineno)
+            if (_node_base(ref) if ref[-1].isdigit() else ref) in bases:
+                raise InputError(f"reference to undefined node %{ref}",
+                                 path=path, line=section.first_line(ref))
+            line = bare_line.get(ref)
+            if line is not None and ref not in weights:
+                weights[ref] = Weight(ref, line=line)
         if subgraphs:
             for ref in [w for w in weights if w in subgraphs]:
                 del weights[ref]  # metadata printed beside a section reference
-                is_weight[section.ids[ref]] = False
-    for j, unresolved in enumerate(section.unresolved):
-        if not unresolved:
-            continue
-        wts: list[str] = []
-        subs: list[str] = []
-        for k in unresolved:
-            ref = names[k]
-            sub = subgraphs.get(ref) if subgraphs else None
-            if sub is not None:
-                subs.append(sub)
-            elif is_weight[k]:
-                wts.append(ref)
-        node = nodes[j]
-        node.weights = tuple(wts)
-        if subs:
-            node.subgraphs = tuple(subs)
+    if subgraphs and section.unresolved:
+        # The references of a node to called sections are not weights.
+        for node in nodes:
+            if node.kind == OUTPUT or not any(ref in subgraphs for ref in node.weights):
+                continue
+            node.subgraphs = tuple(subgraphs[ref] for ref in node.weights if ref in subgraphs)
+            node.weights = tuple(ref for ref in node.weights if ref not in subgraphs)
     for j, refs in section.outputs:
         if refs:
             _resolve_output(section, j, refs, subgraphs)
@@ -449,13 +452,13 @@ def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[
     wts: list[str] = []
     subs: list[str] = []
     for ref in dict.fromkeys(refs):
-        k = section.ids.get(ref)
-        if k is not None and section.pos[k] >= 0:
-            inputs.append(section.pos[k])
-            input_names.append(ref)
+        found = section.defined.get(ref)
+        if found is not None:
+            inputs.append(found.index)
+            input_names.append(found.name)
         elif ref in subgraphs:
             subs.append(subgraphs[ref])
-        elif k is not None and section.is_weight[k]:
+        elif ref in graph.weights:
             wts.append(ref)
     section.inputs[j] = inputs
     graph.outputs = node.inputs = tuple(input_names)
