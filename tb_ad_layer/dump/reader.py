@@ -110,6 +110,15 @@ def read_header(path: str | Path) -> tuple[str, str]:
     return transform, stage
 
 
+def _line_at(text: str, pos: int) -> tuple[str, int]:
+    """The line of ``text`` that starts at ``pos`` (without its ``\\n``; empty past the end),
+    and the position of the next one (beyond ``len(text)`` after the last)."""
+    end = text.find("\n", pos)
+    if end < 0:
+        end = len(text)
+    return text[pos:end], end + 1
+
+
 def _is_node_line(line: str) -> bool:
     return line.startswith("%") or line.startswith("output")
 
@@ -125,20 +134,22 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
     if text is None:
         data = _read_bytes(path)
         size = len(data)
-        lines = _decode(Path(path), data).split("\n")
-        del data
+        text = _decode(Path(path), data)
+        del data  # don't hold the file twice
     else:
         size = len(text)
-        lines = text.split("\n")
-    del text  # the lines are all that is needed; don't hold the file twice
+    # The text is read line by line in place (the line at ``pos`` is line ``i + 1``): a list of
+    # all lines would be a second copy of the file, written once and read once.
     transform = stage = ""
     declared: int | None = None
     sections: list[_Section] = []
     i = 0
-    n = len(lines)
+    pos = 0
+    n = len(text)
     # Header: everything up to the first banner, or (older writers) the first node line.
-    while i < n:
-        line = lines[i].rstrip("\r")
+    while pos <= n:
+        line, after = _line_at(text, pos)
+        line = line.rstrip("\r")
         if line == BANNER or _is_node_line(line):
             break
         m = _HEADER.match(line)
@@ -156,26 +167,32 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
             raise InputError(f"not an AutoDeploy graph dump (unexpected text before the first "
                              f"node line: {_preview(line)!r})", path=p, line=i + 1)
         i += 1
-    if i >= n:
+        pos = after
+    if pos > n:
         raise InputError("not an AutoDeploy graph dump (no '# GraphModule:' section and no "
                          "node line)", path=p)
-    if lines[i].rstrip("\r") != BANNER:
+    if _line_at(text, pos)[0].rstrip("\r") != BANNER:
         # Writers before the banners printed one graph right after the header.
-        i = _parse_section(p, lines, i, ROOT, sections, transform, stage)
-    while i < n:
-        line = lines[i].rstrip("\r")
+        pos, i = _parse_section(p, text, pos, i, ROOT, sections, transform, stage)
+    while pos <= n:
+        line, after = _line_at(text, pos)
+        line = line.rstrip("\r")
         if line == BANNER:
-            if i + 2 >= n or not lines[i + 1].startswith("# GraphModule:") \
-                    or lines[i + 2].rstrip("\r") != BANNER:
+            title, after_title = _line_at(text, after)
+            closing, after_banner = _line_at(text, after_title)
+            if after_title > n or not title.startswith("# GraphModule:") \
+                    or closing.rstrip("\r") != BANNER:
                 raise InputError("malformed GraphModule banner (expected '=' * 80, "
                                  "'# GraphModule: <name>', '=' * 80)", path=p, line=i + 1)
-            name = lines[i + 1][len("# GraphModule:"):].strip()
+            name = title[len("# GraphModule:"):].strip()
             if any(s.graph.module == name for s in sections):
                 raise InputError(f"a second GraphModule section named {name!r}", path=p,
                                  line=i + 2)
-            i = _parse_section(p, lines, i + 3, name, sections, transform, stage)
+            pos, i = _parse_section(p, text, after_banner, i + 3, name, sections, transform,
+                                    stage)
         elif line.strip() == "":
             i += 1
+            pos = after
         else:
             raise InputError(f"unexpected line outside a GraphModule section: {_preview(line)!r}",
                              path=p, line=i + 1)
@@ -221,12 +238,10 @@ class _Section:
         return line if line is not None else self.graph.weights[ref].line
 
 
-def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[_Section],
-                   transform: str, stage: str) -> int:
-    """Parse node lines from ``start`` until the next banner or the end; return that index.
-
-    Each line read is replaced by ``""`` in ``lines``.
-    """
+def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: list[_Section],
+                   transform: str, stage: str) -> tuple[int, int]:
+    """Parse node lines from position ``pos`` of ``text`` (line ``i + 1``) until the next
+    banner or the end; return the position and index of that line."""
     graph = Graph(module=module, source=path, transform=transform, stage=stage)
     nodes = graph.nodes
     weights = graph.weights
@@ -242,10 +257,12 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
     interned: dict[str, str] = {}
     # Whether a target is a bare name (a call of another section), per distinct target.
     bare_target: dict[str, bool] = {}
-    n = len(lines)
-    i = start
-    while i < n:
-        line = lines[i]
+    n = len(text)
+    while pos <= n:
+        end = text.find("\n", pos)
+        if end < 0:
+            end = n
+        line = text[pos:end]
         if line.endswith("\r"):
             line = line[:-1]
         lineno = i + 1
@@ -254,11 +271,10 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
                 break
             if not line or line.isspace() or line.startswith("#"):
                 i += 1
+                pos = end + 1
                 continue
-        # The line is read once: let it go now rather than when the whole file is read, so
-        # that the file's text and the graph made from it are not both held in full.
-        lines[i] = ""
         i += 1
+        pos = end + 1
         try:
             if line.startswith("%"):
                 name, kind, target, args, shape, dtype = _node_line(line)
@@ -348,7 +364,7 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         if kind != OUTPUT:
             defined[name] = node
     out.append(section)
-    return i
+    return pos, i
 
 
 def _once(names: list[str]) -> tuple[str, ...]:
