@@ -34,7 +34,12 @@ from typing import Final
 REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
 # The same patterns for ASCII text (every real dump): there `\w` and `\d` mean what they mean
 # in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
-_REF_ASCII = re.compile(REF.pattern, re.ASCII)
+# REF's classes are spelled out as ASCII sets, which the matcher tests with one bitmap lookup
+# per character rather than one category test per set member, and the name and the dtype are
+# matched possessively: what follows either never starts with a character they accept (the
+# optional metadata, the pattern's end), so giving characters back could not change a match.
+_REF_ASCII = re.compile(r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-Z_a-z][.-9A-Z_a-z]*+))?",
+                        re.ASCII)
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _BRACKET_CHARS: Final = "()[]{}"
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")

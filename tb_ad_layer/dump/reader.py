@@ -287,12 +287,10 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         except LineError as e:
             raise InputError(str(e), path=path, line=lineno) from None
         j = len(nodes)
-        # (An output line defines no name, but one after a node named ``output`` is refused
-        # all the same.)
-        first = defined.get(name)
-        if first is not None:
-            raise InputError(f"duplicate node name %{name} (first defined on line "
-                             f"{first.line})", path=path, line=lineno)
+        if kind == OUTPUT and name in defined:
+            # An output line defines no name, but one after a node named ``output`` is
+            # refused all the same.
+            raise _duplicate(path, name, defined[name], lineno)
         inputs: list[int] = []
         input_names: list[str] = []
         unresolved: list[str] | None = None
@@ -360,11 +358,22 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
             weight_names = _once(unresolved)
         node = Node(name, kind, target, shape, dtype, tuple(input_names), weight_names, args,
                     lineno, j)
-        nodes.append(node)
         if kind != OUTPUT:
-            defined[name] = node
+            # Defined once the references are read (one of the line to its own name finds it
+            # undefined, which _resolve reports); one probe of the table both defines the name
+            # and finds an earlier node of that name, and nothing read from the line since can
+            # raise an error that would have to come first.
+            first = defined.setdefault(name, node)
+            if first is not node:
+                raise _duplicate(path, name, first, lineno)
+        nodes.append(node)
     out.append(section)
     return pos, i
+
+
+def _duplicate(path: str, name: str, first: Node, lineno: int) -> InputError:
+    return InputError(f"duplicate node name %{name} (first defined on line {first.line})",
+                      path=path, line=lineno)
 
 
 def _once(names: list[str]) -> tuple[str, ...]:
@@ -379,8 +388,9 @@ def _once(names: list[str]) -> tuple[str, ...]:
 def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
     """``(name, kind, target, args, shape, dtype)`` of a ``%...`` line."""
     eq = line.find(" = ")
-    colon = line.find(" : ")
-    if eq > 0 and (colon < 0 or eq < colon):
+    # A call line when no ' : ' comes before its ' = ' (only that stretch is searched: the
+    # arguments of a call hold a ' : ' per reference).
+    if eq > 0 and line.find(" : ", 0, eq + 2) < 0:
         name = line[1:eq]
         if not _is_name(name):
             raise LineError(f"bad node name {_preview(name)!r}")
@@ -388,6 +398,7 @@ def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
         if not target:
             raise LineError(f"%{name} calls an empty target")
         return name, CALL, target, args, shape, dtype
+    colon = line.find(" : ")
     if colon < 0:
         raise LineError(f"a placeholder line needs '%name : <shape> : <dtype>': "
                         f"{_preview(line)!r}")
