@@ -317,16 +317,16 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                         input_names.append(node.name)
                     continue
                 if ref_shape:
-                    if ref not in weights:
-                        if ref not in bare_line:
-                            pending.append(ref)
-                        ref_dtype = cast(str, marked[4 * r + 3])
-                        # A MoE dump has one weight per expert and projection but a few dozen
-                        # distinct weight shapes: one string of each, so that the weights'
-                        # records share them (memory, and the cache lines every later pass
-                        # over the weights reads).
-                        weights[ref] = Weight(ref, interned.setdefault(ref_shape, ref_shape),
-                                              interned.setdefault(ref_dtype, ref_dtype), lineno)
+                    ref_dtype = cast(str, marked[4 * r + 3])
+                    # A MoE dump has one weight per expert and projection but a few dozen
+                    # distinct weight shapes: one string of each, so that the weights' records
+                    # share them (memory, and the cache lines every later pass over the
+                    # weights reads). A weight is referenced once as a rule: its record is
+                    # made before one probe of the table both looks for and enters it.
+                    weight = Weight(ref, interned.setdefault(ref_shape, ref_shape),
+                                    interned.setdefault(ref_dtype, ref_dtype), lineno)
+                    if weights.setdefault(ref, weight) is weight and ref not in bare_line:
+                        pending.append(ref)
                 elif ref not in bare_line and ref not in weights:
                     bare_line[ref] = lineno
                     pending.append(ref)
