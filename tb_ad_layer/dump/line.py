@@ -31,27 +31,27 @@ from typing import Final
 # ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word. (`[^:]*` is greedy:
 # it cannot pass the first colon, so it ends where a lazy match would, with no per-character
 # retries of the rest of the pattern.)
-REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
+REF: Final = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
 # The same patterns for ASCII text (every real dump): there `\w` and `\d` mean what they mean
 # in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
 # REF's classes are spelled out as ASCII sets, which the matcher tests with one bitmap lookup
 # per character rather than one category test per set member, and the name and the dtype are
 # matched possessively: what follows either never starts with a character they accept (the
 # optional metadata, the pattern's end), so giving characters back could not change a match.
-_REF_ASCII = re.compile(r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-Z_a-z][.-9A-Z_a-z]*+))?",
+_REF_ASCII: Final = re.compile(r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-Z_a-z][.-9A-Z_a-z]*+))?",
                         re.ASCII)
-_BRACKETS = re.compile(r"[()\[\]{}]")
+_BRACKETS: Final = re.compile(r"[()\[\]{}]")
 _BRACKET_CHARS: Final = "()[]{}"
-_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
-_BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
-_BARE_ASCII = re.compile(_BARE.pattern, re.ASCII)
-_DTYPE = re.compile(r"[\w./?]+|\([^()]*\)")
-_DTYPE_ASCII = re.compile(_DTYPE.pattern, re.ASCII)
-_NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
+_QUOTED: Final = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_BARE: Final = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
+_BARE_ASCII: Final = re.compile(_BARE.pattern, re.ASCII)
+_DTYPE: Final = re.compile(r"[\w./?]+|\([^()]*\)")
+_DTYPE_ASCII: Final = re.compile(_DTYPE.pattern, re.ASCII)
+_NOT_REFS: Final = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
 # Symbols of symbolic sizes as torch prints them (backed s0, unbacked u0, float zf0/zuf0).
-_SYMBOL = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
+_SYMBOL: Final = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
 _SYMBOL_FIRST: Final = "supz"
-_CLOSE = {")": "(", "]": "[", "}": "{"}
+_CLOSE: Final = {")": "(", "]": "[", "}": "{"}
 
 
 class LineError(ValueError):

@@ -14,20 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Final, cast
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, ROOT, Graph, Node, Weight
 from tb_ad_layer.dump.line import LineError, output_references, references, split_call, split_placeholder
 from tb_ad_layer.dump.sections import choose_graph
 from tb_ad_layer.errors import InputError
 
-BANNER = "=" * 80
-_TRAILING_INDEX = re.compile(r"_\d+$")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
-_HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
+BANNER: Final = "=" * 80
+_TRAILING_INDEX: Final = re.compile(r"_\d+$")
+_IDENT: Final = re.compile(r"[A-Za-z_]\w*")
+_ARGS_KEPT: Final = 1000  # characters of raw argument text kept per node, for display
+_HEADER: Final = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
-_PREVIEW = 60
+_PREVIEW: Final = 60
 
 
 @dataclass(slots=True)
@@ -432,9 +432,10 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
     bare_line = section.bare_line
     subgraphs = _subgraph_names(graph.module, sections)
     if section.pending:
+        late = _defined_late(section)
         bases: set[str] | None = None
         for ref in section.pending:
-            node = defined.get(ref)
+            node = defined.get(ref) if late else None
             if node is not None:
                 lineno = section.first_line(ref)
                 if node.line == lineno:
@@ -466,6 +467,28 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
         if refs:
             _resolve_output(section, j, refs, subgraphs)
     graph.set_input_positions(section.inputs)
+
+
+def _defined_late(section: _Section) -> bool:
+    """Whether a node of ``section`` defines a name referenced before it.
+
+    Until :func:`_resolve` enters the weights referenced without metadata, the names referenced
+    before any definition are the keys of ``graph.weights`` and ``bare_line``. The smaller of
+    the two sides is walked, each name probing the other: a MoE dump references twice as many
+    weights as it has nodes, and only a damaged dump answers yes.
+    """
+    defined = section.defined
+    if len(section.pending) <= len(defined):
+        for ref in section.pending:
+            if ref in defined:
+                return True
+        return False
+    weights = section.graph.weights
+    bare_line = section.bare_line
+    for name in defined:
+        if name in weights or name in bare_line:
+            return True
+    return False
 
 
 def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[str, str]
