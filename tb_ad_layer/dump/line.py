@@ -42,6 +42,8 @@ _REF_ASCII: Final = re.compile(r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-
                         re.ASCII)
 _BRACKETS: Final = re.compile(r"[()\[\]{}]")
 _BRACKET_CHARS: Final = "()[]{}"
+# Texts from this length on are searched for brackets with str.find (_bracket_positions).
+_LONG_TEXT: Final = 1000
 _QUOTED: Final = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _BARE: Final = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
 _BARE_ASCII: Final = re.compile(_BARE.pattern, re.ASCII)
@@ -261,10 +263,14 @@ def brackets_match(text: str) -> bool:
 def _bracket_positions(text: str) -> list[int]:
     """The positions of the brackets of ``text``, in order: what ``_BRACKETS.finditer`` finds.
 
-    ``str.find`` passes over the text between brackets many times faster than the pattern,
-    which tests every character: the argument list of an unfused MoE op (every expert's
-    weights, tens of thousands of characters) holds a few dozen brackets.
+    In a long text ``str.find`` passes over the text between brackets many times faster than
+    the pattern, which tests every character: the argument list of an unfused MoE op (every
+    expert's weights, tens of thousands of characters) holds a few dozen brackets. In a line
+    of ordinary length the pattern's one call costs less than a call of ``str.find`` per
+    bracket.
     """
+    if len(text) < _LONG_TEXT:
+        return [m.start() for m in _BRACKETS.finditer(text)]
     found: list[int] = []
     for ch in _BRACKET_CHARS:
         k = text.find(ch)
@@ -276,7 +282,10 @@ def _bracket_positions(text: str) -> list[int]:
 
 
 def _brackets_of(text: str) -> list[str]:
-    """The brackets of ``text``, in order: ``_BRACKETS.findall(text)``."""
+    """The brackets of ``text``, in order: ``_BRACKETS.findall(text)`` (see
+    :func:`_bracket_positions`)."""
+    if len(text) < _LONG_TEXT:
+        return _BRACKETS.findall(text)
     return [text[k] for k in _bracket_positions(text)]
 
 
