@@ -60,29 +60,37 @@ class LineError(ValueError):
     """A node line that does not follow the format; the message says what is wrong."""
 
 
-def split_call(line: str, start: int) -> tuple[str, str, str, str]:
-    """Split ``line[start:]``, the text after ``%name = ``, into ``(target, args, shape,
+def split_call(line: str, start: int, end: int = -1, line_start: int = 0
+               ) -> tuple[str, str, str, str]:
+    """Split ``line[start:end]``, the text after ``%name = ``, into ``(target, args, shape,
     dtype)``.
 
     The current layout (``target(args) : shape : dtype``) is tried first, then the oldest
     (``target(args) : dtype``, shape ``?``).
 
+    Args:
+        line: the line, or a text holding it from position ``line_start`` (for the columns
+            that errors name).
+        start: where the text after ``%name = `` starts.
+        end: where the line ends; -1 for the end of ``line``.
     Raises:
         LineError: the text is neither.
     """
+    if end < 0:
+        end = len(line)
     # The current layout, read in place: each part is copied out of the line once.
-    d2 = line.rfind(" : ", start)
+    d2 = line.rfind(" : ", start, end)
     if d2 > start:
         d1 = line.rfind(" : ", start, d2)
         if d1 > start and line[d1 - 1] == ")":
             found = _call_parts_in(line, start, d1)
             if found is not None:
                 shape = line[d1 + 3:d2]
-                dtype = line[d2 + 3:]
+                dtype = line[d2 + 3:end]
                 check_shape(shape)
                 check_dtype(dtype)
                 return found[0], found[1], shape, dtype
-    return _split_call_text(line[start:], start + 1)
+    return _split_call_text(line[start:end], start - line_start + 1)
 
 
 def _split_call_text(rest: str, column: int) -> tuple[str, str, str, str]:

@@ -259,14 +259,18 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
     bare_target: dict[str, bool] = {}
     n = len(text)
     while pos <= n:
+        # The line is text[start:stop] (without its '\r\n' or '\n'). A node line is read in
+        # place; only the parts kept are copied out of the text.
+        start = pos
         end = text.find("\n", pos)
         if end < 0:
             end = n
-        line = text[pos:end]
-        if line.endswith("\r"):
-            line = line[:-1]
+        stop = end - 1 if end > start and text[end - 1] == "\r" else end
         lineno = i + 1
-        if not line.startswith("%"):
+        node_line = start < stop and text[start] == "%"
+        line = ""
+        if not node_line:
+            line = text[start:stop]
             if line == BANNER:
                 break
             if not line or line.isspace() or line.startswith("#"):
@@ -276,8 +280,8 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         i += 1
         pos = end + 1
         try:
-            if line.startswith("%"):
-                name, kind, target, args, shape, dtype = _node_line(line)
+            if node_line:
+                name, kind, target, args, shape, dtype = _node_line(text, start, stop)
             elif line.startswith("output"):
                 name, kind, target, args, shape, dtype = "output", OUTPUT, "", \
                     line[len("output"):].strip(), "", ""
@@ -385,27 +389,27 @@ def _once(names: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
-    """``(name, kind, target, args, shape, dtype)`` of a ``%...`` line."""
-    eq = line.find(" = ")
+def _node_line(text: str, start: int, end: int) -> tuple[str, str, str, str, str, str]:
+    """``(name, kind, target, args, shape, dtype)`` of the ``%...`` line ``text[start:end]``."""
+    eq = text.find(" = ", start, end)
     # A call line when no ' : ' comes before its ' = ' (only that stretch is searched: the
     # arguments of a call hold a ' : ' per reference).
-    if eq > 0 and line.find(" : ", 0, eq + 2) < 0:
-        name = line[1:eq]
+    if eq > start and text.find(" : ", start, eq + 2) < 0:
+        name = text[start + 1:eq]
         if not _is_name(name):
             raise LineError(f"bad node name {_preview(name)!r}")
-        target, args, shape, dtype = split_call(line, eq + 3)
+        target, args, shape, dtype = split_call(text, eq + 3, end, start)
         if not target:
             raise LineError(f"%{name} calls an empty target")
         return name, CALL, target, args, shape, dtype
-    colon = line.find(" : ")
+    colon = text.find(" : ", start, end)
     if colon < 0:
         raise LineError(f"a placeholder line needs '%name : <shape> : <dtype>': "
-                        f"{_preview(line)!r}")
-    name = line[1:colon]
+                        f"{_preview(text[start:end])!r}")
+    name = text[start + 1:colon]
     if not _is_name(name):
         raise LineError(f"bad placeholder name {_preview(name)!r}")
-    shape, dtype = split_placeholder(line[colon + 3:])
+    shape, dtype = split_placeholder(text[colon + 3:end])
     return name, PLACEHOLDER, "", "", shape, dtype
 
 
