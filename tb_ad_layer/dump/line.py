@@ -341,7 +341,7 @@ def _blank(m: re.Match[str]) -> str:
     return " " * len(m.group())
 
 
-def references(args: str) -> tuple[list[str | None], list[str]]:
+def references(args: str, ascii_text: bool = False) -> tuple[list[str | None], list[str]]:
     """Every reference in an argument text, in order: ``(marked, bare)``.
 
     ``marked`` is the text split around its ``%name`` references: from index 1, every fourth
@@ -349,7 +349,7 @@ def references(args: str) -> tuple[list[str | None], list[str]]:
     layout) and the text up to the next reference. ``bare`` holds the bare references inside
     brackets, which carry no metadata. (The pieces as the pattern splits them, rather than a
     tuple per reference: a MoE dump has a few references on each of tens of thousands of
-    lines.)
+    lines.) ``ascii_text`` says that ``args`` is known to be ASCII (cut from an ASCII file).
     """
     if not args:
         return [], []
@@ -359,7 +359,7 @@ def references(args: str) -> tuple[list[str | None], list[str]]:
         return [], []
     # One pass finds the references and the text between them: [text, name, shape, dtype,
     # text, ...], with None for metadata not printed.
-    pieces = (_REF_ASCII if args.isascii() else REF).split(args)
+    pieces = (_REF_ASCII if ascii_text or args.isascii() else REF).split(args)
     bare: list[str] = []
     if "[" in args or "(" in args or "{" in args:
         if "'" in args or '"' in args:

@@ -214,8 +214,11 @@ class _Section:
     nodes and one insertion into the weights.
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, ascii_text: bool) -> None:
         self.graph = graph
+        # Whether the file is ASCII, and so every name in it (CPython knows it of every
+        # string: the check is free on the file's text, not on each name cut from it).
+        self.ascii_text = ascii_text
         # The nodes defined so far, by name.
         self.defined: dict[str, Node] = {}
         # Names referenced while no node of that name was defined, in order of that first
@@ -245,7 +248,8 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
     graph = Graph(module=module, source=path, transform=transform, stage=stage)
     nodes = graph.nodes
     weights = graph.weights
-    section = _Section(graph)
+    ascii_text = text.isascii()
+    section = _Section(graph, ascii_text)
     defined = section.defined
     pending = section.pending
     bare_line = section.bare_line
@@ -281,7 +285,8 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         pos = end + 1
         try:
             if node_line:
-                name, kind, target, args, shape, dtype = _node_line(text, start, stop)
+                name, kind, target, args, shape, dtype = _node_line(text, start, stop,
+                                                                    ascii_text)
             elif line.startswith("output"):
                 name, kind, target, args, shape, dtype = "output", OUTPUT, "", \
                     line[len("output"):].strip(), "", ""
@@ -296,12 +301,11 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
             # refused all the same.
             raise _duplicate(path, name, defined[name], lineno)
         inputs: list[int] = []
-        input_names: list[str] = []
         unresolved: list[str] | None = None
         if kind == OUTPUT:
             section.outputs.append((j, output_references(args)))
         elif args:
-            marked, bare = references(args)
+            marked, bare = references(args, ascii_text)
             count = len(marked) // 4
             # The ``%`` references, then the bare ones (a reference of the line to its own
             # name finds it undefined, which _resolve reports).
@@ -318,7 +322,6 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                     if taken_by[p] != j:
                         taken_by[p] = j
                         inputs.append(p)
-                        input_names.append(node.name)
                     continue
                 if ref_shape:
                     ref_dtype = cast(str, marked[4 * r + 3])
@@ -360,7 +363,9 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         if unresolved is not None:
             section.unresolved = True
             weight_names = _once(unresolved)
-        node = Node(name, kind, target, shape, dtype, tuple(input_names), weight_names, args,
+        # (Most nodes of a MoE dump read weights only: no list of input names for them.)
+        input_names = tuple([nodes[p].name for p in inputs]) if inputs else ()
+        node = Node(name, kind, target, shape, dtype, input_names, weight_names, args,
                     lineno, j)
         if kind != OUTPUT:
             # Defined once the references are read (one of the line to its own name finds it
@@ -389,14 +394,16 @@ def _once(names: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _node_line(text: str, start: int, end: int) -> tuple[str, str, str, str, str, str]:
-    """``(name, kind, target, args, shape, dtype)`` of the ``%...`` line ``text[start:end]``."""
+def _node_line(text: str, start: int, end: int, ascii_text: bool
+               ) -> tuple[str, str, str, str, str, str]:
+    """``(name, kind, target, args, shape, dtype)`` of the ``%...`` line ``text[start:end]``
+    (``ascii_text``: ``text`` is ASCII)."""
     eq = text.find(" = ", start, end)
     # A call line when no ' : ' comes before its ' = ' (only that stretch is searched: the
     # arguments of a call hold a ' : ' per reference).
     if eq > start and text.find(" : ", start, eq + 2) < 0:
         name = text[start + 1:eq]
-        if not _is_name(name):
+        if not _is_name(name, ascii_text):
             raise LineError(f"bad node name {_preview(name)!r}")
         target, args, shape, dtype = split_call(text, eq + 3, end, start)
         if not target:
@@ -407,16 +414,17 @@ def _node_line(text: str, start: int, end: int) -> tuple[str, str, str, str, str
         raise LineError(f"a placeholder line needs '%name : <shape> : <dtype>': "
                         f"{_preview(text[start:end])!r}")
     name = text[start + 1:colon]
-    if not _is_name(name):
+    if not _is_name(name, ascii_text):
         raise LineError(f"bad placeholder name {_preview(name)!r}")
     shape, dtype = split_placeholder(text[colon + 3:end])
     return name, PLACEHOLDER, "", "", shape, dtype
 
 
-def _is_name(text: str) -> bool:
+def _is_name(text: str, ascii_text: bool = False) -> bool:
     """``_IDENT.fullmatch(text)``; for ASCII text (every real name) that is what
-    ``str.isidentifier`` says, without running the pattern."""
-    if text.isascii():
+    ``str.isidentifier`` says, without running the pattern. ``ascii_text``: ``text`` is known
+    to be ASCII."""
+    if ascii_text or text.isascii():
         return text.isidentifier()
     return _IDENT.fullmatch(text) is not None
 
@@ -450,8 +458,9 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
             if subgraphs and ref in subgraphs:
                 continue
             if bases is None:
-                bases = {_node_base(node.name) for node in nodes if node.kind == CALL}
-            if (_node_base(ref) if ref[-1].isdigit() else ref) in bases:
+                bases = {_node_base(node.name, section.ascii_text) for node in nodes
+                         if node.kind == CALL}
+            if (_node_base(ref, section.ascii_text) if ref[-1].isdigit() else ref) in bases:
                 raise InputError(f"reference to undefined node %{ref}",
                                  path=path, line=section.first_line(ref))
             line = bare_line.get(ref)
@@ -521,9 +530,10 @@ def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[
         node.subgraphs = tuple(subs)
 
 
-def _node_base(name: str) -> str:
-    """``name`` without a trailing ``_<digits>`` (``getitem_99`` -> ``getitem``)."""
-    if name.isascii():
+def _node_base(name: str, ascii_text: bool = False) -> str:
+    """``name`` without a trailing ``_<digits>`` (``getitem_99`` -> ``getitem``);
+    ``ascii_text``: ``name`` is known to be ASCII."""
+    if ascii_text or name.isascii():
         stem = name.rstrip("0123456789")
         return stem[:-1] if len(stem) < len(name) and stem.endswith("_") else name
     return _TRAILING_INDEX.sub("", name)
