@@ -38,8 +38,8 @@ REF: Final = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
 # per character rather than one category test per set member, and the name and the dtype are
 # matched possessively: what follows either never starts with a character they accept (the
 # optional metadata, the pattern's end), so giving characters back could not change a match.
-_REF_ASCII: Final = re.compile(r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-Z_a-z][.-9A-Z_a-z]*+))?",
-                        re.ASCII)
+_REF_ASCII: Final = re.compile(
+    r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-Z_a-z][.-9A-Z_a-z]*+))?", re.ASCII)
 _BRACKETS: Final = re.compile(r"[()\[\]{}]")
 _BRACKET_CHARS: Final = "()[]{}"
 # Texts from this length on are searched for brackets with str.find (_bracket_positions).
