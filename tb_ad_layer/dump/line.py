@@ -31,49 +31,66 @@ from typing import Final
 # ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word. (`[^:]*` is greedy:
 # it cannot pass the first colon, so it ends where a lazy match would, with no per-character
 # retries of the rest of the pattern.)
-REF = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
+REF: Final = re.compile(r"%([A-Za-z_]\w*)(?: : ([^:]*) : ([A-Za-z_?][\w./]*))?")
 # The same patterns for ASCII text (every real dump): there `\w` and `\d` mean what they mean
 # in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
-_REF_ASCII = re.compile(REF.pattern, re.ASCII)
-_BRACKETS = re.compile(r"[()\[\]{}]")
-_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
-_BARE = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
-_BARE_ASCII = re.compile(_BARE.pattern, re.ASCII)
-_DTYPE = re.compile(r"[\w./?]+|\([^()]*\)")
-_DTYPE_ASCII = re.compile(_DTYPE.pattern, re.ASCII)
-_NOT_REFS = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
+# REF's classes are spelled out as ASCII sets, which the matcher tests with one bitmap lookup
+# per character rather than one category test per set member, and the name and the dtype are
+# matched possessively: what follows either never starts with a character they accept (the
+# optional metadata, the pattern's end), so giving characters back could not change a match.
+_REF_ASCII: Final = re.compile(
+    r"%([A-Za-z_][0-9A-Z_a-z]*+)(?: : ([^:]*) : ([?A-Z_a-z][.-9A-Z_a-z]*+))?", re.ASCII)
+_BRACKETS: Final = re.compile(r"[()\[\]{}]")
+_BRACKET_CHARS: Final = "()[]{}"
+# Texts from this length on are searched for brackets with str.find (_bracket_positions).
+_LONG_TEXT: Final = 1000
+_QUOTED: Final = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_BARE: Final = re.compile(r"(?<![\w.%'\"])([A-Za-z_]\w*)(?![\w.(=])")
+_BARE_ASCII: Final = re.compile(_BARE.pattern, re.ASCII)
+_DTYPE: Final = re.compile(r"[\w./?]+|\([^()]*\)")
+_DTYPE_ASCII: Final = re.compile(_DTYPE.pattern, re.ASCII)
+_NOT_REFS: Final = frozenset({"None", "True", "False", "inf", "nan", "Ellipsis", "NotImplemented"})
 # Symbols of symbolic sizes as torch prints them (backed s0, unbacked u0, float zf0/zuf0).
-_SYMBOL = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
-_CLOSE = {")": "(", "]": "[", "}": "{"}
+_SYMBOL: Final = re.compile(r"(?:s|u|zf|zuf|ps)\d+")
+_SYMBOL_FIRST: Final = "supz"
+_CLOSE: Final = {")": "(", "]": "[", "}": "{"}
 
 
 class LineError(ValueError):
     """A node line that does not follow the format; the message says what is wrong."""
 
 
-def split_call(line: str, start: int) -> tuple[str, str, str, str]:
-    """Split ``line[start:]``, the text after ``%name = ``, into ``(target, args, shape,
+def split_call(line: str, start: int, end: int = -1, line_start: int = 0
+               ) -> tuple[str, str, str, str]:
+    """Split ``line[start:end]``, the text after ``%name = ``, into ``(target, args, shape,
     dtype)``.
 
     The current layout (``target(args) : shape : dtype``) is tried first, then the oldest
     (``target(args) : dtype``, shape ``?``).
 
+    Args:
+        line: the line, or a text holding it from position ``line_start`` (for the columns
+            that errors name).
+        start: where the text after ``%name = `` starts.
+        end: where the line ends; -1 for the end of ``line``.
     Raises:
         LineError: the text is neither.
     """
+    if end < 0:
+        end = len(line)
     # The current layout, read in place: each part is copied out of the line once.
-    d2 = line.rfind(" : ", start)
+    d2 = line.rfind(" : ", start, end)
     if d2 > start:
         d1 = line.rfind(" : ", start, d2)
         if d1 > start and line[d1 - 1] == ")":
             found = _call_parts_in(line, start, d1)
             if found is not None:
                 shape = line[d1 + 3:d2]
-                dtype = line[d2 + 3:]
+                dtype = line[d2 + 3:end]
                 check_shape(shape)
                 check_dtype(dtype)
                 return found[0], found[1], shape, dtype
-    return _split_call_text(line[start:], start + 1)
+    return _split_call_text(line[start:end], start - line_start + 1)
 
 
 def _split_call_text(rest: str, column: int) -> tuple[str, str, str, str]:
@@ -161,7 +178,7 @@ def check_dtype(dtype: str) -> None:
 
 
 def _call_parts_in(line: str, start: int, end: int) -> tuple[str, str] | None:
-    """:func:`_call_parts` of ``line[start:end]``.
+    """:func:`_call_parts` of ``line[start:end]``, which ends in ``)``.
 
     Most lines hold a single pair of parentheses: they are split without a scan, and without
     copying the call out of its line.
@@ -169,7 +186,9 @@ def _call_parts_in(line: str, start: int, end: int) -> tuple[str, str] | None:
     first = line.find("(", start, end)
     if first <= start:
         return None
-    if line.find("(", first + 1, end) < 0 and line.count(")", start, end) == 1:
+    # (The one ')' is the last character: none before it. str.find runs at memchr's speed,
+    # str.count tests every character.)
+    if line.find("(", first + 1, end) < 0 and line.find(")", start, end - 1) < 0:
         args = line[first + 1:end - 1]
         if ("[" in args or "{" in args) and not brackets_match(args):
             return None
@@ -233,7 +252,7 @@ def _args_open_fast(call: str) -> int:
                 and not _balanced_shape(shape):
             return -1
     around = " ".join(pieces[0::4]) if len(pieces) > 1 else pieces[0]
-    return opened if _closes_at_end(_BRACKETS.findall(around)) else -1
+    return opened if _closes_at_end(_brackets_of(around)) else -1
 
 
 def brackets_match(text: str) -> bool:
@@ -241,12 +260,41 @@ def brackets_match(text: str) -> bool:
     (``bracket_problem(text) == ""``, without the message)."""
     clean = _QUOTED.sub(_blank, text) if "'" in text or '"' in text else text
     kinds: list[str] = []
-    for ch in _BRACKETS.findall(clean):
+    for ch in _brackets_of(clean):
         if ch == "(" or ch == "[" or ch == "{":
             kinds.append(ch)
         elif not kinds or kinds.pop() != _CLOSE[ch]:
             return False
     return not kinds
+
+
+def _bracket_positions(text: str) -> list[int]:
+    """The positions of the brackets of ``text``, in order: what ``_BRACKETS.finditer`` finds.
+
+    In a long text ``str.find`` passes over the text between brackets many times faster than
+    the pattern, which tests every character: the argument list of an unfused MoE op (every
+    expert's weights, tens of thousands of characters) holds a few dozen brackets. In a line
+    of ordinary length the pattern's one call costs less than a call of ``str.find`` per
+    bracket.
+    """
+    if len(text) < _LONG_TEXT:
+        return [m.start() for m in _BRACKETS.finditer(text)]
+    found: list[int] = []
+    for ch in _BRACKET_CHARS:
+        k = text.find(ch)
+        while k >= 0:
+            found.append(k)
+            k = text.find(ch, k + 1)
+    found.sort()
+    return found
+
+
+def _brackets_of(text: str) -> list[str]:
+    """The brackets of ``text``, in order: ``_BRACKETS.findall(text)`` (see
+    :func:`_bracket_positions`)."""
+    if len(text) < _LONG_TEXT:
+        return _BRACKETS.findall(text)
+    return [text[k] for k in _bracket_positions(text)]
 
 
 def _closes_at_end(brackets: list[str]) -> bool:
@@ -293,28 +341,26 @@ def _blank(m: re.Match[str]) -> str:
     return " " * len(m.group())
 
 
-def references(args: str) -> list[tuple[str, str, str]]:
-    """Every reference in an argument text, in order: ``(name, shape, dtype)``.
+def references(args: str, ascii_text: bool = False) -> tuple[list[str | None], list[str]]:
+    """Every reference in an argument text, in order: ``(marked, bare)``.
 
-    ``%name`` references carry the metadata printed beside them (empty in the oldest layout);
-    bare references inside brackets carry none.
+    ``marked`` is the text split around its ``%name`` references: from index 1, every fourth
+    item is a name, followed by the shape and dtype printed beside it (``None`` in the oldest
+    layout) and the text up to the next reference. ``bare`` holds the bare references inside
+    brackets, which carry no metadata. (The pieces as the pattern splits them, rather than a
+    tuple per reference: a MoE dump has a few references on each of tens of thousands of
+    lines.) ``ascii_text`` says that ``args`` is known to be ASCII (cut from an ASCII file).
     """
     if not args:
-        return []
+        return [], []
     if "%" not in args:
         if "[" in args or "(" in args or "{" in args:
-            return [(name, "", "") for name in bare_references(args)]
-        return []
+            return [], bare_references(args)
+        return [], []
     # One pass finds the references and the text between them: [text, name, shape, dtype,
     # text, ...], with None for metadata not printed.
-    pieces = (_REF_ASCII if args.isascii() else REF).split(args)
-    out: list[tuple[str, str, str]] = []
-    for k in range(1, len(pieces), 4):
-        shape = pieces[k + 1]
-        if shape is None:
-            out.append((pieces[k], "", ""))
-        else:
-            out.append((pieces[k], shape, pieces[k + 2]))
+    pieces = (_REF_ASCII if ascii_text or args.isascii() else REF).split(args)
+    bare: list[str] = []
     if "[" in args or "(" in args or "{" in args:
         if "'" in args or '"' in args:
             bare = bare_references(args)
@@ -322,11 +368,9 @@ def references(args: str) -> list[tuple[str, str, str]]:
             # The text around the references (whose shapes hold most of the brackets); the
             # number of blanks where a reference was does not change what is bare.
             rest = " ".join(pieces[0::4])
-            bare = _bare_in_brackets(rest) \
-                if "[" in rest or "(" in rest or "{" in rest else []
-        for name in bare:
-            out.append((name, "", ""))
-    return out
+            if "[" in rest or "(" in rest or "{" in rest:
+                bare = _bare_in_brackets(rest)
+    return pieces, bare
 
 
 def bare_references(text: str) -> list[str]:
@@ -342,15 +386,15 @@ def _bare_in_brackets(clean: str) -> list[str]:
     found: list[str] = []
     depth = 0
     start = 0
-    for m in _BRACKETS.finditer(clean):
-        if m.group() in "([{":
+    for k in _bracket_positions(clean):
+        if clean[k] in "([{":
             if depth == 0:
-                start = m.end()
+                start = k + 1
             depth += 1
         elif depth > 0:
             depth -= 1
             if depth == 0:
-                _bare_in(clean[start:m.start()], found)
+                _bare_in(clean[start:k], found)
     return found
 
 
@@ -381,8 +425,10 @@ def _bare_in(text: str, out: list[str]) -> None:
     else:
         names = _BARE.findall(text)
     for name in names:
-        # A symbol ends in a digit (every \d is one that str.isdigit accepts).
-        if name not in _NOT_REFS and not (name[-1].isdigit() and _SYMBOL.fullmatch(name)):
+        # A symbol starts with the first letter of one of its prefixes and ends in a digit
+        # (every \d is one that str.isdigit accepts): most names are not matched at all.
+        if name not in _NOT_REFS and not (name[0] in _SYMBOL_FIRST and name[-1].isdigit()
+                                          and _SYMBOL.fullmatch(name)):
             out.append(name)
 
 

@@ -14,19 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final, cast
 
 from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, ROOT, Graph, Node, Weight
 from tb_ad_layer.dump.line import LineError, output_references, references, split_call, split_placeholder
 from tb_ad_layer.dump.sections import choose_graph
 from tb_ad_layer.errors import InputError
 
-BANNER = "=" * 80
-_TRAILING_INDEX = re.compile(r"_\d+$")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_ARGS_KEPT = 1000  # characters of raw argument text kept per node, for display
-_HEADER = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
+BANNER: Final = "=" * 80
+_TRAILING_INDEX: Final = re.compile(r"_\d+$")
+_IDENT: Final = re.compile(r"[A-Za-z_]\w*")
+_ARGS_KEPT: Final = 1000  # characters of raw argument text kept per node, for display
+_HEADER: Final = re.compile(r"# (Transform|Stage|GraphModules found): ?(.*)")
 
-_PREVIEW = 60
+_PREVIEW: Final = 60
 
 
 @dataclass(slots=True)
@@ -109,6 +110,15 @@ def read_header(path: str | Path) -> tuple[str, str]:
     return transform, stage
 
 
+def _line_at(text: str, pos: int) -> tuple[str, int]:
+    """The line of ``text`` that starts at ``pos`` (without its ``\\n``; empty past the end),
+    and the position of the next one (beyond ``len(text)`` after the last)."""
+    end = text.find("\n", pos)
+    if end < 0:
+        end = len(text)
+    return text[pos:end], end + 1
+
+
 def _is_node_line(line: str) -> bool:
     return line.startswith("%") or line.startswith("output")
 
@@ -124,20 +134,22 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
     if text is None:
         data = _read_bytes(path)
         size = len(data)
-        lines = _decode(Path(path), data).split("\n")
-        del data
+        text = _decode(Path(path), data)
+        del data  # don't hold the file twice
     else:
         size = len(text)
-        lines = text.split("\n")
-    del text  # the lines are all that is needed; don't hold the file twice
+    # The text is read line by line in place (the line at ``pos`` is line ``i + 1``): a list of
+    # all lines would be a second copy of the file, written once and read once.
     transform = stage = ""
     declared: int | None = None
     sections: list[_Section] = []
     i = 0
-    n = len(lines)
+    pos = 0
+    n = len(text)
     # Header: everything up to the first banner, or (older writers) the first node line.
-    while i < n:
-        line = lines[i].rstrip("\r")
+    while pos <= n:
+        line, after = _line_at(text, pos)
+        line = line.rstrip("\r")
         if line == BANNER or _is_node_line(line):
             break
         m = _HEADER.match(line)
@@ -155,26 +167,32 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
             raise InputError(f"not an AutoDeploy graph dump (unexpected text before the first "
                              f"node line: {_preview(line)!r})", path=p, line=i + 1)
         i += 1
-    if i >= n:
+        pos = after
+    if pos > n:
         raise InputError("not an AutoDeploy graph dump (no '# GraphModule:' section and no "
                          "node line)", path=p)
-    if lines[i].rstrip("\r") != BANNER:
+    if _line_at(text, pos)[0].rstrip("\r") != BANNER:
         # Writers before the banners printed one graph right after the header.
-        i = _parse_section(p, lines, i, ROOT, sections, transform, stage)
-    while i < n:
-        line = lines[i].rstrip("\r")
+        pos, i = _parse_section(p, text, pos, i, ROOT, sections, transform, stage)
+    while pos <= n:
+        line, after = _line_at(text, pos)
+        line = line.rstrip("\r")
         if line == BANNER:
-            if i + 2 >= n or not lines[i + 1].startswith("# GraphModule:") \
-                    or lines[i + 2].rstrip("\r") != BANNER:
+            title, after_title = _line_at(text, after)
+            closing, after_banner = _line_at(text, after_title)
+            if after_title > n or not title.startswith("# GraphModule:") \
+                    or closing.rstrip("\r") != BANNER:
                 raise InputError("malformed GraphModule banner (expected '=' * 80, "
                                  "'# GraphModule: <name>', '=' * 80)", path=p, line=i + 1)
-            name = lines[i + 1][len("# GraphModule:"):].strip()
+            name = title[len("# GraphModule:"):].strip()
             if any(s.graph.module == name for s in sections):
                 raise InputError(f"a second GraphModule section named {name!r}", path=p,
                                  line=i + 2)
-            i = _parse_section(p, lines, i + 3, name, sections, transform, stage)
+            pos, i = _parse_section(p, text, after_banner, i + 3, name, sections, transform,
+                                    stage)
         elif line.strip() == "":
             i += 1
+            pos = after
         else:
             raise InputError(f"unexpected line outside a GraphModule section: {_preview(line)!r}",
                              path=p, line=i + 1)
@@ -187,91 +205,88 @@ def parse_dump(path: str | Path, text: str | None = None) -> DumpFile:
 
 
 class _Section:
-    """A section while it is read: its graph, and what is known of every name it mentions.
+    """A section while it is read: its graph, and what is known of the names it mentions.
 
-    Each distinct name (a node's, or a reference's) gets an id, the position of its entries in
-    the per-name lists, the first time it is seen, so that a reference is one dictionary lookup.
+    Only node names are looked up while reading: a reference that names no node defined before
+    it is a weight/buffer, a called section or an error, decided once every name is known
+    (:func:`_resolve`). A weight printed with its metadata is recorded in ``graph.weights`` at
+    once, so that the common case, a weight referenced once, costs one lookup in the defined
+    nodes and one insertion into the weights.
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, ascii_text: bool) -> None:
         self.graph = graph
-        self.ids: dict[str, int] = {}
-        self.names: list[str] = []
-        # Per id: the position of the node of that name, or -1 while none is defined.
-        self.pos: list[int] = []
-        # Per id: the line of its first reference while no node of that name was defined, or 0.
-        self.pending_line: list[int] = []
-        # Per id: whether graph.weights holds it.
-        self.is_weight: list[bool] = []
-        # Per id: the last node that referenced it (to keep each reference once per node).
-        self.seen_by: list[int] = []
-        # Ids referenced before any definition, in order of that first reference.
-        self.pending: list[int] = []
-        # Per node: its inputs (node positions), and the ids it references that name no node
-        # defined before it (weights, called sections, or errors), each once, in order.
+        # Whether the file is ASCII, and so every name in it (CPython knows it of every
+        # string: the check is free on the file's text, not on each name cut from it).
+        self.ascii_text = ascii_text
+        # The nodes defined so far, by name.
+        self.defined: dict[str, Node] = {}
+        # Names referenced while no node of that name was defined, in order of that first
+        # reference.
+        self.pending: list[str] = []
+        # The line of that first reference for the pending names not in graph.weights at the
+        # time (a weight recorded at its first reference keeps the line itself).
+        self.bare_line: dict[str, int] = {}
+        # Per node: its inputs (node positions).
         self.inputs: list[list[int]] = []
-        self.unresolved: list[list[int] | None] = []
+        # Whether some node references a pending name (its weights hold them all until
+        # _resolve sorts out called sections).
+        self.unresolved = False
         # Each output line's position and references, resolved once every name is known.
         self.outputs: list[tuple[int, list[str]]] = []
 
-    def id_of(self, name: str) -> int:
-        """The id of ``name``, given one now if it has none."""
-        # One probe of the table whether the name is new or not (most references of a MoE
-        # dump are to weights, each named once).
-        k = self.ids.setdefault(name, len(self.names))
-        if k == len(self.names):
-            self.names.append(name)
-            self.pos.append(-1)
-            self.pending_line.append(0)
-            self.is_weight.append(False)
-            self.seen_by.append(-1)
-        return k
+    def first_line(self, ref: str) -> int:
+        """The line of the first reference to the pending name ``ref``."""
+        line = self.bare_line.get(ref)
+        return line if line is not None else self.graph.weights[ref].line
 
 
-def _parse_section(path: str, lines: list[str], start: int, module: str, out: list[_Section],
-                   transform: str, stage: str) -> int:
-    """Parse node lines from ``start`` until the next banner or the end; return that index.
-
-    Each line read is replaced by ``""`` in ``lines``.
-    """
+def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: list[_Section],
+                   transform: str, stage: str) -> tuple[int, int]:
+    """Parse node lines from position ``pos`` of ``text`` (line ``i + 1``) until the next
+    banner or the end; return the position and index of that line."""
     graph = Graph(module=module, source=path, transform=transform, stage=stage)
     nodes = graph.nodes
     weights = graph.weights
-    section = _Section(graph)
-    ids = section.ids
-    names = section.names
-    pos = section.pos
-    pending_line = section.pending_line
-    is_weight = section.is_weight
-    seen_by = section.seen_by
+    ascii_text = text.isascii()
+    section = _Section(graph, ascii_text)
+    defined = section.defined
     pending = section.pending
+    bare_line = section.bare_line
     inputs_of = section.inputs
-    unresolved_of = section.unresolved
+    # Per node position: the last node that took it as an input (to keep each input once).
+    taken_by: list[int] = []
     # One string object per distinct target, dtype and shape (a graph has a few hundred of
     # each).
     interned: dict[str, str] = {}
     # Whether a target is a bare name (a call of another section), per distinct target.
     bare_target: dict[str, bool] = {}
-    n = len(lines)
-    i = start
-    while i < n:
-        line = lines[i]
-        if line.endswith("\r"):
-            line = line[:-1]
+    n = len(text)
+    while pos <= n:
+        # The line is text[start:stop] (without its '\r\n' or '\n'). A node line is read in
+        # place; only the parts kept are copied out of the text.
+        start = pos
+        end = text.find("\n", pos)
+        if end < 0:
+            end = n
+        stop = end - 1 if end > start and text[end - 1] == "\r" else end
         lineno = i + 1
-        if not line.startswith("%"):
+        node_line = start < stop and text[start] == "%"
+        line = ""
+        if not node_line:
+            line = text[start:stop]
             if line == BANNER:
                 break
             if not line or line.isspace() or line.startswith("#"):
                 i += 1
+                pos = end + 1
                 continue
-        # The line is read once: let it go now rather than when the whole file is read, so
-        # that the file's text and the graph made from it are not both held in full.
-        lines[i] = ""
         i += 1
+        pos = end + 1
         try:
-            if line.startswith("%"):
-                name, kind, target, args, shape, dtype = _node_line(line)
+            if node_line:
+                name, kind, target, args, shape, dtype = _node_line(text, start, stop,
+                                                                    ascii_text)
             elif line.startswith("output"):
                 name, kind, target, args, shape, dtype = "output", OUTPUT, "", \
                     line[len("output"):].strip(), "", ""
@@ -281,47 +296,51 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         except LineError as e:
             raise InputError(str(e), path=path, line=lineno) from None
         j = len(nodes)
-        # The id of the node's name, given now (one probe of the table; a reference of the
-        # line to its own name finds it undefined, which _resolve reports). An output line
-        # defines no name.
-        own = section.id_of(name) if kind != OUTPUT else ids.get(name, -1)
-        if own >= 0 and pos[own] >= 0:
-            raise InputError(f"duplicate node name %{name} (first defined on line "
-                             f"{nodes[pos[own]].line})", path=path, line=lineno)
+        if kind == OUTPUT and name in defined:
+            # An output line defines no name, but one after a node named ``output`` is
+            # refused all the same.
+            raise _duplicate(path, name, defined[name], lineno)
         inputs: list[int] = []
-        input_names: list[str] = []
-        unresolved: list[int] | None = None
+        unresolved: list[str] | None = None
         if kind == OUTPUT:
             section.outputs.append((j, output_references(args)))
         elif args:
-            for ref, ref_shape, ref_dtype in references(args):
-                k = section.id_of(ref)
-                p = pos[k]
-                if p >= 0:
-                    if seen_by[k] != j:
-                        seen_by[k] = j
+            marked, bare = references(args, ascii_text)
+            count = len(marked) // 4
+            # The ``%`` references, then the bare ones (a reference of the line to its own
+            # name finds it undefined, which _resolve reports).
+            for r in range(count + len(bare)):
+                ref_shape: str | None = None
+                if r < count:
+                    ref = cast(str, marked[4 * r + 1])
+                    ref_shape = marked[4 * r + 2]
+                else:
+                    ref = bare[r - count]
+                node = defined.get(ref)
+                if node is not None:
+                    p = node.index
+                    if taken_by[p] != j:
+                        taken_by[p] = j
                         inputs.append(p)
-                        input_names.append(names[k])
                     continue
-                if pending_line[k] == 0:
-                    pending_line[k] = lineno
-                    pending.append(k)
-                if ref_shape and not is_weight[k]:
-                    is_weight[k] = True
+                if ref_shape:
+                    ref_dtype = cast(str, marked[4 * r + 3])
                     # A MoE dump has one weight per expert and projection but a few dozen
                     # distinct weight shapes: one string of each, so that the weights' records
-                    # share them (memory, and the cache lines every later pass over the weights
-                    # reads).
-                    shared = interned.setdefault(ref_shape, ref_shape)
-                    weights[ref] = Weight(ref, shared, interned.setdefault(ref_dtype, ref_dtype),
-                                          lineno)
-                if seen_by[k] != j:
-                    seen_by[k] = j
-                    if unresolved is None:
-                        unresolved = []
-                    unresolved.append(k)
-        if kind != OUTPUT:
-            pos[own] = j
+                    # share them (memory, and the cache lines every later pass over the
+                    # weights reads). A weight is referenced once as a rule: its record is
+                    # made before one probe of the table both looks for and enters it.
+                    weight = Weight(ref, interned.setdefault(ref_shape, ref_shape),
+                                    interned.setdefault(ref_dtype, ref_dtype), lineno)
+                    if weights.setdefault(ref, weight) is weight and ref not in bare_line:
+                        pending.append(ref)
+                elif ref not in bare_line and ref not in weights:
+                    bare_line[ref] = lineno
+                    pending.append(ref)
+                if unresolved is None:
+                    unresolved = [ref]
+                else:
+                    unresolved.append(ref)
         if kind == CALL:
             is_bare = bare_target.get(target)
             if is_bare is None:
@@ -339,39 +358,73 @@ def _parse_section(path: str, lines: list[str], start: int, module: str, out: li
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         inputs_of.append(inputs)
-        unresolved_of.append(unresolved)
-        nodes.append(Node(name, kind, target, shape, dtype, tuple(input_names), (), args, lineno,
-                          j))
+        taken_by.append(-1)
+        weight_names: tuple[str, ...] = ()
+        if unresolved is not None:
+            section.unresolved = True
+            weight_names = _once(unresolved)
+        # (Most nodes of a MoE dump read weights only: no list of input names for them.)
+        input_names = tuple([nodes[p].name for p in inputs]) if inputs else ()
+        node = Node(name, kind, target, shape, dtype, input_names, weight_names, args,
+                    lineno, j)
+        if kind != OUTPUT:
+            # Defined once the references are read (one of the line to its own name finds it
+            # undefined, which _resolve reports); one probe of the table both defines the name
+            # and finds an earlier node of that name, and nothing read from the line since can
+            # raise an error that would have to come first.
+            first = defined.setdefault(name, node)
+            if first is not node:
+                raise _duplicate(path, name, first, lineno)
+        nodes.append(node)
     out.append(section)
-    return i
+    return pos, i
 
 
-def _node_line(line: str) -> tuple[str, str, str, str, str, str]:
-    """``(name, kind, target, args, shape, dtype)`` of a ``%...`` line."""
-    eq = line.find(" = ")
-    colon = line.find(" : ")
-    if eq > 0 and (colon < 0 or eq < colon):
-        name = line[1:eq]
-        if not _is_name(name):
+def _duplicate(path: str, name: str, first: Node, lineno: int) -> InputError:
+    return InputError(f"duplicate node name %{name} (first defined on line {first.line})",
+                      path=path, line=lineno)
+
+
+def _once(names: list[str]) -> tuple[str, ...]:
+    """``names`` without repeats, in order."""
+    if len(names) == 1:
+        return (names[0],)
+    if len(names) == 2:
+        return (names[0],) if names[0] == names[1] else (names[0], names[1])
+    return tuple(dict.fromkeys(names))
+
+
+def _node_line(text: str, start: int, end: int, ascii_text: bool
+               ) -> tuple[str, str, str, str, str, str]:
+    """``(name, kind, target, args, shape, dtype)`` of the ``%...`` line ``text[start:end]``
+    (``ascii_text``: ``text`` is ASCII)."""
+    eq = text.find(" = ", start, end)
+    # A call line when no ' : ' comes before its ' = ' (only that stretch is searched: the
+    # arguments of a call hold a ' : ' per reference).
+    if eq > start and text.find(" : ", start, eq + 2) < 0:
+        name = text[start + 1:eq]
+        if not _is_name(name, ascii_text):
             raise LineError(f"bad node name {_preview(name)!r}")
-        target, args, shape, dtype = split_call(line, eq + 3)
+        target, args, shape, dtype = split_call(text, eq + 3, end, start)
         if not target:
             raise LineError(f"%{name} calls an empty target")
         return name, CALL, target, args, shape, dtype
+    colon = text.find(" : ", start, end)
     if colon < 0:
         raise LineError(f"a placeholder line needs '%name : <shape> : <dtype>': "
-                        f"{_preview(line)!r}")
-    name = line[1:colon]
-    if not _is_name(name):
+                        f"{_preview(text[start:end])!r}")
+    name = text[start + 1:colon]
+    if not _is_name(name, ascii_text):
         raise LineError(f"bad placeholder name {_preview(name)!r}")
-    shape, dtype = split_placeholder(line[colon + 3:])
+    shape, dtype = split_placeholder(text[colon + 3:end])
     return name, PLACEHOLDER, "", "", shape, dtype
 
 
-def _is_name(text: str) -> bool:
+def _is_name(text: str, ascii_text: bool = False) -> bool:
     """``_IDENT.fullmatch(text)``; for ASCII text (every real name) that is what
-    ``str.isidentifier`` says, without running the pattern."""
-    if text.isascii():
+    ``str.isidentifier`` says, without running the pattern. ``ascii_text``: ``text`` is known
+    to be ASCII."""
+    if ascii_text or text.isascii():
         return text.isidentifier()
     return _IDENT.fullmatch(text) is not None
 
@@ -387,55 +440,68 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
     graph = section.graph
     nodes = graph.nodes
     weights = graph.weights
-    names = section.names
-    pos = section.pos
-    is_weight = section.is_weight
+    defined = section.defined
+    bare_line = section.bare_line
     subgraphs = _subgraph_names(graph.module, sections)
     if section.pending:
+        late = _defined_late(section)
         bases: set[str] | None = None
-        for k in section.pending:
-            ref = names[k]
-            lineno = section.pending_line[k]
-            if pos[k] >= 0:
-                defined_at = nodes[pos[k]].line
-                if defined_at == lineno:
+        for ref in section.pending:
+            node = defined.get(ref) if late else None
+            if node is not None:
+                lineno = section.first_line(ref)
+                if node.line == lineno:
                     raise InputError(f"%{ref} reads its own value (a node cannot be its own "
                                      f"input)", path=path, line=lineno)
                 raise InputError(f"%{ref} is used before its definition on line "
-                                 f"{defined_at} (not in SSA order)", path=path, line=lineno)
-            if ref in subgraphs:
+                                 f"{node.line} (not in SSA order)", path=path, line=lineno)
+            if subgraphs and ref in subgraphs:
                 continue
             if bases is None:
-                bases = {_node_base(node.name) for node in nodes if node.kind == CALL}
-            if _node_base(ref) in bases:
-                raise InputError(f"reference to undefined node %{ref}", path=path, line=lineno)
-            if not is_weight[k]:
-                is_weight[k] = True
-                weights[ref] = Weight(ref, line=lineno)
+                bases = {_node_base(node.name, section.ascii_text) for node in nodes
+                         if node.kind == CALL}
+            if (_node_base(ref, section.ascii_text) if ref[-1].isdigit() else ref) in bases:
+                raise InputError(f"reference to undefined node %{ref}",
+                                 path=path, line=section.first_line(ref))
+            line = bare_line.get(ref)
+            if line is not None and ref not in weights:
+                weights[ref] = Weight(ref, line=line)
         if subgraphs:
             for ref in [w for w in weights if w in subgraphs]:
                 del weights[ref]  # metadata printed beside a section reference
-                is_weight[section.ids[ref]] = False
-    for j, unresolved in enumerate(section.unresolved):
-        if not unresolved:
-            continue
-        wts: list[str] = []
-        subs: list[str] = []
-        for k in unresolved:
-            ref = names[k]
-            sub = subgraphs.get(ref) if subgraphs else None
-            if sub is not None:
-                subs.append(sub)
-            elif is_weight[k]:
-                wts.append(ref)
-        node = nodes[j]
-        node.weights = tuple(wts)
-        if subs:
-            node.subgraphs = tuple(subs)
+    if subgraphs and section.unresolved:
+        # The references of a node to called sections are not weights.
+        for node in nodes:
+            if node.kind == OUTPUT or not any(ref in subgraphs for ref in node.weights):
+                continue
+            node.subgraphs = tuple(subgraphs[ref] for ref in node.weights if ref in subgraphs)
+            node.weights = tuple(ref for ref in node.weights if ref not in subgraphs)
     for j, refs in section.outputs:
         if refs:
             _resolve_output(section, j, refs, subgraphs)
     graph.set_input_positions(section.inputs)
+
+
+def _defined_late(section: _Section) -> bool:
+    """Whether a node of ``section`` defines a name referenced before it.
+
+    Until :func:`_resolve` enters the weights referenced without metadata, the names referenced
+    before any definition are the keys of ``graph.weights`` and ``bare_line``. The smaller of
+    the two sides is walked, each name probing the other: a MoE dump references twice as many
+    weights as it has nodes, and only a damaged dump answers yes.
+    """
+    defined = section.defined
+    if len(section.pending) <= len(defined):
+        for ref in section.pending:
+            if ref in defined:
+                return True
+        return False
+    weights = section.graph.weights
+    bare_line = section.bare_line
+    for name in defined:
+        if name in weights or name in bare_line:
+            return True
+    return False
 
 
 def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[str, str]
@@ -449,13 +515,13 @@ def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[
     wts: list[str] = []
     subs: list[str] = []
     for ref in dict.fromkeys(refs):
-        k = section.ids.get(ref)
-        if k is not None and section.pos[k] >= 0:
-            inputs.append(section.pos[k])
-            input_names.append(ref)
+        found = section.defined.get(ref)
+        if found is not None:
+            inputs.append(found.index)
+            input_names.append(found.name)
         elif ref in subgraphs:
             subs.append(subgraphs[ref])
-        elif k is not None and section.is_weight[k]:
+        elif ref in graph.weights:
             wts.append(ref)
     section.inputs[j] = inputs
     graph.outputs = node.inputs = tuple(input_names)
@@ -464,9 +530,10 @@ def _resolve_output(section: _Section, j: int, refs: list[str], subgraphs: dict[
         node.subgraphs = tuple(subs)
 
 
-def _node_base(name: str) -> str:
-    """``name`` without a trailing ``_<digits>`` (``getitem_99`` -> ``getitem``)."""
-    if name.isascii():
+def _node_base(name: str, ascii_text: bool = False) -> str:
+    """``name`` without a trailing ``_<digits>`` (``getitem_99`` -> ``getitem``);
+    ``ascii_text``: ``name`` is known to be ASCII."""
+    if ascii_text or name.isascii():
         stem = name.rstrip("0123456789")
         return stem[:-1] if len(stem) < len(name) and stem.endswith("_") else name
     return _TRAILING_INDEX.sub("", name)

@@ -51,7 +51,8 @@ def choose_graph(path: str, modules: list[Graph], name: str | None = None) -> Gr
         for callee in _callees(g, by_name).values():
             called.add(callee)
         for node in g.nodes:
-            called.update(node.subgraphs)
+            if node.subgraphs:
+                called.update(node.subgraphs)
     best: Graph | None = None
     best_calls = -1
     for g in modules:

@@ -5,6 +5,7 @@ built from the shapes real dynamic-shape exports print."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -59,13 +60,13 @@ def reference_brackets(text: str) -> bool:
     return not stack
 
 
-def generated_lines(count: int) -> list[str]:
-    rng = random.Random(12)
+def generated_lines(count: int, most_args: int = 4, seed: int = 12) -> list[str]:
+    rng = random.Random(seed)
     out = []
     for k in range(count):
         args = ", ".join(rng.choice(ARGS).format(n=f"v_{rng.randrange(9)}",
                                                  s=rng.choice(SHAPES + BROKEN[:1] * (k % 7 == 0)))
-                         for _ in range(rng.randrange(4)))
+                         for _ in range(rng.randrange(most_args)))
         shape = rng.choice(SHAPES + (BROKEN if k % 5 == 0 else []))
         out.append(f"%out_{k} = aten.slice.Tensor({args}) : {shape} : torch.float32")
     return out
@@ -80,3 +81,26 @@ def test_call_lines_split_as_brackets_match(line: str) -> None:
             split_call(line, start)
     else:
         assert split_call(line, start) == expected
+
+
+# Argument lists of thousands of characters (an unfused MoE op lists every expert's weights),
+# whose brackets are searched differently from those of ordinary lines.
+@pytest.mark.parametrize("line", [line for line in generated_lines(200, 120, 13)
+                                  if len(line) > 2000])
+def test_long_call_lines_split_as_brackets_match(line: str) -> None:
+    test_call_lines_split_as_brackets_match(line)
+
+
+@pytest.mark.parametrize("line", generated_lines(60, 8, 14))
+def test_call_line_split_in_place_in_its_text(line: str) -> None:
+    # A line read where it lies in the file's text: the same parts, the same error columns.
+    text = f"%before = a.b(%x : 2 : f32) : 2 : f32\r\n{line}\r\n%after : 2 : f32\n"
+    line_start = text.index(line)
+    start = line_start + line.index(" = ") + 3
+    try:
+        expected = split_call(line, line.index(" = ") + 3)
+    except LineError as e:
+        with pytest.raises(LineError, match=re.escape(str(e))):
+            split_call(text, start, line_start + len(line), line_start)
+    else:
+        assert split_call(text, start, line_start + len(line), line_start) == expected

@@ -157,6 +157,23 @@ BAD_CASES = {
                     f"%z = {NEG_X}",
                     "%z is used before its definition on line 12 (not in SSA order)"),
     "garbage_line": (X + "this is not a node line", "unrecognised line"),
+    # More weights than nodes, one node read before its definition.
+    "forward_ref_among_weights": (X + "%y = aten.cat.default(" + ", ".join(
+        f"%w_{k} : 2 : torch.float32" for k in range(40)) + ", %z : 2 : torch.float32) : 82 : "
+        f"torch.float32\n%z = {NEG_X}",
+        "%z is used before its definition on line 12 (not in SSA order)"),
+    # Two names read before their definitions: the error names the one read first (within a
+    # line the '%' references come before the bare ones)...
+    "forward_refs_in_reading_order": (X + "%y = aten.cat.default(%z : 2 : torch.float32, "
+                                      "[u]) : 4 : torch.float32\n"
+                                      f"%u = {NEG_X}\n%z = {NEG_X}",
+                                      "%z is used before its definition on line 13"),
+    # ...also when the bare one comes on an earlier line.
+    "forward_refs_across_lines": (X + "%y = aten.cat.default([u], 0) : 2 : torch.float32\n"
+                                  "%v = aten.add.Tensor(%z : 2 : torch.float32, "
+                                  "%x : 2 : torch.float32) : 2 : torch.float32\n"
+                                  f"%z = {NEG_X}\n%u = {NEG_X}",
+                                  "%u is used before its definition on line 14"),
 }
 
 
