@@ -234,6 +234,9 @@ class _Section:
         self.unresolved = False
         # Each output line's position and references, resolved once every name is known.
         self.outputs: list[tuple[int, list[str]]] = []
+        # Per node: the records of its weights, parallel to its weight names, as the line made
+        # or found them; None where a name was still unknown there (found by name later).
+        self.records: list[tuple[Weight, ...] | None] = []
 
     def first_line(self, ref: str) -> int:
         """The line of the first reference to the pending name ``ref``."""
@@ -302,6 +305,8 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
             raise _duplicate(path, name, defined[name], lineno)
         inputs: list[int] = []
         unresolved: list[str] | None = None
+        # The records of the references in `unresolved` (None for one without metadata).
+        found: list[Weight | None] = []
         if kind == OUTPUT:
             section.outputs.append((j, output_references(args)))
         elif args:
@@ -332,11 +337,15 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                     # made before one probe of the table both looks for and enters it.
                     weight = Weight(ref, interned.setdefault(ref_shape, ref_shape),
                                     interned.setdefault(ref_dtype, ref_dtype), lineno)
-                    if weights.setdefault(ref, weight) is weight and ref not in bare_line:
+                    entered = weights.setdefault(ref, weight)
+                    if entered is weight and ref not in bare_line:
                         pending.append(ref)
-                elif ref not in bare_line and ref not in weights:
-                    bare_line[ref] = lineno
-                    pending.append(ref)
+                    found.append(entered)
+                else:
+                    if ref not in bare_line and ref not in weights:
+                        bare_line[ref] = lineno
+                        pending.append(ref)
+                    found.append(None)
                 if unresolved is None:
                     unresolved = [ref]
                 else:
@@ -360,9 +369,14 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         inputs_of.append(inputs)
         taken_by.append(-1)
         weight_names: tuple[str, ...] = ()
+        records: tuple[Weight, ...] | None = ()
         if unresolved is not None:
             section.unresolved = True
             weight_names = _once(unresolved)
+            records = None
+            if len(weight_names) == len(found) and None not in found:
+                records = tuple(cast("list[Weight]", found))
+        section.records.append(records)
         # (Most nodes of a MoE dump read weights only: no list of input names for them.)
         input_names = tuple([nodes[p].name for p in inputs]) if inputs else ()
         node = Node(name, kind, target, shape, dtype, input_names, weight_names, args,
@@ -476,10 +490,26 @@ def _resolve(path: str, section: _Section, sections: set[str]) -> None:
                 continue
             node.subgraphs = tuple(subgraphs[ref] for ref in node.weights if ref in subgraphs)
             node.weights = tuple(ref for ref in node.weights if ref not in subgraphs)
+            section.records[node.index] = None
     for j, refs in section.outputs:
         if refs:
             _resolve_output(section, j, refs, subgraphs)
+            section.records[j] = None
     graph.set_input_positions(section.inputs)
+    graph.set_weight_records(_weight_records(section))
+
+
+def _weight_records(section: _Section) -> list[tuple[Weight, ...]]:
+    """Every node's weight records: those its line gave, the others (a name read without
+    metadata, a node whose weights _resolve changed) found by name now that all are known."""
+    weights = section.graph.weights
+    nodes = section.graph.nodes
+    out: list[tuple[Weight, ...]] = []
+    for j, records in enumerate(section.records):
+        if records is None:
+            records = tuple([weights[w] for w in nodes[j].weights])
+        out.append(records)
+    return out
 
 
 def _defined_late(section: _Section) -> bool:

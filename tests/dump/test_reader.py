@@ -215,3 +215,33 @@ def test_directory_given_as_file(tmp_path: Path) -> None:
 def test_empty_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no graph dump files"):
         discover_stages(tmp_path)
+
+
+_REAL_WRITER = DUMPS.parents[2].parent / "shared" / "dumps" / "real_writer"
+
+
+@pytest.mark.parametrize("path", sorted(DUMPS.glob("*/*.txt")) + sorted(_REAL_WRITER.glob("*/*.txt")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_weight_records_are_the_graphs_weights(path: Path) -> None:
+    """The records the reader gives each node are its weights' own, in its weights' order, in
+    every section and in the graph the sections join into."""
+    dump = parse_dump(path)
+    for graph in [*dump.modules, dump.select()]:
+        records = graph.weight_records()
+        assert [tuple(w.name for w in r) for r in records] == [n.weights for n in graph.nodes]
+        assert all(w is graph.weights[w.name] for r in records for w in r)
+
+
+def test_weight_records_of_names_read_without_metadata_and_repeats(tmp_path: Path) -> None:
+    path = write_dump(tmp_path / "d.txt", """\
+%x : 2x4 : torch.bfloat16
+%cat = aten.cat.default([w_a, %w_b : 4 : torch.float32]) : 8 : torch.float32
+%mul = aten.mul.Tensor(%w_b : 4 : torch.float32, %w_b : 4 : torch.float32) : 4 : torch.float32
+%add = aten.add.Tensor(%x : 2x4 : torch.bfloat16, %w_c : 4 : torch.float32) : 2x4 : torch.bfloat16
+output %add, %cat, %mul
+""")
+    graph = parse_dump(path).select()
+    records = {n.name: [(w.name, w.shape) for w in r]
+               for n, r in zip(graph.nodes, graph.weight_records(), strict=True)}
+    assert records == {"x": [], "cat": [("w_b", "4"), ("w_a", "?")], "mul": [("w_b", "4")],
+                       "add": [("w_c", "4")], "output": []}
