@@ -106,6 +106,10 @@ def _json_text(value: Any) -> str:
 # strings only to be encoded again.
 _AS_TEXT = "CAST(? AS TEXT)"
 
+# Document bytes stored between two syncs of the file while it is written: syncing as it grows,
+# on the writer's thread, leaves the final sync little to wait for.
+_SYNC_EVERY_BYTES = 8 << 20
+
 
 class StoreWriter:
     """Context manager that builds a run store and moves it into place on success.
@@ -128,6 +132,9 @@ class StoreWriter:
         self._committed = False
         self._stage_count = 0
         self._io: ThreadPoolExecutor | None = None
+        # Document bytes stored since the last sync was begun, and that sync.
+        self._unsynced_bytes = 0
+        self._syncing: Future[None] | None = None
         # Files handed to add_file whose row is not written yet: (path, role, its hash).
         self._files: list[tuple[str, str, Future[tuple[str, int]]]] = []
 
@@ -245,9 +252,8 @@ class StoreWriter:
         document can be megabytes."""
         for index in sorted(lg.layers):
             info = lg.layers[index]
-            self.conn.execute(f"INSERT INTO layers VALUES (?,?,?,?,?,?,?,{_AS_TEXT})",
-                              (stage, index, info.kind, info.attention, info.node_count, None,
-                               _json_text(info.group_counts), layer_document_json(lg, index)))
+            self._store_doc((stage, index, info.kind, info.attention, info.node_count, None,
+                             _json_text(info.group_counts)), layer_document_json(lg, index))
 
     def add_layer_docs(self, stage: int,
                        docs: Iterable[LayerDocument | dict[str, Any]]) -> None:
@@ -263,9 +269,18 @@ class StoreWriter:
                 layer, kind, attention = doc["layer"], doc["kind"], doc.get("attention")
                 node_count, group_counts = len(doc["nodes"]), doc.get("group_counts", {})
                 gpu = summary.get("total_duration_us") if summary else None
-            self.conn.execute(f"INSERT INTO layers VALUES (?,?,?,?,?,?,?,{_AS_TEXT})",
-                              (stage, layer, kind, attention, node_count, gpu,
-                               _json_text(group_counts), encode(doc)))
+            self._store_doc((stage, layer, kind, attention, node_count, gpu,
+                             _json_text(group_counts)), encode(doc))
+
+    def _store_doc(self, row: tuple[Any, ...], doc: bytes) -> None:
+        """Insert a ``layers`` row (``row``, then the document's JSON), and begin a sync of the
+        file written so far every :data:`_SYNC_EVERY_BYTES` of documents, if none is under way."""
+        self.conn.execute(f"INSERT INTO layers VALUES (?,?,?,?,?,?,?,{_AS_TEXT})", (*row, doc))
+        self._unsynced_bytes += len(doc)
+        if self._unsynced_bytes >= _SYNC_EVERY_BYTES \
+                and (self._syncing is None or self._syncing.done()):
+            self._unsynced_bytes = 0
+            self._syncing = self._thread().submit(_fsync, self.tmp_path, None)
 
     def set_outside_nodes(self, stage: int, nodes: list[dict[str, Any]]) -> None:
         """Replace the stored nodes outside every layer of ``stage`` (with their kernels once a
@@ -304,6 +319,8 @@ class StoreWriter:
             c.commit()
             c.close()
             self._conn = None
+            if self._syncing is not None:
+                self._syncing.result()
             opened = threading.Event()
             synced = self._thread().submit(_fsync, self.tmp_path, opened)
             if meanwhile is not None:
@@ -320,12 +337,13 @@ class StoreWriter:
         return self.final_path
 
 
-def _fsync(path: Path, opened: threading.Event) -> None:
+def _fsync(path: Path, opened: threading.Event | None) -> None:
     """Sync ``path`` to disk; set ``opened`` once the file is open (or failed to open)."""
     try:
         f = open(path, "rb+")
     finally:
-        opened.set()
+        if opened is not None:
+            opened.set()
     with f:
         os.fsync(f.fileno())
 
