@@ -4,18 +4,16 @@ TensorBoard lists a run only where it finds event files; with one written next t
 ``tensorboard --logdir`` shows the conversion summary (Text tab) and per-layer node counts and
 GPU times (Scalars tab, step = layer index) beside the "AD Layers" tab.
 
-The file (TFRecord-framed ``Event`` protos, :mod:`tb_ad_layer.store.tfrecord`) is written into a
-hidden temporary directory and renamed into the run directory when complete, so TensorBoard
-never reads a half-written file.
+The file (TFRecord-framed ``Event`` protos, :mod:`tb_ad_layer.store.tfrecord`) is written under a
+hidden temporary name that TensorBoard does not read and renamed into the run directory when
+complete, so TensorBoard never reads a half-written file.
 Our files end in :data:`EVENTS_SUFFIX`; re-converting removes the previous one, so runs do not
 accumulate duplicate summaries (other event files in the directory are left alone).
 """
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import tempfile
 import time
 from pathlib import Path
 
@@ -133,19 +131,15 @@ def write_run_events(store_path: Path) -> Path:
         events = run_events(store)
     finally:
         store.close()
-    try:
-        # Hidden and inside the store directory: TensorBoard skips nothing by name, but the
-        # directory lives only for the milliseconds the write takes.
-        tmp_dir = Path(tempfile.mkdtemp(prefix=".events-", dir=store_path.parent))
-    except OSError as e:
-        raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
     wall_time_s = time.time()
     # TensorBoard finds event files by "tfevents" in the name; the rest follows its own writer's
     # pattern (time, host, pid) so files from several conversions sort by time.
     name = (f"events.out.tfevents.{int(wall_time_s):010d}.{socket.gethostname()}.{os.getpid()}"
             f"{EVENTS_SUFFIX}")
+    # Written under a name TensorBoard does not read (no "tfevents" in it), beside the store,
+    # then renamed into place whole.
+    tmp = store_path.parent / f".events-{os.getpid()}.tmp"
     try:
-        tmp = tmp_dir / name
         with open(tmp, "wb") as f:
             write_record(f, event_pb2.Event(wall_time=wall_time_s,
                                             file_version=FILE_VERSION).SerializeToString())
@@ -158,6 +152,5 @@ def write_run_events(store_path: Path) -> Path:
                 old.unlink(missing_ok=True)
         return final
     except OSError as e:
+        tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write the event file: {e.strerror or e}", path=run_dir) from None
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)

@@ -73,7 +73,7 @@ def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
     again = our_event_files(run_dir)
     assert len(again) == 1 and foreign.exists()
     assert not [p for p in (run_dir / "plugins" / "ad_layer").iterdir()
-                if p.name != "run.sqlite"]  # no temporary directory left behind
+                if p.name != "run.sqlite"]  # no temporary file left behind
     events = read_events(again[0])
     assert events[0].file_version == "brain.Event:2"
     values = [(e.step, v) for e in events[1:] for v in e.summary.value]
