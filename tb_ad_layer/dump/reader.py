@@ -312,6 +312,8 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         unresolved: list[str] | None = None
         # The records of the references in `unresolved` (None for one without metadata).
         found: list[Weight | None] = []
+        # Whether every record in `found` is known (no None among them).
+        all_found = True
         if kind == OUTPUT:
             section.outputs.append((j, output_references(args)))
         elif args:
@@ -343,7 +345,7 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                     weight = Weight(ref, interned.setdefault(ref_shape, ref_shape),
                                     interned.setdefault(ref_dtype, ref_dtype), lineno)
                     entered = weights.setdefault(ref, weight)
-                    if entered is weight and ref not in bare_line:
+                    if entered is weight and (not bare_line or ref not in bare_line):
                         pending.append(ref)
                     found.append(entered)
                 else:
@@ -351,6 +353,7 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                         bare_line[ref] = lineno
                         pending.append(ref)
                     found.append(None)
+                    all_found = False
                 if unresolved is None:
                     unresolved = [ref]
                 else:
@@ -392,7 +395,7 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
             section.unresolved = True
             weight_names = _once(unresolved)
             records = None
-            if len(weight_names) == len(found) and None not in found:
+            if all_found and len(weight_names) == len(found):
                 records = tuple(cast("list[Weight]", found))
         section.records.append(records)
         # (Most nodes of a MoE dump read weights only: no list of input names for them.)
