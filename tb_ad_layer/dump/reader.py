@@ -264,6 +264,11 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
     interned: dict[str, str] = {}
     # Whether a target is a bare name (a call of another section), per distinct target.
     bare_target: dict[str, bool] = {}
+    # The last node's target (and whether it is bare), dtype and shape, as kept.
+    last_target = ""
+    last_bare = False
+    last_dtype = ""
+    last_shape = ""
     n = len(text)
     while pos <= n:
         # The line is text[start:stop] (without its '\r\n' or '\n'). A node line is read in
@@ -307,6 +312,8 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
         unresolved: list[str] | None = None
         # The records of the references in `unresolved` (None for one without metadata).
         found: list[Weight | None] = []
+        # Whether every record in `found` is known (no None among them).
+        all_found = True
         if kind == OUTPUT:
             section.outputs.append((j, output_references(args)))
         elif args:
@@ -338,7 +345,7 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                     weight = Weight(ref, interned.setdefault(ref_shape, ref_shape),
                                     interned.setdefault(ref_dtype, ref_dtype), lineno)
                     entered = weights.setdefault(ref, weight)
-                    if entered is weight and ref not in bare_line:
+                    if entered is weight and (not bare_line or ref not in bare_line):
                         pending.append(ref)
                     found.append(entered)
                 else:
@@ -346,24 +353,38 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                         bare_line[ref] = lineno
                         pending.append(ref)
                     found.append(None)
+                    all_found = False
                 if unresolved is None:
                     unresolved = [ref]
                 else:
                     unresolved.append(ref)
         if kind == CALL:
-            is_bare = bare_target.get(target)
-            if is_bare is None:
-                is_bare = _IDENT.fullmatch(target) is not None
-                bare_target[target] = is_bare
-                interned[target] = target
+            # Lines of one op come in runs (a MoE layer's expert weights): a target equal to
+            # the last one is taken with one comparison instead of two lookups.
+            if target == last_target:
+                target = last_target
+                is_bare = last_bare
             else:
-                target = interned[target]
+                known = bare_target.get(target)
+                if known is None:
+                    is_bare = _IDENT.fullmatch(target) is not None
+                    bare_target[target] = is_bare
+                    interned[target] = target
+                else:
+                    is_bare = known
+                    target = interned[target]
+                last_target = target
+                last_bare = is_bare
             if is_bare:
                 # A call of another section (a piecewise-split submodule) binds its
                 # placeholders to these arguments by position: keep them whole.
                 graph.call_args[j] = args
-        dtype = interned.setdefault(dtype, dtype)
-        shape = interned.setdefault(shape, shape)
+        if dtype != last_dtype:
+            last_dtype = interned.setdefault(dtype, dtype)
+        dtype = last_dtype
+        if shape != last_shape:
+            last_shape = interned.setdefault(shape, shape)
+        shape = last_shape
         if len(args) > _ARGS_KEPT:
             args = f"{args[:_ARGS_KEPT]}... (+{len(args) - _ARGS_KEPT:,} characters)"
         inputs_of.append(inputs)
@@ -374,7 +395,7 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
             section.unresolved = True
             weight_names = _once(unresolved)
             records = None
-            if len(weight_names) == len(found) and None not in found:
+            if all_found and len(weight_names) == len(found):
                 records = tuple(cast("list[Weight]", found))
         section.records.append(records)
         # (Most nodes of a MoE dump read weights only: no list of input names for them.)
@@ -564,8 +585,13 @@ def _node_base(name: str, ascii_text: bool = False) -> str:
     """``name`` without a trailing ``_<digits>`` (``getitem_99`` -> ``getitem``);
     ``ascii_text``: ``name`` is known to be ASCII."""
     if ascii_text or name.isascii():
-        stem = name.rstrip("0123456789")
-        return stem[:-1] if len(stem) < len(name) and stem.endswith("_") else name
+        # (The digits after the last '_', cut out: most are a few characters, where
+        # name.rstrip would copy all the rest.)
+        k = name.rfind("_")
+        if k < 0 or k == len(name) - 1 or not name[-1].isdigit() \
+                or not name[k + 1:].isdigit():
+            return name
+        return name[:k]
     return _TRAILING_INDEX.sub("", name)
 
 
