@@ -78,8 +78,8 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
      MAMBA, None),
     # Any other norm module of the layer (input_layernorm, pre_ff_layernorm, ffn_norm, ln_1,
     # Falcon's ln_attn/ln_mlp, a norm on a router's input): a norm whatever its path names.
-    (re.compile(r"(?:^|_)(?:\w*layernorm|\w*norm|ln(?:_[a-z0-9]+)?)(?:_weight|_bias|_scale)?$"),
-     NORM, None),
+    # (``\w*norm`` covers ``\w*layernorm``.)
+    (re.compile(r"(?:^|_)(?:\w*norm|ln(?:_[a-z0-9]+)?)(?:_weight|_bias|_scale)?$"), NORM, None),
     # An attention module's own experts and router (a mixture of attention heads) are attention.
     (re.compile(r"^(?:self_attn|self_attention|attn)_\w*(?:experts|router)"), ATTENTION, None),
     # A shared MLP inside the MoE block (``mlp.shared_mlp``) is its shared expert.
@@ -96,6 +96,12 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"self_attn|attention|attn|mixer_o_proj|qkv"), ATTENTION, None),
     (re.compile(r"mlp|ffn|feed_forward|gate_up|up_proj|down_proj|gate_proj|w1|w2|w3"), MLP, None),
 ]
+
+# The same rules for ASCII roles (every real one): there ``\w`` and case folding mean what they
+# mean in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
+_WEIGHT_RULES_ASCII: list[tuple[re.Pattern[str], str, str | None]] = [
+    (re.compile(pat.pattern, (pat.flags & ~re.UNICODE) | re.ASCII), group, sub)
+    for pat, group, sub in _WEIGHT_RULES]
 
 _OP_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"rope|rotary", re.I), ATTENTION, "rope"),
@@ -122,7 +128,7 @@ def _classify_target(target: str) -> tuple[str | None, str | None]:
 
 @lru_cache(maxsize=1 << 16)
 def _classify_role(role: str) -> tuple[str | None, str | None]:
-    for pat, group, sub in _WEIGHT_RULES:
+    for pat, group, sub in _WEIGHT_RULES_ASCII if role.isascii() else _WEIGHT_RULES:
         if pat.search(role):
             return group, sub
     return None, None
@@ -334,7 +340,9 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         module_role = module_roles.get(target)
         if module_role is None:
             module_role = module_roles[target] = _module_role(target)
-        g, s = _classify_module(node.name, target, module_role)
+        # Only a target that is a module path can name the node's group (node.name is read
+        # only then: it is one more object per node to bring into the cache).
+        g, s = _classify_module(node.name, target, module_role) if module_role else (None, None)
         if g is None:
             g, s = _classify_direct(node.target, sources[j], weight_roles, weight_layers,
                                     moe.get(layers[j], no_moe),
@@ -383,13 +391,12 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
                     break
             group[j] = g
             continue
-        if node.weights:
-            continue
         target = node.target
         generic = generic_targets.get(target)
         if generic is None:
             generic = generic_targets[target] = _is_generic_target(target)
-        if generic:
+        # The target first: most nodes with weights call a target of their own.
+        if generic and not node.weights:
             # A generic op between two nodes of one group takes the producer's sub-group
             # (routing arithmetic after the router belongs to the router).
             for i in inputs_idx[j]:
