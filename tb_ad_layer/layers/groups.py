@@ -213,34 +213,17 @@ def _enclosing_group(role: str, siblings: dict[str, str]) -> str:
 _MIXED = "mixed"
 
 
-def _sibling_groups(nodes: list[Node], layers: list[int], sources: list[tuple[int, ...]],
-                    weight_roles: list[tuple[str, ...]], weight_layers: list[tuple[int, ...]],
-                    moe: dict[int, list[str]]) -> dict[int, dict[str, str]]:
+def _sibling_groups(layer_roles: dict[int, set[str]], moe: dict[int, list[str]]
+                    ) -> dict[int, dict[str, str]]:
     """Per layer, the group of every path prefix of its named weights' roles
     (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
     :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
-    and name no enclosing module."""
-    # Each layer's named roles, once each (a MoE layer applies one weight per expert and
-    # projection, each in several nodes).
-    layer_roles: dict[int, set[str]] = {}
-    for node in nodes:
-        j = node.index
-        layer = layers[j]
-        applied = sources[j]
-        if not applied or node.kind != CALL or layer == NO_LAYER:
-            continue
-        found = layer_roles.get(layer)
-        if found is None:
-            found = layer_roles[layer] = set()
-        for k in applied:
-            if k != j and layers[k] == layer:
-                continue  # a weight-only value of this layer: its own weights are counted at k
-            t = 0
-            roles = weight_roles[k]
-            for weight_layer in weight_layers[k]:
-                if weight_layer != MODEL_LEVEL:
-                    found.add(roles[t])
-                t += 1
+    and name no enclosing module.
+
+    ``layer_roles`` holds each layer's named roles, once each (a MoE layer applies one weight
+    per expert and projection, each in several nodes), and ``moe`` its MoE blocks
+    (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks` gives both).
+    """
     out: dict[int, dict[str, str]] = {}
     # Layers with the same roles and MoE blocks (a model's repeated layers) share one table.
     shared: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, str]] = {}
@@ -324,8 +307,9 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
     sources = applied_sources(graph, weight_only)
     # Node.op_name, once per node: several passes below read it.
     op_names = [node.op_name for node in nodes]
-    moe = moe_blocks(graph, layers, sources, weight_roles, _is_router_role)
-    siblings = _sibling_groups(nodes, layers, sources, weight_roles, weight_layers, moe)
+    moe, layer_roles = moe_blocks(graph, layers, sources, weight_roles, weight_layers,
+                                  _is_router_role)
+    siblings = _sibling_groups(layer_roles, moe)
     no_moe: list[str] = []
     no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
