@@ -164,7 +164,9 @@ def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
 
 def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[tuple[str, ...]],
                      weight_layers: list[tuple[int, ...]], moe: list[str],
-                     siblings: dict[str, str]) -> tuple[str | None, str | None]:
+                     siblings: dict[str, str],
+                     role_groups: dict[str, tuple[str | None, str | None]]
+                     ) -> tuple[str | None, str | None]:
     """Group and sub-group from the weights a node applies (else its target).
 
     ``applied`` names the nodes whose weights the node applies
@@ -172,7 +174,8 @@ def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[t
     the role and layer of each node's weights; ``moe`` names the MoE blocks of its layer
     (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`) and ``siblings`` the groups of its
     layer's module paths (:func:`_sibling_groups`): a layer weight that no rule names takes the
-    group of the module it sits in, else ``other``.
+    group of the module it sits in, else ``other``. ``role_groups`` keeps the
+    :func:`_role_group` of each role seen under the same MoE blocks (filled here).
     """
     if not applied:
         return _classify_op(target)
@@ -186,7 +189,10 @@ def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[t
         for layer in weight_layers[k]:
             role = roles[t]
             t += 1
-            group, sub = _role_group(role, moe)
+            known = role_groups.get(role)
+            if known is None:
+                known = role_groups[role] = _role_group(role, moe)
+            group, sub = known
             if group is not None:
                 if group == NORM and _classify_target(target)[1] == "rope":
                     return _classify_target(target)
@@ -316,6 +322,8 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
     attn_layers: set[int] = set()
     # Per distinct target, the role its path inside a layer names, if it is one (few are).
     module_roles: dict[str, str] = {}
+    role_groups_by_moe: dict[tuple[str, ...], dict[str, tuple[str | None, str | None]]] = {}
+    layer_role_groups: dict[int, dict[str, tuple[str | None, str | None]]] = {}
     for node in nodes:
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
@@ -328,9 +336,19 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         # only then: it is one more object per node to bring into the cache).
         g, s = _classify_module(node.name, target, module_role) if module_role else (None, None)
         if g is None:
-            g, s = _classify_direct(node.target, sources[j], weight_roles, weight_layers,
-                                    moe.get(layers[j], no_moe),
-                                    siblings.get(layers[j], no_siblings))
+            layer = layers[j]
+            layer_moe = moe.get(layer, no_moe)
+            role_groups = layer_role_groups.get(layer)
+            if role_groups is None:
+                # A role's group depends on the layer's MoE blocks only: layers with the same
+                # blocks (every MoE layer of a model) share one table of them.
+                moe_key = tuple(layer_moe)
+                role_groups = role_groups_by_moe.get(moe_key)
+                if role_groups is None:
+                    role_groups = role_groups_by_moe[moe_key] = {}
+                layer_role_groups[layer] = role_groups
+            g, s = _classify_direct(target, sources[j], weight_roles, weight_layers, layer_moe,
+                                    siblings.get(layer, no_siblings), role_groups)
         group[j], sub[j] = g, s
         direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)
