@@ -80,7 +80,8 @@ def layer_graph(graph: Graph) -> LayeredGraph:
         infos[index] = LayerInfo(
             index=index, kind=_layer_kind(counts), attention=attention.get(index),
             members=js, group_counts=dict(counts),
-            external_inputs=external_inputs(graph, owners, index, js, kinds, buffers))
+            external_inputs=external_inputs(graph, owners, index, js, kinds, buffers,
+                                           weight_layers))
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
                         group=groups, sub_group=subs, stream=streams, layers=infos)
 
