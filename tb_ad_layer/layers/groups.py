@@ -310,7 +310,7 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
     direct = [False] * n
-    sources = applied_sources(graph, weight_only)
+    sources = applied_sources(graph, weight_only, weight_layers)
     # Node.op_name, once per node: several passes below read it.
     op_names = [node.op_name for node in nodes]
     moe, layer_roles = moe_blocks(graph, layers, sources, weight_roles, weight_layers,
@@ -398,7 +398,7 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         if generic is None:
             generic = generic_targets[target] = _is_generic_target(target)
         # The target first: most nodes with weights call a target of their own.
-        if generic and not node.weights:
+        if generic and not weight_layers[j]:
             # A generic op between two nodes of one group takes the producer's sub-group
             # (routing arithmetic after the router belongs to the router).
             for i in inputs_idx[j]:
