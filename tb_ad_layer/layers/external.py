@@ -120,13 +120,16 @@ def model_buffers(graph: Graph, weight_layers: list[tuple[int, ...]]) -> frozens
 
 
 def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[int],
-                    model_kinds: list[str | None], buffers: frozenset[str]) -> list[ExternalInput]:
+                    model_kinds: list[str | None], buffers: frozenset[str],
+                    weight_layers: list[tuple[int, ...]]) -> list[ExternalInput]:
     """The external inputs of ``layer`` (whose node indices are ``members``), in first-use order.
 
-    ``buffers`` is :func:`model_buffers` of the graph, computed once for all layers."""
+    ``buffers`` is :func:`model_buffers` of the graph, computed once for all layers, and
+    ``weight_layers`` the layer of each node's weights
+    (:func:`~tb_ad_layer.layers.weights.node_weight_facts`)."""
     nodes = graph.nodes
     out: list[ExternalInput] = []
-    for source in _sources(graph, layers, layer, members, buffers):
+    for source in _sources(graph, layers, layer, members, buffers, weight_layers):
         if isinstance(source, str):  # a model-level buffer
             weight = graph.weights[source]
             kind = ROPE if _ROPE.search(source) else ("buffer" if not _KV.search(source)
@@ -152,7 +155,7 @@ def external_inputs(graph: Graph, layers: list[int], layer: int, members: list[i
 
 
 def _sources(graph: Graph, layers: list[int], layer: int, members: list[int],
-             buffers: frozenset[str]) -> list[int | str]:
+             buffers: frozenset[str], weight_layers: list[tuple[int, ...]]) -> list[int | str]:
     """What ``layer`` reads from outside itself, in first-use order: the position of each node
     computed elsewhere, and the name of each model-level buffer."""
     nodes = graph.nodes
@@ -167,8 +170,12 @@ def _sources(graph: Graph, layers: list[int], layer: int, members: list[int],
             if name not in seen:
                 seen.add(name)
                 out.append(i)
+        # A buffer is a model-level weight: only a node with one can read one (most nodes
+        # with weights apply layer weights alone, and their names need not be read).
+        if not buffers or MODEL_LEVEL not in weight_layers[j]:
+            continue
         weights = nodes[j].weights
-        if weights and not buffers.isdisjoint(weights):
+        if not buffers.isdisjoint(weights):
             for w in weights:
                 if w in buffers and w not in seen:
                     seen.add(w)

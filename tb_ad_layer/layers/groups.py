@@ -78,8 +78,8 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
      MAMBA, None),
     # Any other norm module of the layer (input_layernorm, pre_ff_layernorm, ffn_norm, ln_1,
     # Falcon's ln_attn/ln_mlp, a norm on a router's input): a norm whatever its path names.
-    (re.compile(r"(?:^|_)(?:\w*layernorm|\w*norm|ln(?:_[a-z0-9]+)?)(?:_weight|_bias|_scale)?$"),
-     NORM, None),
+    # (``\w*norm`` covers ``\w*layernorm``.)
+    (re.compile(r"(?:^|_)(?:\w*norm|ln(?:_[a-z0-9]+)?)(?:_weight|_bias|_scale)?$"), NORM, None),
     # An attention module's own experts and router (a mixture of attention heads) are attention.
     (re.compile(r"^(?:self_attn|self_attention|attn)_\w*(?:experts|router)"), ATTENTION, None),
     # A shared MLP inside the MoE block (``mlp.shared_mlp``) is its shared expert.
@@ -96,6 +96,12 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"self_attn|attention|attn|mixer_o_proj|qkv"), ATTENTION, None),
     (re.compile(r"mlp|ffn|feed_forward|gate_up|up_proj|down_proj|gate_proj|w1|w2|w3"), MLP, None),
 ]
+
+# The same rules for ASCII roles (every real one): there ``\w`` and case folding mean what they
+# mean in Unicode text, without the Unicode tables the matcher reads for every character otherwise.
+_WEIGHT_RULES_ASCII: list[tuple[re.Pattern[str], str, str | None]] = [
+    (re.compile(pat.pattern, (pat.flags & ~re.UNICODE) | re.ASCII), group, sub)
+    for pat, group, sub in _WEIGHT_RULES]
 
 _OP_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"rope|rotary", re.I), ATTENTION, "rope"),
@@ -122,7 +128,7 @@ def _classify_target(target: str) -> tuple[str | None, str | None]:
 
 @lru_cache(maxsize=1 << 16)
 def _classify_role(role: str) -> tuple[str | None, str | None]:
-    for pat, group, sub in _WEIGHT_RULES:
+    for pat, group, sub in _WEIGHT_RULES_ASCII if role.isascii() else _WEIGHT_RULES:
         if pat.search(role):
             return group, sub
     return None, None
@@ -158,7 +164,9 @@ def _role_group(role: str, moe: list[str]) -> tuple[str | None, str | None]:
 
 def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[tuple[str, ...]],
                      weight_layers: list[tuple[int, ...]], moe: list[str],
-                     siblings: dict[str, str]) -> tuple[str | None, str | None]:
+                     siblings: dict[str, str],
+                     role_groups: dict[str, tuple[str | None, str | None]]
+                     ) -> tuple[str | None, str | None]:
     """Group and sub-group from the weights a node applies (else its target).
 
     ``applied`` names the nodes whose weights the node applies
@@ -166,7 +174,8 @@ def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[t
     the role and layer of each node's weights; ``moe`` names the MoE blocks of its layer
     (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks`) and ``siblings`` the groups of its
     layer's module paths (:func:`_sibling_groups`): a layer weight that no rule names takes the
-    group of the module it sits in, else ``other``.
+    group of the module it sits in, else ``other``. ``role_groups`` keeps the
+    :func:`_role_group` of each role seen under the same MoE blocks (filled here).
     """
     if not applied:
         return _classify_op(target)
@@ -180,7 +189,10 @@ def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[t
         for layer in weight_layers[k]:
             role = roles[t]
             t += 1
-            group, sub = _role_group(role, moe)
+            known = role_groups.get(role)
+            if known is None:
+                known = role_groups[role] = _role_group(role, moe)
+            group, sub = known
             if group is not None:
                 if group == NORM and _classify_target(target)[1] == "rope":
                     return _classify_target(target)
@@ -207,34 +219,17 @@ def _enclosing_group(role: str, siblings: dict[str, str]) -> str:
 _MIXED = "mixed"
 
 
-def _sibling_groups(nodes: list[Node], layers: list[int], sources: list[tuple[int, ...]],
-                    weight_roles: list[tuple[str, ...]], weight_layers: list[tuple[int, ...]],
-                    moe: dict[int, list[str]]) -> dict[int, dict[str, str]]:
+def _sibling_groups(layer_roles: dict[int, set[str]], moe: dict[int, list[str]]
+                    ) -> dict[int, dict[str, str]]:
     """Per layer, the group of every path prefix of its named weights' roles
     (``mixer_in_proj_weight`` -> ``mixer``, ``mixer_in``, ``mixer_in_proj``: mamba), or
     :data:`_MIXED` where the weights under one prefix name several groups. Norms are leaves
-    and name no enclosing module."""
-    # Each layer's named roles, once each (a MoE layer applies one weight per expert and
-    # projection, each in several nodes).
-    layer_roles: dict[int, set[str]] = {}
-    for node in nodes:
-        j = node.index
-        layer = layers[j]
-        applied = sources[j]
-        if not applied or node.kind != CALL or layer == NO_LAYER:
-            continue
-        found = layer_roles.get(layer)
-        if found is None:
-            found = layer_roles[layer] = set()
-        for k in applied:
-            if k != j and layers[k] == layer:
-                continue  # a weight-only value of this layer: its own weights are counted at k
-            t = 0
-            roles = weight_roles[k]
-            for weight_layer in weight_layers[k]:
-                if weight_layer != MODEL_LEVEL:
-                    found.add(roles[t])
-                t += 1
+    and name no enclosing module.
+
+    ``layer_roles`` holds each layer's named roles, once each (a MoE layer applies one weight
+    per expert and projection, each in several nodes), and ``moe`` its MoE blocks
+    (:func:`~tb_ad_layer.layers.moe_blocks.moe_blocks` gives both).
+    """
     out: dict[int, dict[str, str]] = {}
     # Layers with the same roles and MoE blocks (a model's repeated layers) share one table.
     shared: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, str]] = {}
@@ -315,17 +310,20 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
     direct = [False] * n
-    sources = applied_sources(graph, weight_only)
+    sources = applied_sources(graph, weight_only, weight_layers)
     # Node.op_name, once per node: several passes below read it.
     op_names = [node.op_name for node in nodes]
-    moe = moe_blocks(graph, layers, sources, weight_roles, _is_router_role)
-    siblings = _sibling_groups(nodes, layers, sources, weight_roles, weight_layers, moe)
+    moe, layer_roles = moe_blocks(graph, layers, sources, weight_roles, weight_layers,
+                                  _is_router_role)
+    siblings = _sibling_groups(layer_roles, moe)
     no_moe: list[str] = []
     no_siblings: dict[str, str] = {}
     mla_layers: set[int] = set()
     attn_layers: set[int] = set()
     # Per distinct target, the role its path inside a layer names, if it is one (few are).
     module_roles: dict[str, str] = {}
+    role_groups_by_moe: dict[tuple[str, ...], dict[str, tuple[str | None, str | None]]] = {}
+    layer_role_groups: dict[int, dict[str, tuple[str | None, str | None]]] = {}
     for node in nodes:
         j = node.index
         if node.kind != CALL or layers[j] == NO_LAYER:
@@ -334,11 +332,23 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         module_role = module_roles.get(target)
         if module_role is None:
             module_role = module_roles[target] = _module_role(target)
-        g, s = _classify_module(node.name, target, module_role)
+        # Only a target that is a module path can name the node's group (node.name is read
+        # only then: it is one more object per node to bring into the cache).
+        g, s = _classify_module(node.name, target, module_role) if module_role else (None, None)
         if g is None:
-            g, s = _classify_direct(node.target, sources[j], weight_roles, weight_layers,
-                                    moe.get(layers[j], no_moe),
-                                    siblings.get(layers[j], no_siblings))
+            layer = layers[j]
+            layer_moe = moe.get(layer, no_moe)
+            role_groups = layer_role_groups.get(layer)
+            if role_groups is None:
+                # A role's group depends on the layer's MoE blocks only: layers with the same
+                # blocks (every MoE layer of a model) share one table of them.
+                moe_key = tuple(layer_moe)
+                role_groups = role_groups_by_moe.get(moe_key)
+                if role_groups is None:
+                    role_groups = role_groups_by_moe[moe_key] = {}
+                layer_role_groups[layer] = role_groups
+            g, s = _classify_direct(target, sources[j], weight_roles, weight_layers, layer_moe,
+                                    siblings.get(layer, no_siblings), role_groups)
         group[j], sub[j] = g, s
         direct[j] = g is not None
         if layers[j] not in mla_layers and (_is_mla_op(node.target)
@@ -383,13 +393,12 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
                     break
             group[j] = g
             continue
-        if node.weights:
-            continue
         target = node.target
         generic = generic_targets.get(target)
         if generic is None:
             generic = generic_targets[target] = _is_generic_target(target)
-        if generic:
+        # The target first: most nodes with weights call a target of their own.
+        if generic and not weight_layers[j]:
             # A generic op between two nodes of one group takes the producer's sub-group
             # (routing arithmetic after the router belongs to the router).
             for i in inputs_idx[j]:

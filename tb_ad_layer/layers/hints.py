@@ -99,14 +99,18 @@ def node_hints(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: 
     return hint, name_layer
 
 
-def weight_only_nodes(graph: Graph) -> list[bool]:
+def weight_only_nodes(graph: Graph, weight_layers: list[tuple[int, ...]]) -> list[bool]:
     """Per node, whether it computes from weights alone (it reads weights or weight-only nodes,
-    and nothing else)."""
+    and nothing else).
+
+    ``weight_layers`` is the layer of each node's weights
+    (:func:`~tb_ad_layer.layers.weights.node_weight_facts`): whether a node reads weights is
+    read there, in tuples that nodes share, rather than in each node's own tuple of names."""
     inputs = graph.topology()[0]
     out = [False] * len(graph.nodes)
     for node in graph.nodes:
         j = node.index
-        if node.kind != CALL or not (node.weights or inputs[j]):
+        if node.kind != CALL or not (weight_layers[j] or inputs[j]):
             continue
         only = True
         for i in inputs[j]:
@@ -117,7 +121,8 @@ def weight_only_nodes(graph: Graph) -> list[bool]:
     return out
 
 
-def applied_sources(graph: Graph, weight_only: list[bool]) -> list[tuple[int, ...]]:
+def applied_sources(graph: Graph, weight_only: list[bool], weight_layers: list[tuple[int, ...]]
+                    ) -> list[tuple[int, ...]]:
     """Per node, the nodes whose own weights it applies, in order of first appearance: itself
     when it reads weights, then the sources of the weight-only values it reads
     (``mul(x, to(norm_weight))`` applies ``norm_weight`` through ``to``).
@@ -125,24 +130,25 @@ def applied_sources(graph: Graph, weight_only: list[bool]) -> list[tuple[int, ..
     The weights a node applies are those of its sources, in this order (a weight two sources
     read appears twice); the sources of a MoE op that reads one dequantized value per expert
     weight are those dequant nodes, each listed once. A source other than the node itself is a
-    weight-only node, and every source is the first of its own sources.
+    weight-only node, and every source is the first of its own sources. ``weight_layers`` (the
+    layer of each node's weights, :func:`~tb_ad_layer.layers.weights.node_weight_facts`) says
+    which nodes read weights.
     """
     inputs = graph.topology()[0]
-    nodes = graph.nodes
+    n = len(graph.nodes)
     none: tuple[int, ...] = ()
-    out: list[tuple[int, ...]] = [none] * len(nodes)
-    for node in nodes:
-        j = node.index
+    out: list[tuple[int, ...]] = [none] * n
+    for j in range(n):
         found: list[int] | None = None
         for i in inputs[j]:
             if weight_only[i] and out[i]:
                 if found is None:
-                    found = [j] if node.weights else []
+                    found = [j] if weight_layers[j] else []
                 found.extend(out[i])
         if found is not None:
             # Two weight-only values made from one (a weight and its cast) share sources.
             out[j] = tuple(dict.fromkeys(found))
-        elif node.weights:
+        elif weight_layers[j]:
             out[j] = (j,)
     return out
 

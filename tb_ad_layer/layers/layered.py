@@ -64,7 +64,7 @@ def layer_graph(graph: Graph) -> LayeredGraph:
         weight_layers, weight_roles = node_weight_facts([node.weights for node in graph.nodes])
     except InputError as e:
         raise _weight_name_error(graph, e.message) from None
-    weight_only = weight_only_nodes(graph)
+    weight_only = weight_only_nodes(graph, weight_layers)
     next_use = next_uses(graph)
     owners = assign_layers(graph, weight_layers, weight_only, next_use)
     kinds = model_level_kinds(graph, owners)
@@ -80,7 +80,8 @@ def layer_graph(graph: Graph) -> LayeredGraph:
         infos[index] = LayerInfo(
             index=index, kind=_layer_kind(counts), attention=attention.get(index),
             members=js, group_counts=dict(counts),
-            external_inputs=external_inputs(graph, owners, index, js, kinds, buffers))
+            external_inputs=external_inputs(graph, owners, index, js, kinds, buffers,
+                                           weight_layers))
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
                         group=groups, sub_group=subs, stream=streams, layers=infos)
 

@@ -145,12 +145,18 @@ class _Membership:
 
     def _final_seeds(self) -> None:
         """Model-level parameters applied after the layers, to values no layer reads."""
-        feeds = self._lows(include_final=False)
         src, seed, hint = self.src, self.seed, self.hint
+        candidates = [j for j in range(self.n)
+                      if hint[j] == PARAM and seed[j] == _UNSET and src[j] >= 0
+                      and not self.weight_only[j]]
+        if not candidates:
+            return
+        # What a candidate feeds is decided by the nodes after it: the pass stops at the first
+        # (the model's final norm and head come last).
+        feeds = self._lows(include_final=False, stop=candidates[0])
         found = False
-        for j in range(self.n):
-            if hint[j] == PARAM and seed[j] == _UNSET and src[j] >= 0 and feeds[j] == _NOTHING \
-                    and not self.weight_only[j]:
+        for j in candidates:
+            if feeds[j] == _NOTHING:
                 seed[j] = src[j] = _FINAL
                 found = True
         if found:
@@ -166,11 +172,12 @@ class _Membership:
     def _backward(self) -> None:
         self.low = self._lows(include_final=True)
 
-    def _lows(self, include_final: bool) -> list[int]:
-        """Per node, the earliest region among the seeds it feeds (:data:`_NOTHING` if none)."""
+    def _lows(self, include_final: bool, stop: int = 0) -> list[int]:
+        """Per node from ``stop`` on, the earliest region among the seeds it feeds
+        (:data:`_NOTHING` if none, and before ``stop``)."""
         seed, consumers, is_output = self.seed, self.consumers, self.is_output
         low = [_NOTHING] * self.n
-        for j in range(self.n - 1, -1, -1):
+        for j in range(self.n - 1, stop - 1, -1):
             best = _NOTHING
             for c in consumers[j]:
                 if is_output[c]:

@@ -73,6 +73,8 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
     # One string per distinct role: every layer of a model has the same ones (its experts'
     # projections included), and whoever reads the roles hashes and compares the strings.
     shared: dict[str, str] = {}
+    shared_layers: dict[tuple[int, ...], tuple[int, ...]] = {}
+    shared_roles: dict[tuple[str, ...], tuple[str, ...]] = {}
     node_layers: list[int] = []
     node_roles: list[str] = []
     # The last layer path found, up to and including the separator after its number
@@ -115,8 +117,13 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
             else:
                 node_layers.append(MODEL_LEVEL)
                 node_roles.append(name)
-        layers.append(tuple(node_layers))
-        roles.append(tuple(node_roles))
+        # One tuple per distinct value too: the nodes of a layer share one of layers, and the
+        # same expert's weights in every layer one of roles, so the rules that read them again
+        # find them in the cache.
+        node_layer_tuple = tuple(node_layers)
+        layers.append(shared_layers.setdefault(node_layer_tuple, node_layer_tuple))
+        node_role_tuple = tuple(node_roles)
+        roles.append(shared_roles.setdefault(node_role_tuple, node_role_tuple))
     return layers, roles
 
 
