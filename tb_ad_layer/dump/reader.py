@@ -259,9 +259,10 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
     inputs_of = section.inputs
     # Per node position: the last node that took it as an input (to keep each input once).
     taken_by: list[int] = []
-    # One string object per distinct target, dtype and shape (a graph has a few hundred of
-    # each).
+    # One string object per distinct dtype and shape, and per distinct target (a graph has a
+    # few hundred of each).
     interned: dict[str, str] = {}
+    targets: dict[str, str] = {}
     # Whether a target is a bare name (a call of another section), per distinct target.
     bare_target: dict[str, bool] = {}
     # The last node's target (and whether it is bare), dtype and shape, as kept.
@@ -365,14 +366,14 @@ def _parse_section(path: str, text: str, pos: int, i: int, module: str, out: lis
                 target = last_target
                 is_bare = last_bare
             else:
-                known = bare_target.get(target)
-                if known is None:
+                kept = targets.get(target)
+                if kept is None:
                     is_bare = _IDENT.fullmatch(target) is not None
                     bare_target[target] = is_bare
-                    interned[target] = target
+                    targets[target] = target
                 else:
-                    is_bare = known
-                    target = interned[target]
+                    target = kept
+                    is_bare = bare_target[target]
                 last_target = target
                 last_bare = is_bare
             if is_bare:
