@@ -16,7 +16,7 @@ import pytest
 
 from tb_ad_layer.cli import main
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.trace.ingest import CONFIDENT, ingest_trace, kernel_sequences
+from tb_ad_layer.trace.ingest import CONFIDENT, TraceResult, ingest_trace, kernel_sequences
 from tests.trace.accuracy import DUMPS, agreement, grown_plan
 from tests.trace.helpers import load_truth, make_traces
 
@@ -91,6 +91,18 @@ def _grown_trace(truth_path: Path, tmp_path: Path, layout: str) -> dict[str, Pat
     return paths
 
 
+def _cut_grown(truth_path: Path, tmp_path: Path, layout: str) -> tuple[dict, TraceResult | None]:
+    """The truth of the export grown to 24 layers in ``layout`` (:func:`_grown_trace`), and its
+    trace cut without the dump: None when no layer was found (which must be said so)."""
+    paths = _grown_trace(truth_path, tmp_path, layout)
+    truth = load_truth(paths["truth"])
+    try:
+        return truth, ingest_trace(paths["sqlite"], None)
+    except InputError as err:
+        assert "no layer" in str(err)
+        return truth, None
+
+
 @pytest.mark.parametrize("truth_path", GROWN, ids=[p.parent.name for p in GROWN])
 def test_prologue_kernels_never_open_a_confident_extra_layer(truth_path: Path, tmp_path: Path) -> None:
     """Each export's layers repeated to 24 (a lone first layer of its own kind kept once), run
@@ -99,12 +111,8 @@ def test_prologue_kernels_never_open_a_confident_extra_layer(truth_path: Path, t
     layer and found 25 layers, 0 % of kernels in the right one, with confidence 0.95 (MoE
     models of three families). A cut may find fewer layers than there are (hybrids whose layers
     pair up), but never more while it claims confidence."""
-    paths = _grown_trace(truth_path, tmp_path, "single")
-    truth = load_truth(paths["truth"])
-    try:
-        result = ingest_trace(paths["sqlite"], None)
-    except InputError as err:
-        assert "no layer" in str(err)
+    truth, result = _cut_grown(truth_path, tmp_path, "single")
+    if result is None:
         return
     confident = (result.meta["confidence"] or 0.0) >= CONFIDENT
     found = result.meta["layers_found"]
@@ -123,12 +131,8 @@ def test_grown_models_are_cut_right_or_say_they_are_unsure(truth_path: Path, lay
     model; Mamba and hybrid layers cut as pairs; sliding-window layers each cut one block late,
     holding the next layer's first kernels; a shared attention block taken as the end of the
     Mamba layer before it."""
-    paths = _grown_trace(truth_path, tmp_path, layout)
-    truth = load_truth(paths["truth"])
-    try:
-        result = ingest_trace(paths["sqlite"], None)
-    except InputError as err:
-        assert "no layer" in str(err)
+    truth, result = _cut_grown(truth_path, tmp_path, layout)
+    if result is None:
         return
     confidence = result.meta["confidence"] or 0.0
     share = agreement(truth, result.kernels).layer_share
