@@ -34,7 +34,7 @@ import re
 import sqlite3
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -1742,25 +1742,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     plan = plan_from_truth(args.plan_from) if args.plan_from else dsv3_plan(args.layers, args.dense,
                                                                            args.unknown_kernel)
-    opts = Options(
-        phase=args.phase,
-        replays=args.replays,
-        passes=args.passes,
-        devices=args.devices,
-        seed=args.seed,
-        schema=args.schema,
-        graph_mode=args.graph_mode,
-        nvtx=not args.no_nvtx,
-        memcpy_noise=not args.no_noise,
-        torch_graph_ids=args.torch_graph_ids,
-        layout=args.layout,
-        reshuffle_streams=args.reshuffle_streams,
-        capture_nvtx=args.capture_nvtx,
-        modules=args.modules,
-        layer_nvtx=args.layer_nvtx,
-        hooks=args.hooks,
-        steps=args.steps,
-    )
+    # Every option named alike on the command line is taken from it; two are said negatively.
+    same = {f.name: getattr(args, f.name) for f in fields(Options) if hasattr(args, f.name)}
+    opts = Options(**same, nvtx=not args.no_nvtx, memcpy_noise=not args.no_noise)
     if args.target_rows:
         opts.replays = replays_for_rows(plan, opts, args.target_rows)
     formats = ("sqlite", "torch") if args.format == "both" else (args.format,)
