@@ -10,8 +10,9 @@ its pid is alive.
 
 Hashing files and syncing the store to disk wait on files, not on Python (hashlib, reads and
 fsync release the GIL), so they run on a thread of the writer's own: a dump handed to
-:meth:`StoreWriter.add_file` before it is parsed is hashed on another core meanwhile, and the
-converter frees its last graph while the store is synced (:meth:`StoreWriter.commit`).
+:meth:`StoreWriter.add_file` before it is parsed is hashed on another core meanwhile, a chunk each
+time the converting thread lets the GIL go; the file is synced as documents are written, and the
+converter frees its last graph while the final sync runs (:meth:`StoreWriter.commit`).
 """
 from __future__ import annotations
 
