@@ -154,14 +154,14 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
-    from tb_ad_layer.convert import load_stage, resolve_inputs
+    from tb_ad_layer.convert import load_history, load_stage, resolve_inputs
     from tb_ad_layer.layers.document import layer_document
     from tb_ad_layer.layers.dot import render_png, to_dot
     from tb_ad_layer.layers.seed_json import to_seed_json
     from tb_ad_layer.trace_attach import trace_attacher
 
     stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
-    ls = load_stage(stage, args.module)
+    ls = load_stage(stage, args.module, load_history(args.dump_dir, stage, progress))
     progress(f"read {stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
              f"{len(ls.lg.layers)} layers in {ls.seconds:.2f}s")
     if args.layer not in ls.lg.layers:
@@ -196,9 +196,11 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
 
     layers = None
     if args.dump:
-        from tb_ad_layer.convert import load_stage, resolve_inputs
+        from tb_ad_layer.convert import load_history, load_stage, resolve_inputs
         from tb_ad_layer.trace_attach import model_nodes
-        layers = model_nodes(load_stage(resolve_inputs(args.dump)[-1], args.module).lg)
+        stage = resolve_inputs(args.dump)[-1]
+        layers = model_nodes(load_stage(stage, args.module,
+                                        load_history(args.dump, stage, progress)).lg)
     data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
                             graph_id=args.graph_id, step=args.step, layers=layers, progress=progress)
     seg = data["segmentation"]

@@ -18,7 +18,8 @@ from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.gc_pause import gc_paused
 from tb_ad_layer.layers.document import layer_document
-from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
+from tb_ad_layer.layers.history import StageHistory
+from tb_ad_layer.layers.layered import LayeredGraph, layer_graph, stage_history
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.progress import Progress
@@ -70,8 +71,10 @@ def _mb(size_bytes: int) -> str:
     return f"{size_bytes / 1e6:.1f} MB"
 
 
-def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
-    """Read, parse and layer one dump file (or a seed-schema layer JSON)."""
+def load_stage(stage: StageFile, module: str | None = None,
+               history: StageHistory | None = None) -> LoadedStage:
+    """Read, parse and layer one dump file (or a seed-schema layer JSON); ``history`` holds the
+    layers of an earlier stage of the same model (:func:`load_history`)."""
     t0 = time.perf_counter()
     with gc_paused():
         if stage.path.suffix == ".json":
@@ -80,7 +83,7 @@ def load_stage(stage: StageFile, module: str | None = None) -> LoadedStage:
                                time.perf_counter() - t0)
         dump = parse_dump(stage.path)
         graph = dump.select(module)
-        lg = layer_graph(graph)
+        lg = layer_graph(graph, history)
     return LoadedStage(stage, dump, lg, dump.size_bytes, time.perf_counter() - t0)
 
 
@@ -97,6 +100,36 @@ def resolve_inputs(source: str | Path, stages: Sequence[str] | None = None,
     if dump_file:
         return select_stages(found, [dump_file])
     return select_stages(found, stages)
+
+
+def history_stage(source: str | Path, first: StageFile) -> StageFile | None:
+    """The stage that ``first`` and the stages after it carry their layers from: the first
+    (export) stage of ``source``'s dump directory, when it comes before ``first``; None for a
+    single file or when ``first`` is the first stage."""
+    p = Path(source)
+    if not p.is_dir() or first.path.suffix != ".txt":
+        return None
+    base = discover_stages(p)[0]
+    return base if (base.order, base.path.name) < (first.order, first.path.name) else None
+
+
+def load_history(source: str | Path, first: StageFile, progress: Progress) -> StageHistory | None:
+    """The layers of the stage ``first`` carries them from (:func:`history_stage`), or None.
+
+    At export, module paths name every layer; later stages name fused weights by counters, so
+    their layers follow the export's through the node names that survive. A history that
+    cannot be read is left out with a warning: the stage is then layered from its own graph.
+    """
+    base = history_stage(source, first)
+    if base is None:
+        return None
+    try:
+        ls = load_stage(base)
+    except InputError as e:
+        progress.warn(f"the stage history is not used: {e}")
+        return None
+    progress(f"history: {_describe(ls)}")
+    return stage_history(ls.lg)
 
 
 def _describe(ls: LoadedStage) -> str:
@@ -140,11 +173,13 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
     # The stage whose graph is held: one at a time; the last is freed while the store is synced.
     held: list[LoadedStage] = []
     with StoreWriter(result.store) as writer, gc_paused():
+        history = load_history(src, files[0], progress)
         for k, sf in enumerate(files, 1):
             held.clear()
             # Hashed on the writer's thread while this one parses the file.
             writer.add_file(sf.path, "dump")
-            ls = load_stage(sf, options.module)
+            ls = load_stage(sf, options.module, history)
+            history = stage_history(ls.lg) if k < len(files) else None
             held.append(ls)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
             lg = ls.lg

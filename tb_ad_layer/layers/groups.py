@@ -50,7 +50,6 @@ from tb_ad_layer.layers.vocabulary import (
     NORM,
     OTHER,
 )
-from tb_ad_layer.layers.weights import MODEL_LEVEL
 
 _MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
 _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
@@ -197,7 +196,7 @@ def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[t
                 if group == NORM and _classify_target(target)[1] == "rope":
                     return _classify_target(target)
                 return group, sub
-            if layer != MODEL_LEVEL and not unnamed:
+            if layer >= 0 and not unnamed:
                 unnamed = role  # a layer weight of a module no rule names
     group, sub = _classify_target(target)
     if group is None and unnamed:
@@ -285,7 +284,8 @@ def _is_router_role(role: str) -> bool:
 
 def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str, ...]],
                   weight_layers: list[tuple[int, ...]], weight_only: list[bool],
-                  next_use: list[int], rope_values: list[bool] | None = None
+                  next_use: list[int], rope_values: list[bool] | None = None,
+                  sources: list[tuple[int, ...]] | None = None
                   ) -> tuple[list[str], list[str | None], list[str], dict[int, str]]:
     """Groups and sub-groups parallel to ``graph.nodes``, and each layer's attention flavour.
 
@@ -298,6 +298,8 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         next_use: :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph.
         rope_values: per node, whether it is a model-level RoPE table (cos/sin); the per-layer
             work on them is sub-group ``rope``.
+        sources: :func:`~tb_ad_layer.layers.hints.applied_sources` of the graph, when the
+            caller has it.
     Returns:
         ``(groups, sub_groups, streams, attention)``: ``streams`` is ``"aux"`` for nodes in an
         aux-stream region, else ``"main"``; ``attention[layer]`` is ``"mla"`` or
@@ -310,7 +312,8 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
     group: list[str | None] = [None] * n
     sub: list[str | None] = [None] * n
     direct = [False] * n
-    sources = applied_sources(graph, weight_only, weight_layers)
+    if sources is None:
+        sources = applied_sources(graph, weight_only, weight_layers)
     # Node.op_name, once per node: several passes below read it.
     op_names = [node.op_name for node in nodes]
     moe, layer_roles = moe_blocks(graph, layers, sources, weight_roles, weight_layers,

@@ -60,9 +60,9 @@ def node_hints(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: 
         if own:
             t = 0
             for layer in own:
-                if layer != MODEL_LEVEL:
+                if layer >= 0:
                     tally.add(layer)
-                elif not is_buffer_like(node.weights[t]):
+                elif layer == MODEL_LEVEL and not is_buffer_like(node.weights[t]):
                     param = True
                 t += 1
         for i in inputs[j]:

@@ -3,16 +3,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, model_buffers, model_level_kinds
 from tb_ad_layer.layers.groups import assign_groups
-from tb_ad_layer.layers.hints import weight_only_nodes
+from tb_ad_layer.layers.hints import applied_sources, weight_only_nodes
+from tb_ad_layer.layers.history import CARRIED_OUTSIDE, StageHistory, carried_layers
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
+from tb_ad_layer.layers.shared_weights import vouched_layers
 from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.vocabulary import layer_kind
-from tb_ad_layer.layers.weights import layer_of_weight, node_weight_facts
+from tb_ad_layer.layers.weights import UNNAMED, layer_of_weight, node_weight_facts
 
 
 @dataclass(slots=True)
@@ -55,23 +58,31 @@ def _layer_kind(groups: Mapping[str, int]) -> str:
     return layer_kind(g for g, count in groups.items() if count > 0)
 
 
-def layer_graph(graph: Graph) -> LayeredGraph:
+def layer_graph(graph: Graph, history: StageHistory | None = None) -> LayeredGraph:
     """Assign every node of ``graph`` to a layer, group and sub-group; summarise each layer.
 
-    Linear in the number of nodes and references.
+    ``history`` holds the layers of an earlier stage of the same model (:func:`stage_history`),
+    whose nodes keep their names in this one: they decide where the graph's own names cannot
+    (fused weights named by counters). Linear in the number of nodes and references (O(n log n)
+    where weights are shared between layers).
     """
     try:
         weight_layers, weight_roles = node_weight_facts([node.weights for node in graph.nodes])
     except InputError as e:
         raise _weight_name_error(graph, e.message) from None
     weight_only = weight_only_nodes(graph, weight_layers)
+    sources = applied_sources(graph, weight_only, weight_layers)
     next_use = next_uses(graph)
-    owners = assign_layers(graph, weight_layers, weight_only, next_use)
+    owners = assign_layers(graph, vouched_layers(graph, weight_layers, weight_roles, weight_only,
+                                                 sources),
+                           weight_only, next_use, carried_layers(graph, history))
     kinds = model_level_kinds(graph, owners)
     groups, subs, streams, attention = assign_groups(graph, owners, weight_roles, weight_layers,
                                                      weight_only, next_use,
-                                                     [k == ROPE for k in kinds])
+                                                     [k == ROPE for k in kinds], sources)
     members, calls = _members_and_calls(graph, owners, groups)
+    if not members:
+        _refuse_unordered(graph, weight_layers)
     buffers = model_buffers(graph, weight_layers)
     infos: dict[int, LayerInfo] = {}
     for index in sorted(members):
@@ -84,6 +95,35 @@ def layer_graph(graph: Graph) -> LayeredGraph:
                                            weight_layers))
     return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
                         group=groups, sub_group=subs, stream=streams, layers=infos)
+
+
+def stage_history(lg: LayeredGraph) -> StageHistory:
+    """The layers of ``lg``'s call nodes by name, for the stages after it (:func:`layer_graph`)."""
+    layers: dict[str, int] = {}
+    for node in lg.graph.nodes:
+        if node.kind == CALL:
+            layer = lg.layer[node.index]
+            layers[node.name] = CARRIED_OUTSIDE if layer is None else layer
+    return StageHistory(source=Path(lg.graph.source).name, layers=layers,
+                        layer_count=len(lg.layers))
+
+
+def _refuse_unordered(graph: Graph, weight_layers: list[tuple[int, ...]]) -> None:
+    """Refuse a graph that found no layer although it is a transformed model: its weights are
+    named by transform counters only (``fused_weight_0``), and no earlier stage was given to
+    carry layers from. Graphs without such weights (a small model, a torch.cond branch) simply
+    have no layers."""
+    for node in graph.nodes:
+        t = 0
+        for layer in weight_layers[node.index]:
+            if layer == UNNAMED:
+                name = node.weights[t]
+                raise InputError(
+                    f"no weight of this stage names a decoder layer (its weights are named by "
+                    f"transform counters, such as {name!r}), so its layers cannot be ordered "
+                    f"from this file alone: convert the dump directory, whose export stage "
+                    f"names them", path=graph.source)
+            t += 1
 
 
 def _weight_name_error(graph: Graph, message: str) -> InputError:

@@ -40,7 +40,13 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    the layer whose results it reads, unless it runs after the final norm has started (model-level
    post-processing); an op nothing consumes (an assert, an in-place cache update) is emitted
    beside the next use of what it reads and goes with that use.
-6. A ``getitem`` goes with the op it reads; a value computed from weights alone goes with the op
+6. **A fused residual add and norm belongs to the layer whose residual it adds.**
+   ``fuse_add_rms_norm`` (and the all-reduce variant) replaces layer N's residual add and layer
+   N+1's input norm with one op that applies N+1's norm weight (or the model's final norm after
+   the last layer): that op is layer N's ("layer N residual output"), the same everywhere, and
+   layer N+1 reads it as an external input. The in-place variant returns nothing; the nodes that
+   read the tensors it mutates are placed by their own dataflow.
+7. A ``getitem`` goes with the op it reads; a value computed from weights alone goes with the op
    that applies it, except one made from buffers alone (a RoPE table), placed by position. A
    node whose own name carries a layer path takes that layer when dataflow allows it (the layer
    lies between what the node reads and what reads it).
@@ -55,6 +61,7 @@ from bisect import bisect_left
 
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
+from tb_ad_layer.layers.history import CARRIED_OUTSIDE
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX
 
 NO_LAYER = -1
@@ -70,33 +77,55 @@ _UNSET = -4
 # Types of values that size or scale an op rather than carry the data a layer passes on.
 _SCALAR_TYPES = frozenset({"SymInt", "SymFloat", "SymBool", "int", "float", "bool"})
 
+# A residual add fused with the next block's norm (flashinfer_fused_add_rms_norm_inplace,
+# trtllm_fused_allreduce_residual_rmsnorm).
+_ADD_NORM = re.compile(r"(?:add|residual)_?(?:rms_?|layer_?)?norm", re.IGNORECASE)
+
 _ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|contiguous|clone|"
                         r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
 
 def assign_layers(graph: Graph, weight_layers: list[tuple[int, ...]], weight_only: list[bool],
-                  next_use: list[int]) -> list[int]:
+                  next_use: list[int], carried: list[int] | None = None) -> list[int]:
     """Return, parallel to ``graph.nodes``, each node's layer index or :data:`NO_LAYER`.
 
     ``weight_layers`` is the layer of each node's weights (the first part of
-    :func:`~tb_ad_layer.layers.weights.node_weight_facts`), ``weight_only``
+    :func:`~tb_ad_layer.layers.weights.node_weight_facts`, shared weights withheld by
+    :func:`~tb_ad_layer.layers.shared_weights.vouched_layers`), ``weight_only``
     :func:`~tb_ad_layer.layers.hints.weight_only_nodes` and ``next_use``
-    :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph.
+    :func:`~tb_ad_layer.layers.sinks.next_uses` of the graph; ``carried`` the layer each node
+    had in the stage before (:func:`~tb_ad_layer.layers.history.carried_layers`), which takes
+    the place of what its weights name.
     """
-    return _Membership(graph, weight_layers, weight_only, next_use).run()
+    return _Membership(graph, weight_layers, weight_only, next_use, carried).run()
 
 
 class _Membership:
     """The per-node arrays of one assignment run (indices are node positions)."""
 
     def __init__(self, graph: Graph, weight_layers: list[tuple[int, ...]],
-                 weight_only: list[bool], next_use: list[int]) -> None:
+                 weight_only: list[bool], next_use: list[int], carried: list[int] | None
+                 ) -> None:
         self.nodes = graph.nodes
         n = self.n = len(graph.nodes)
         self.inputs, self.consumers = graph.topology()
         self.weight_only = weight_only
         self.hint, self.name_layer = node_hints(graph, weight_layers, weight_only)
+        self.carried = carried
+        if carried is not None:
+            hint = self.hint
+            for j in range(n):
+                if carried[j] >= 0 and not weight_only[j]:
+                    hint[j] = carried[j]
         self.is_output = [node.kind == OUTPUT for node in graph.nodes]
+        add_norm: dict[str, bool] = {}
+        self.add_norm = [False] * n
+        for node in graph.nodes:
+            if node.kind == "call":
+                found = add_norm.get(node.target)
+                if found is None:
+                    found = add_norm[node.target] = _ADD_NORM.search(node.target) is not None
+                self.add_norm[node.index] = found
         self.seed = [_UNSET] * n
         self.src = [_FREE] * n
         self.low = [_NOTHING] * n
@@ -121,12 +150,27 @@ class _Membership:
         self._sinks()
         self._followers()
         self._name_hints()
+        self._carried_outside()
         return [o if 0 <= o < _FINAL else NO_LAYER for o in self.owner]
+
+    def _carried_outside(self) -> None:
+        """A node that was outside every layer in the stage before stays outside (model-level
+        work computed between two layers), unless it lies inside one layer's own dataflow,
+        where the name must have passed to another node."""
+        carried = self.carried
+        if carried is None:
+            return
+        owner, src, low, seed = self.owner, self.src, self.low, self.seed
+        for j in range(self.n):
+            if carried[j] != CARRIED_OUTSIDE or seed[j] >= 0:
+                continue
+            if not (src[j] >= 0 and src[j] == low[j]):
+                owner[j] = _PREP
 
     # -- rule 1: seeds and what each node descends from ------------------------------------------
     def _forward(self) -> None:
         src, seed, hint = self.src, self.seed, self.hint
-        weight_only = self.weight_only
+        weight_only, add_norm = self.weight_only, self.add_norm
         for node in self.nodes:
             j = node.index
             if node.kind != "call" or weight_only[j]:
@@ -136,7 +180,9 @@ class _Membership:
                 if not weight_only[i] and src[i] > s:
                     s = src[i]
             h = hint[j]
-            if h >= 0:
+            if add_norm[j] and s >= 0 and (h == PARAM or s < h):
+                seed[j] = s  # rule 6: it ends layer s
+            elif h >= 0:
                 if s <= h:
                     seed[j] = s = h
             elif h == PARAM and s <= _PREP:
@@ -406,7 +452,7 @@ class _Membership:
             first = inputs[j][0] if inputs[j] else -1
             owner[j] = owner[first] if first >= 0 and owner[first] != _UNSET else _PREP
 
-    # -- rule 6 ---------------------------------------------------------------------------------
+    # -- rule 7 ---------------------------------------------------------------------------------
     def _followers(self) -> None:
         owner, inputs, consumers = self.owner, self.inputs, self.consumers
         for node in self.nodes:

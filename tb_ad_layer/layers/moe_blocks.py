@@ -16,7 +16,6 @@ import re
 from collections.abc import Callable
 
 from tb_ad_layer.dump.graph import CALL, Graph, Weight
-from tb_ad_layer.layers.weights import MODEL_LEVEL
 
 _ROUTER_WORD = re.compile(r"(?:^|_)(?:gate|router|expert_bias|e_score)")
 _STATIC_3D = re.compile(r"\d+x\d+x\d+")
@@ -94,7 +93,7 @@ def moe_blocks(graph: Graph, layers: list[int], sources: list[tuple[int, ...]],
                 if kind is None:
                     kind = role_kind[role] = (_ROUTER if is_router(role) else
                                               _EXPERT if "experts" in role else _BY_SHAPE)
-                named = weight_layer != MODEL_LEVEL
+                named = weight_layer >= 0
                 if named:
                     found.add(role)
                 if kind == _ROUTER:

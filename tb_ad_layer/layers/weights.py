@@ -1,7 +1,16 @@
 """What a weight/buffer name says: which layer owns it, and what role it plays there.
 
-Weight names are module paths with ``.`` replaced by ``_`` (``model_layers_5_self_attn_q_a_proj_weight``),
-or fused names such as ``fused_gate_up_5_weight``. They are the ground truth for layer ownership.
+Weight names are module paths with ``.`` replaced by ``_`` (``model_layers_5_self_attn_q_a_proj_weight``):
+the layer path in such a name is a strong hint of ownership, which dataflow checks (a block that
+several layers share is named after one of them).
+
+Weights that AutoDeploy's transforms register are named by running counters, not by modules
+(DESIGN.md, "Later stages"): ``fuse_gemms`` registers ``fused_weight_{idx}`` (idx counts the groups
+it fused, in graph order; scale buffers ``fused_weight_{idx}_{scale}``), ``fuse_moe``
+``fused_moe_w3_w1_stacked_{k}`` / ``fused_moe_w2_stacked_{k}`` (k counts MoE ops), the Llama-4
+matcher ``bmm_moe_w1_expert_{P}_{E}``. Older dumps name fused weights ``fused_gate_up_5_weight``,
+where the number happens to be a layer. None of these numbers is trusted as a layer: such a weight
+is :data:`UNNAMED`, and the node applying it gets its layer from the graph.
 """
 from __future__ import annotations
 
@@ -12,7 +21,10 @@ from functools import lru_cache
 from tb_ad_layer.errors import InputError
 
 _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
+# A weight a transform registered: the number in it counts transform matches.
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
+_TRANSFORM_MADE = re.compile(r"^_?fused_|^bmm_moe_|_stacked_\d")
+_COUNTERS = re.compile(r"_\d+(?=_|$)")
 # _LAYER, and the role after the layer's number (what weight_role gives): one match gives both.
 _LAYER_ROLE = re.compile(_LAYER.pattern + r"[_.]*(.*)", re.DOTALL)
 # The same patterns for ASCII names (every real one): there `\w` and `\d` mean what they mean
@@ -25,20 +37,27 @@ MAX_LAYER_INDEX = (1 << 31) - 1
 # The layer of a model-level weight (embedding, final norm, lm head, buffers) in
 # node_weight_facts.
 MODEL_LEVEL = -1
+# The layer of a weight a transform registered under a counter (fused_weight_3): its name says
+# neither a layer nor that it is model-level.
+UNNAMED = -2
 _BUFFER_HINT = re.compile(r"(?:^_|cos|sin|rotary|rope|inv_freq|freqs|cache|mask|_buffer)",
                           re.IGNORECASE)
 
 
 @lru_cache(maxsize=1 << 18)
 def layer_of_weight(name: str) -> int | None:
-    """The decoder layer a weight belongs to (``layers_N_``, ``layers.N.``, ``fused_*_N_*``), or None."""
+    """The decoder layer whose module path a weight's name holds (``layers_N_``, ``layers.N.``,
+    ``h_N_``, ``blocks_N_``), or None (model-level or :func:`is_transform_made`)."""
     m = _LAYER.search(name)
     if m:
         return _index(name, m.group(1))
-    m = _FUSED.match(name)
-    if m:
-        return _index(name, m.group(1))
     return None
+
+
+def is_transform_made(name: str) -> bool:
+    """Whether ``name`` is one a transform registered under a counter (``fused_weight_0``,
+    ``fused_moe_w2_stacked_3``, ``bmm_moe_w1_expert_0_5``) rather than a module path."""
+    return _TRANSFORM_MADE.search(name) is not None
 
 
 def _index(name: str, digits: str) -> int:
@@ -53,14 +72,14 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
                       ) -> tuple[list[tuple[int, ...]], list[tuple[str, ...]]]:
     """``(layers, roles)``: per entry of ``node_weights`` (the weight names of each node of a
     graph, ``node.weights``), the :func:`layer_of_weight` of each of its names
-    (:data:`MODEL_LEVEL` where that is None) and its :func:`weight_role`, as tuples parallel to
-    the names, from one search per name.
+    (:data:`UNNAMED` for a :func:`is_transform_made` name, else :data:`MODEL_LEVEL` where that is
+    None) and its :func:`weight_role`, as tuples parallel to the names, from one search per name.
 
     The rules read a weight's layer and role through the nodes that read it, so they are kept
     per node rather than in name-keyed tables: a MoE dump has one weight per expert and
     projection (400k on a 256-layer model), and every look-up of one in a table that large is
     a cache miss. A model-level weight's role is its name, so ``role != name`` is
-    ``layer != MODEL_LEVEL``.
+    ``layer != MODEL_LEVEL`` (a transform-made name with no counter in it aside).
 
     Raises:
         InputError: a layer index beyond :data:`MAX_LAYER_INDEX` (no file named: the caller
@@ -109,10 +128,9 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
                     prefix = name[:end + 1]
                     prefix_layer = layer
                 continue
-            m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
-            if m:
-                node_layers.append(_index(name, m.group(1)))
-                role = name[:m.start(1)] + "N" + name[m.end(1):]
+            if _TRANSFORM_MADE.search(name) is not None:
+                node_layers.append(UNNAMED)
+                role = _counted_role(name, ascii_name)
                 node_roles.append(shared.setdefault(role, role))
             else:
                 node_layers.append(MODEL_LEVEL)
@@ -142,7 +160,16 @@ def weight_role(name: str) -> str:
     m = _LAYER.search(name)
     if m:
         return name[m.end():].lstrip("_.")
-    m = _FUSED.match(name)
+    if _TRANSFORM_MADE.search(name) is not None:
+        return _counted_role(name, name.isascii())
+    return name
+
+
+def _counted_role(name: str, ascii_name: bool) -> str:
+    """The role of a transform-made weight: its name with the counter as ``N``
+    (``fused_weight_3_input_scale`` -> ``fused_weight_N_input_scale``), so that the same fused
+    weight of two layers or runs matches."""
+    m = (_FUSED_ASCII if ascii_name else _FUSED).match(name)
     if m:
         return name[:m.start(1)] + "N" + name[m.end(1):]
-    return name
+    return _COUNTERS.sub("_N", name)

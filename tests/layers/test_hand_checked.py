@@ -9,8 +9,10 @@ from tb_ad_layer.layers.layered import layer_graph
 from tests.conftest import DUMPS, write_dump
 
 # Two layers with MoE routing arithmetic whose name suffixes point at the wrong layer (sub_1,
-# eq_1 are layer 0's; sub, eq are layer 1's), a residual boundary, RoPE prep shared by both
-# layers, a KV cache and batch metadata, and a final norm.
+# eq_1 are layer 0's; sub, eq are layer 1's), a residual boundary where layer 0's residual add
+# is fused with layer 1's input norm (fused_1: layer 0's, "layer 0 residual output"), RoPE prep
+# shared by both layers, a KV cache and batch metadata, and the last layer's residual add fused
+# with the final norm (final: layer 1's).
 TRAP = """
 %input_ids : 2x4 : torch.int64
 %position_ids : 2x4 : torch.int64
@@ -56,9 +58,10 @@ output %logits
 """
 
 LAYER0 = ["norm_0", "q_0", "rope_0", "attn_0", "o_0", "fused_0", "getitem", "getitem_1",
-          "router_0", "topk_0", "getitem_2", "sub_1", "eq_1", "moe_0"]
-LAYER1 = ["fused_1", "getitem_3", "getitem_4", "q_1", "rope_1", "attn_1", "o_1", "fused_2",
-          "getitem_5", "getitem_6", "router_1", "topk_1", "getitem_7", "sub", "eq", "moe_1"]
+          "router_0", "topk_0", "getitem_2", "sub_1", "eq_1", "moe_0", "fused_1", "getitem_3",
+          "getitem_4"]
+LAYER1 = ["q_1", "rope_1", "attn_1", "o_1", "fused_2", "getitem_5", "getitem_6", "router_1",
+          "topk_1", "getitem_7", "sub", "eq", "moe_1", "final", "getitem_8"]
 
 
 def _trap(tmp_path: Path):
@@ -70,13 +73,13 @@ def test_membership_exact(tmp_path: Path) -> None:
     got = {i: [lg.graph.nodes[j].name for j in info.members] for i, info in lg.layers.items()}
     assert got == {0: LAYER0, 1: LAYER1}
     outside = {n.name for n in lg.graph.nodes if lg.layer[n.index] is None}
-    assert {"embedding", "cos", "final", "getitem_8", "logits", "kv_cache_0"} <= outside
+    assert {"embedding", "cos", "logits", "kv_cache_0"} <= outside
 
 
 def test_groups_exact(tmp_path: Path) -> None:
     lg = _trap(tmp_path)
     g = {n.name: (lg.group[n.index], lg.sub_group[n.index]) for n in lg.graph.nodes
-         if lg.layer[n.index] == 1}
+         if lg.layer[n.index] in (0, 1)}
     assert g["fused_1"] == ("norm", None)
     assert g["q_1"] == ("attention", "q_branch")
     assert g["rope_1"] == ("attention", "rope")
@@ -92,14 +95,15 @@ def test_groups_exact(tmp_path: Path) -> None:
 def test_external_inputs_and_edges(tmp_path: Path) -> None:
     lg = _trap(tmp_path)
     ext = {e.id: e.label for e in lg.layers[1].external_inputs}
-    assert ext == {"moe_0": "Layer 0 residual output", "getitem_1": "Layer 0 residual output",
+    assert ext == {"getitem_3": "Layer 0 residual output",
+                   "getitem_4": "Layer 0 residual output",
                    "cos": "RoPE cache", "kv_cache_1": "KV cache", "cache_loc": "batch metadata"}
     ext0 = {e.id: e.label for e in lg.layers[0].external_inputs}
     assert ext0 == {"embedding": "token embedding", "cos": "RoPE cache",
                     "kv_cache_0": "KV cache", "cache_loc": "batch metadata"}
     doc = layer_document(lg, 1)
     edges = {(e["from"], e["to"]) for e in doc["edges"]}
-    assert ("moe_0", "fused_1") in edges and ("getitem_1", "fused_1") in edges
+    assert ("getitem_3", "q_1") in edges and ("getitem_4", "fused_2") in edges
     assert ("getitem_7", "sub") in edges and ("sub", "eq") in edges and ("eq", "moe_1") in edges
     ids = {n["id"] for n in doc["nodes"]} | {e["id"] for e in doc["external_inputs"]}
     assert all(a in ids and b in ids for a, b in edges)

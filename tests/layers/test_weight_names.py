@@ -1,7 +1,14 @@
 """Weight names: the per-node facts give what the per-name functions give."""
 from __future__ import annotations
 
-from tb_ad_layer.layers.weights import MODEL_LEVEL, layer_of_weight, node_weight_facts, weight_role
+from tb_ad_layer.layers.weights import (
+    MODEL_LEVEL,
+    UNNAMED,
+    is_transform_made,
+    layer_of_weight,
+    node_weight_facts,
+    weight_role,
+)
 
 NAMES = [
     "model_layers_5_self_attn_q_a_proj_weight", "model.layers.12.mlp.experts.3.w1.weight",
@@ -11,6 +18,9 @@ NAMES = [
     "_ad_position_ids_buffer", "layer_3_w", "xlayers_3_w", "model_layers_٣_w",
     "model_layers_3_mlp_layers_4_w", "fused__5_w", "", "model.layers.5._.mlp_w", "h_2",
     "model_layers_7", "model_layers_7_", "model_h_1x_h_2_w",
+    # Registered by AutoDeploy's transforms under counters (fusion.py, fused_moe.py).
+    "fused_weight_0", "fused_weight_12_weight_scale", "fused_moe_w3_w1_stacked_3",
+    "fused_moe_w2_stacked_0", "bmm_moe_w1_expert_0_7",
 ]
 # One layer's names one after another, and names that share some of their text.
 RUN = [
@@ -31,11 +41,19 @@ def test_node_facts_match_the_per_name_functions() -> None:
         assert len(node_layers) == len(node_roles) == len(names)
         for name, layer, role in zip(names, node_layers, node_roles, strict=True):
             expected = layer_of_weight(name)
-            assert layer == (MODEL_LEVEL if expected is None else expected), name
+            if expected is not None:
+                assert layer == expected, name
+            else:
+                assert layer == (UNNAMED if is_transform_made(name) else MODEL_LEVEL), name
             assert role == weight_role(name), name
-            assert (role != name) == (layer != MODEL_LEVEL), name
+            if layer != UNNAMED:  # a transform-made name without a counter is its own role
+                assert (role != name) == (layer != MODEL_LEVEL), name
     by_name = dict(zip(NAMES, zip(layers[2], roles[2], strict=True), strict=True))
-    assert by_name["fused_gate_up_5_weight"] == (5, "fused_gate_up_N_weight")
+    # A counter in a fused weight's name is never a layer, in the old names and the real ones.
+    assert by_name["fused_gate_up_5_weight"] == (UNNAMED, "fused_gate_up_N_weight")
+    assert by_name["fused_weight_12_weight_scale"] == (UNNAMED, "fused_weight_N_weight_scale")
+    assert by_name["fused_moe_w3_w1_stacked_3"] == (UNNAMED, "fused_moe_w3_w1_stacked_N")
+    assert by_name["bmm_moe_w1_expert_0_7"] == (UNNAMED, "bmm_moe_w1_expert_N_N")
     assert by_name["model_layers_5x_weight"][0] == MODEL_LEVEL
     assert by_name["model_layers_٣_w"][0] == 3
     # Every layer's copy of a role is one string.
