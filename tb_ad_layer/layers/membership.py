@@ -21,13 +21,16 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    or view of that value opens B (a block-opening cast), while other elementwise work on it
    before B's norm (an embedding scale) stays in A. Sizes (SymInt values such as ``batch *
    seq`` that layer A computed and B reuses) carry no data and never count as a value read
-   across the boundary. When no single value separates two layers (a fused add+norm takes the
-   block output and the residual apart), the gap is A's. Region A can be the preparation (the
-   embedding ends it) and B the final norm. The preparation may hand the first layer several
-   values (Gemma 3n: the stacked AltUp streams and that layer's slice of the per-layer
-   inputs); then the first layer starts, after the preparation's last seed, at the latest point
-   where the fewest of the preparation's values are still to be read (a cast or view of them
-   already opens the layer).
+   across the boundary. Region A can be the preparation (the embedding ends it) and B the
+   final norm. When B reads several of A's values, no single one separates them: the
+   preparation hands the first layer several (Gemma 3n: the stacked AltUp streams and that
+   layer's slice of the per-layer inputs), a layer reuses the keys and values of the layer
+   before (Gemma 3n/4). Then B starts, after A's last seed, at the latest point where the
+   fewest of A's values are still to be read (a cast or view of them already opens B).
+   Between two layers, model-level work can run in the model's own loop (Gemma 4 slices the
+   hidden states, masks and per-layer inputs before its first KV-sharing layer): each layer's
+   code is one run of lines, so B has not begun before that work, and the gap's nodes from A's
+   output up to it (its views and slices included) are the model's.
 4. **Work that reads no seed's result is placed by position** (masks, RoPE tables, SymInt
    arithmetic on the sequence length): FX order is execution order, so each layer's own code is
    a contiguous run of lines. Such a node inside layer N's run of lines is N's (per-layer RoPE
@@ -81,6 +84,9 @@ _SCALAR_TYPES = frozenset({"SymInt", "SymFloat", "SymBool", "int", "float", "boo
 # trtllm_fused_allreduce_residual_rmsnorm).
 _ADD_NORM = re.compile(r"(?:add|residual)_?(?:rms_?|layer_?)?norm", re.IGNORECASE)
 
+# Ops that pick part of a value (the model's loop slicing the hidden states between layers).
+_INDEXING = re.compile(r"slice|select|narrow|index_select")
+
 _ALIAS_OPS = re.compile(r"_?to(?:_copy)?|type_as|float|half|bfloat16|double|contiguous|clone|"
                         r"alias|view|_unsafe_view|reshape|expand|detach|lift_fresh_copy")
 
@@ -132,7 +138,8 @@ class _Membership:
         self.owner = [_UNSET] * n
         self.next_use = next_use
         self.skipping = [False] * n
-        self.prep_seeds: list[int] = []
+        # Each region's seed positions, in order (region -> positions).
+        self.seeds_of: dict[int, list[int]] = {}
         # Values that cannot carry a layer's output across a boundary: weights and sizes.
         self.no_data = [self.weight_only[j] or node.dtype in _SCALAR_TYPES
                         for j, node in enumerate(graph.nodes)]
@@ -142,7 +149,13 @@ class _Membership:
         self._final_seeds()
         self._backward()
         gaps = self._classify()
-        self.prep_seeds = [j for j in range(self.n) if self.seed[j] == _PREP]
+        for j in range(self.n):
+            r = self.seed[j]
+            if r != _UNSET:
+                found = self.seeds_of.get(r)
+                if found is None:
+                    found = self.seeds_of[r] = []
+                found.append(j)
         readers = self._gap_readers(gaps)
         for pair, members in gaps.items():
             self._split_gap(pair[0], pair[1], members, readers.get(pair, []))
@@ -285,7 +298,7 @@ class _Membership:
 
     def _split_gap(self, a: int, b: int, members: list[int], b_readers: list[int]) -> None:
         """Split the gap between regions ``a`` and ``b`` at the value A's output passes through."""
-        owner, src, inputs, nodes = self.owner, self.src, self.inputs, self.nodes
+        src, inputs, nodes = self.src, self.inputs, self.nodes
         in_gap = set(members)
         # Readers of A's values: the gap itself and B's own nodes that read them. The boundary
         # lies before B's first own node.
@@ -321,14 +334,12 @@ class _Membership:
             if v < first_b and min_gap >= v and not many and (one == -1 or one == v):
                 valid.append(v)
         if not valid:
-            if a == _PREP:
-                cut = self._narrowest_handover(sorted(candidates), readers, first_b, a,
-                                               self._last_prep(first_b))
-                for j in members:
-                    owner[j] = a if j <= cut else b
-                return
-            for j in members:
-                owner[j] = a
+            # B also reads other values of A than its output: the preparation hands the first
+            # layer several (Gemma 3n's AltUp streams), a layer reuses an earlier one's keys and
+            # values (Gemma 3n/4). The boundary is where the fewest of A's values are still read.
+            cut = self._narrowest_handover(sorted(candidates), readers, first_b, a,
+                                           self._last_seed(a, first_b))
+            self._assign_split(a, b, members, cut, first_b)
             return
         valid.reverse()
         cut = valid[0]
@@ -338,13 +349,39 @@ class _Membership:
                 cut = v
             else:
                 break
-        for j in members:
-            owner[j] = a if j <= cut else b
+        self._assign_split(a, b, members, cut, first_b)
 
-    def _last_prep(self, before: int) -> int:
-        """The last position before ``before`` that the preparation's seeds own."""
-        k = bisect_left(self.prep_seeds, before)
-        return self.prep_seeds[k - 1] if k > 0 else -1
+    def _assign_split(self, a: int, b: int, members: list[int], cut: int, first_b: int) -> None:
+        """Give a gap's nodes up to ``cut`` to region ``a``, the rest to ``b``; but between two
+        layers, the gap's nodes before model-level work that precedes B's first own node are
+        the model's (its loop's slicing of the hidden states before a layer, Gemma 4): B's code
+        is one run of lines, so it has not begun where the model's code still runs."""
+        owner = self.owner
+        begins = cut
+        if a >= 0 and b < _FINAL:
+            src, weight_only, nodes = self.src, self.weight_only, self.nodes
+            for j in range(cut + 1, min(first_b, self.n)):
+                if src[j] == _FREE and not weight_only[j] and nodes[j].kind == "call" \
+                        and self.consumers[j]:
+                    begins = j
+            if begins > cut:
+                # A's code ended at its output; views and slices of it are the model's.
+                in_gap = set(members)
+                while cut in in_gap:
+                    data = [i for i in self.inputs[cut] if not self.no_data[i]]
+                    op = friendly_op_name(nodes[cut].target)
+                    if len(data) != 1 or (_ALIAS_OPS.fullmatch(op) is None
+                                          and _INDEXING.fullmatch(op) is None):
+                        break
+                    cut = data[0]
+        for j in members:
+            owner[j] = a if j <= cut else b if j > begins else _PREP
+
+    def _last_seed(self, region: int, before: int) -> int:
+        """The last position before ``before`` that a seed of ``region`` holds, or -1."""
+        seeds = self.seeds_of.get(region, [])
+        k = bisect_left(seeds, before)
+        return seeds[k - 1] if k > 0 else -1
 
     def _narrowest_handover(self, candidates: list[int], readers: list[int], first_b: int,
                             a: int, start: int) -> int:
