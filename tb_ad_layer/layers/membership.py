@@ -48,7 +48,7 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    N+1's input norm with one op that applies N+1's norm weight (or the model's final norm after
    the last layer): that op is layer N's ("layer N residual output"), the same everywhere, and
    layer N+1 reads it as an external input. The in-place variant returns nothing; the nodes that
-   read the tensors it mutates are placed by their own dataflow.
+   read the tensors it mutates read its results (:mod:`~tb_ad_layer.layers.mutation`).
 7. A ``getitem`` goes with the op it reads; a value computed from weights alone goes with the op
    that applies it, except one made from buffers alone (a RoPE table), placed by position. A
    node whose own name carries a layer path takes that layer when dataflow allows it (the layer
@@ -65,6 +65,7 @@ from bisect import bisect_left
 from tb_ad_layer.dump.graph import OUTPUT, PLACEHOLDER, Graph, friendly_op_name
 from tb_ad_layer.layers.hints import NO_HINT, PARAM, node_hints
 from tb_ad_layer.layers.history import CARRIED_OUTSIDE
+from tb_ad_layer.layers.mutation import value_topology
 from tb_ad_layer.layers.weights import MAX_LAYER_INDEX
 
 NO_LAYER = -1
@@ -114,7 +115,8 @@ class _Membership:
                  ) -> None:
         self.nodes = graph.nodes
         n = self.n = len(graph.nodes)
-        self.inputs, self.consumers = graph.topology()
+        # Values, not printed edges: a read of a tensor an op wrote into is a read of that op.
+        self.inputs, self.consumers, self.writes = value_topology(graph)
         self.weight_only = weight_only
         self.hint, self.name_layer = node_hints(graph, weight_layers, weight_only)
         self.carried = carried
@@ -138,6 +140,7 @@ class _Membership:
         self.owner = [_UNSET] * n
         self.next_use = next_use
         self.skipping = [False] * n
+        self._last_readers: list[int] | None = None
         # Each region's seed positions, in order (region -> positions).
         self.seeds_of: dict[int, list[int]] = {}
         # Values that cannot carry a layer's output across a boundary: weights and sizes.
@@ -193,7 +196,7 @@ class _Membership:
                 if not weight_only[i] and src[i] > s:
                     s = src[i]
             h = hint[j]
-            if add_norm[j] and s >= 0 and (h == PARAM or s < h):
+            if add_norm[j] and s >= 0 and (h < 0 or s < h):
                 seed[j] = s  # rule 6: it ends layer s
             elif h >= 0:
                 if s <= h:
@@ -344,8 +347,11 @@ class _Membership:
         valid.reverse()
         cut = valid[0]
         for v in valid[1:]:
-            if v in in_gap and self._sole_use(cut) == v \
-                    and _ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None:
+            # A's output runs on through the ops it alone feeds, and through writes into it
+            # (Gemma 3n's AltUp correction copies into the stacked streams in place).
+            if v in in_gap and (self.writes[v] or (
+                    self._sole_use(cut) == v
+                    and _ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None)):
                 cut = v
             else:
                 break
@@ -362,7 +368,7 @@ class _Membership:
             src, weight_only, nodes = self.src, self.weight_only, self.nodes
             for j in range(cut + 1, min(first_b, self.n)):
                 if src[j] == _FREE and not weight_only[j] and nodes[j].kind == "call" \
-                        and self.consumers[j]:
+                        and self._last_reader(j) > b:
                     begins = j
             if begins > cut:
                 # A's code ended at its output; views and slices of it are the model's.
@@ -376,6 +382,25 @@ class _Membership:
                     cut = data[0]
         for j in members:
             owner[j] = a if j <= cut else b if j > begins else _PREP
+
+    def _last_reader(self, j: int) -> int:
+        """The latest layer that reads the value of ``j`` (through nodes that descend from no
+        seed), among the nodes placed so far; -1 if none. Model-level work between two layers
+        prepares values for the layers after them, while a layer's own work on a model-level
+        value (its RoPE slices) is read by that layer alone."""
+        last = self._last_readers
+        if last is None:
+            owner, src, consumers = self.owner, self.src, self.consumers
+            last = self._last_readers = [-1] * self.n
+            for k in range(self.n - 1, -1, -1):
+                best = -1
+                for c in consumers[k]:
+                    o = owner[c]
+                    v = o if 0 <= o < _FINAL else last[c] if src[c] == _FREE else -1
+                    if v > best:
+                        best = v
+                last[k] = best
+        return last[j]
 
     def _last_seed(self, region: int, before: int) -> int:
         """The last position before ``before`` that a seed of ``region`` holds, or -1."""
