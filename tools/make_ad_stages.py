@@ -28,7 +28,9 @@ from pathlib import Path
 import torch
 import transformers
 
-from model_dumps.ad_stages import SPECS, make_stages
+from model_dumps.ad_stages import SPECS, make_stages, write_readme
+
+RUNTIME = "A full run takes about RUNTIME_MIN minutes on 2 CPU cores."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
             continue
         print(f"  ({time.monotonic() - start:.1f} s)", flush=True)
+    write_readme(args.out, "python tools/make_ad_stages.py", RUNTIME)
+    print(f"{args.out / 'README.md'} written")
     return 1 if failed else 0
 
 

@@ -228,20 +228,43 @@ def gemma3n_shared_kv(model: Any) -> dict[int, int]:
 SPECS: dict[str, StageSpec] = {s.name: s for s in [
     StageSpec("llama3_1_8b", "Llama-3.1-8B (LlamaForCausalLM)", llama3_8b),
     StageSpec("qwen3_8b", "Qwen3-8B (Qwen3ForCausalLM)", qwen3_8b),
-    StageSpec("deepseek_v3", "DeepSeek-V3 (DeepseekV3ForCausalLM)", deepseek_v3, moe_patch=True),
-    StageSpec("glm4_5", "GLM-4.5 (Glm4MoeForCausalLM)", glm4_5, moe_patch=True),
-    StageSpec("llama4_maverick", "Llama 4 Maverick (Llama4ForCausalLM, text)", llama4_maverick),
+    StageSpec("deepseek_v3", "DeepSeek-V3 (DeepseekV3ForCausalLM)", deepseek_v3, moe_patch=True,
+              notes=["first_k_dense_replace=3: fused_moe_*_stacked_0 is layer 3's;",
+                     "fuse_gemms fuses q_a_proj with kv_a_proj_with_mqa (and gate/up of the 3 dense "
+                     "layers); MLA goes the sdpa path (no torch_mla), so its cache is kv_cache_<i>."]),
+    StageSpec("glm4_5", "GLM-4.5 (Glm4MoeForCausalLM)", glm4_5, moe_patch=True,
+              notes=["92 layers, first_k_dense_replace=3, q/k norms."]),
+    StageSpec("llama4_maverick", "Llama 4 Maverick (Llama4ForCausalLM, text)", llama4_maverick,
+              notes=["MoE every other layer (interleave_moe_layer_step=2); its bmm experts stay "
+                     "as exported (AutoDeploy's match_bmm_moe_pattern is not reproduced), and its "
+                     "RMSNorm does not match the re-implemented pattern, so no fused add+norm."]),
     StageSpec("mixtral_8x7b", "Mixtral-8x7B (MixtralForCausalLM)", mixtral_8x7b, moe_patch=True),
     StageSpec("qwen3_moe_30b", "Qwen3-30B-A3B (Qwen3MoeForCausalLM)", qwen3_moe_30b,
               moe_patch=True),
-    StageSpec("gpt_oss_20b", "gpt-oss-20b (GptOssForCausalLM)", gpt_oss_20b),
+    StageSpec("gpt_oss_20b", "gpt-oss-20b (GptOssForCausalLM)", gpt_oss_20b,
+              notes=["eager attention with sinks (match_eager_attention not reproduced: no "
+                     "torch_attention, no cache); experts with biases stay as exported."]),
     StageSpec("nemotron_h", "NVIDIA-Nemotron-Nano-9B-v2 layout (NemotronHForCausalLM)",
-              nemotron_h),
-    StageSpec("bamba_9b", "Bamba-9B (BambaForCausalLM)", bamba_9b),
-    StageSpec("zamba2_2_7b", "Zamba2-2.7B layout (Zamba2ForCausalLM)", zamba2_2_7b),
+              nemotron_h, notes=["hybrid_override_pattern " + NEMOTRON_NANO_9B_V2 + " (56 "
+                                 "blocks, attention at 14, 21, 30, 39); Mamba mixers stay as "
+                                 "exported (no SSM / causal-conv cache insertion)."]),
+    StageSpec("bamba_9b", "Bamba-9B (BambaForCausalLM)", bamba_9b,
+              notes=["attention at 9, 18, 27: their caches are kv_cache_0/1/2; Mamba2 mixers "
+                     "stay as exported."]),
+    StageSpec("zamba2_2_7b", "Zamba2-2.7B layout (Zamba2ForCausalLM)", zamba2_2_7b,
+              notes=["transformers' default Zamba2 layout: 54 layers, hybrid (shared transformer "
+                     "block + Mamba) at 6, 12, 18, 24, 30, 36, 42, 47, 51, num_mem_blocks=1. The "
+                     "shared block's tied weights print under the FIRST hybrid layer's name "
+                     "(model_layers_6_shared_transformer_*), read by all nine hybrid layers: "
+                     "torch.export lifts a shared tensor once, and AutoDeploy's "
+                     "_deduplicate_params_and_buffers keeps the first get_attr in graph order."]),
     StageSpec("gemma3_1b", "Gemma-3-1B (Gemma3ForCausalLM)", gemma3_1b),
     StageSpec("gemma3n_e4b", "Gemma-3n-E4B text (Gemma3nForCausalLM)", gemma3n_e4b,
-              shared_kv=gemma3n_shared_kv),
+              shared_kv=gemma3n_shared_kv,
+              notes=["transformers' default Gemma 3n text layout: 35 layers, the last 15 reuse "
+                     "the K/V cache of the last earlier layer of their kind (read_cache_only=True, "
+                     "the source layer's kv_cache_<i>); without a cache at export their own k/v "
+                     "projections still run."]),
 ]}
 
 
@@ -380,3 +403,121 @@ def make_stages(spec: StageSpec, out_root: Path, log: Callable[[str], None] = pr
 
 def truth_text(path: Path) -> dict[str, Any]:
     return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+
+
+# ----------------------------------------------------------------------------------------------
+# README of the fixture directory
+# ----------------------------------------------------------------------------------------------
+
+README_HEAD = """# Multi-stage AutoDeploy dump fixtures (full-depth models)
+
+Written by `tools/make_ad_stages.py` (do not edit by hand). Each directory is an
+`AD_DUMP_GRAPHS_DIR`-style dump directory of one Hugging Face architecture at its **real layer
+count and layer-type pattern** (tiny widths: hidden 64, 4 query / 2 KV heads, 4-8 experts; bf16),
+exported the way AutoDeploy's `export_to_gm` exports (with its `linear`, `sdpa` and, for the MoE
+models marked below, per-expert `torch_moe` export patches) and taken through re-implementations
+of AutoDeploy's transforms (`tools/model_dumps/ad_transforms.py`, each citing the TensorRT-LLM
+file and commit it follows), in the order of TensorRT-LLM's `config/default.yaml` @ 0034d905
+(66 dumps; `build_model` writes none). Only the stages where the graph changed are written, plus
+the export and the final `066_compile_compile_model`; the counters are the real ones, so gaps
+are transforms that matched nothing (their dumps would repeat the previous one).
+
+Files per stage: `NNN_<stage>_<transform>.txt.gz` (the dump, in the exact text of AutoDeploy's
+graph writer, gzip without timestamp) and `NNN_<stage>_<transform>.truth.json.gz` (the truth
+format of `tests/fixtures/dumps/README.md`: per printed node its `layer`, `module`, `class`,
+`group`). Read them with `tools/model_dumps/stage_check.py` (standard library only):
+`iter_stages(dir)` yields (path, text, truth) per stage; `check_stage_dir(dir)` checks every line
+and that each truth names exactly its dump's nodes.
+
+## How truth is carried
+
+At export, each node's truth comes from `nn_module_stack` (`tools/model_dumps/truth.py`). It is
+kept in the node's `meta` and travels with the node: FX keeps a node, its name and its meta
+until a transform replaces it. Then:
+
+- a node a transform inserts takes the truth of the node it replaces (`torch_attention`,
+  `torch_rmsnorm` -> `flashinfer_rms_norm`, `trtllm_moe_fused` and its `aten.to`, the
+  layout transposes, `flashinfer_attention_mha_with_cache`);
+- a fused GEMM (`fuse_gemms`: the fused linear, `split_output`, its `getitem`s) takes the layer
+  and group of the linears it fuses, module = their common module path, class null;
+- `flashinfer_fused_add_rms_norm_inplace`, which replaces layer N's residual add and layer N+1's
+  input norm, takes the add's truth: layer N (its residual output feeding layer N+1); where it
+  replaces the last layer's add and the final norm, the last layer; where add and norm are in
+  one layer (the post-attention norm), that layer;
+- `getitem` of a multi-output node: its producer's truth;
+- new placeholders (`kv_cache_<i>`, batch metadata) and the metadata-preparation op with its
+  `getitem`s: model-level (all null);
+- after `fuse_add_rms_norm` the norm's users read the add's first operand and the sum's users
+  read its second (both mutated in place), exactly as AutoDeploy's replacement leaves them, so
+  a node's inputs can come from an earlier layer's nodes without that changing its truth.
+
+## Transforms reproduced (the dumps they write)
+
+| counter | transform | what it leaves |
+| --- | --- | --- |
+| 001 | export_to_gm | `torch_linear_simple`, `torch_attention_sdpa`, `torch_moe` (patched MoE) |
+| 002 / 003 | cleanup_noop_slice / cleanup_noop_add | no-op slices / zero adds removed |
+| 010 | match_sdpa_to_torch_attention | `auto_deploy.torch_attention.default(q, k, v, mask, dropout, causal, scale, None, None, None, 'bnsd')` |
+| 011 | match_grouped_attention | repeat_kv chains before K/V folded away (GQA) |
+| 012 | match_attention_layout | `transpose.int` of q/k/v into bsnd, layout `'bsnd'`, output transposed back |
+| 015 | match_rmsnorm_pattern | `auto_deploy.torch_rmsnorm.default(x, weight, eps)` |
+| 017 | eliminate_redundant_transposes | transpose pairs removed |
+| 038 | fuse_gemms (switched on) | `fused_weight_<idx>` (idx counts fused groups), fused linear, `split_output`, `getitem`s |
+| 045 | fuse_moe | `fused_moe_w3_w1_stacked_<k>` / `fused_moe_w2_stacked_<k>` (k counts MoE ops), `aten.to`, `auto_deploy.trtllm_moe_fused` (packets) |
+| 049 | fuse_rmsnorm | `auto_deploy.flashinfer_rms_norm` (packet) |
+| 052 | fuse_add_rms_norm | `auto_deploy.flashinfer_fused_add_rms_norm_inplace.default(x, residual, weight, eps)` -> None |
+| 055 | insert_cached_attention | metadata placeholders, `flashinfer_attention_prepare_metadata` + 2 `getitem`s, `kv_cache_<i>` (i counts attention ops), `flashinfer_attention_mha_with_cache.default` |
+| 066 | compile_model | torch-compile backend: the graph under `# GraphModule: _orig_mod` |
+
+Not reproduced (those parts of the graph stay as exported): RoPE matching, MLA (`torch_mla`;
+DeepSeek-V3's attention goes the sdpa path), the Llama-4 bmm MoE matcher, gpt-oss's and
+Nemotron-H's experts (not gated-MLP per-expert lists), Mamba/SSM, causal-conv and delta-rule
+cache insertion, eager-attention matching (gpt-oss, whose attention stays eager and uncached).
+
+## Models
+
+"""
+
+
+def write_readme(out_root: Path, command: str, runtime: str) -> None:
+    from .stage_check import check_stage_dir, stage_files, truth_path
+    lines = [README_HEAD]
+    lines.append("| directory | model | layers (kinds at export) | stages written | nodes export -> final | size (gz) |\n")
+    lines.append("| --- | --- | --- | --- | --- | --- |\n")
+    total = 0
+    details = []
+    for name, spec in SPECS.items():
+        d = out_root / name
+        if not d.is_dir():
+            continue
+        rows = check_stage_dir(d)
+        size = sum(p.stat().st_size + truth_path(p).stat().st_size for p in stage_files(d))
+        total += size
+        first = json.loads(gzip.decompress(truth_path(stage_files(d)[0]).read_bytes()))
+        kinds = [first["layer_kinds"][str(i)] for i in range(first["num_layers"])]
+        runs: list[str] = []
+        i = 0
+        while i < len(kinds):
+            j = i
+            while j + 1 < len(kinds) and kinds[j + 1] == kinds[i]:
+                j += 1
+            runs.append(f"{i}-{j} {kinds[i]}" if j > i else f"{i} {kinds[i]}")
+            i = j + 1
+        summary = "; ".join(runs)
+        if len(summary) > 160:
+            from collections import Counter
+            summary = ", ".join(f"{n}x {k}" for k, n in Counter(kinds).items()) + " (see notes)"
+        stages = ", ".join(r["file"].split("_", 1)[0] for r in rows)
+        lines.append(f"| `{name}/` | {spec.title} | {len(kinds)}: {summary} | {stages} | "
+                     f"{rows[0]['nodes']} -> {rows[-1]['nodes']} | {size / 1e6:.2f} MB |\n")
+        details.append(f"- `{name}/`: " + "; ".join(
+            f"{r['file'][:3]} {r['nodes']}" for r in rows)
+            + (("; notes: " + " ".join(spec.notes)) if spec.notes else "") + "\n")
+    lines.append(f"\nTotal: {total / 1e6:.2f} MB.\n\nNodes per stage:\n\n")
+    lines.extend(details)
+    lines.append(f"\n## Regenerate\n\n```\npip install torch==2.13.0 transformers==5.23.0\n"
+                 f"{command}\n```\n\nMade with torch 2.13.0 (CPU) and transformers 5.23.0; "
+                 f"byte-identical from one run to the next. {runtime}\n\n"
+                 "Agreement of the product's layer assignment with this truth, per stage: "
+                 "`.venv/bin/python tools/ad_stages_report.py`.\n")
+    (out_root / "README.md").write_text("".join(lines), encoding="utf-8")

@@ -244,13 +244,17 @@ def match_rmsnorm_pattern(gm: fx.GraphModule) -> int:
                     inner.add(nxt)
         elif is_op(nxt, aten.mul) and len(nxt.args) == 2:
             # (weight.to(float32) * data).to(input_dtype)
+            # (a float32 weight traces without its cast: ``weight * data`` then ``.to``)
             other = nxt.args[0] if nxt.args[1] is mul else nxt.args[1]
-            if is_op(other, aten.to) and isinstance(other.args[0], fx.Node) \
-                    and other.args[0].op == "get_attr" and len(nxt.users) == 1:
-                last = next(iter(nxt.users))
-                if is_op(last, aten.to) and len(other.users) == 1:
-                    final, weight = last, other.args[0]
-                    inner |= {nxt, other}
+            last = next(iter(nxt.users)) if len(nxt.users) == 1 else None
+            if is_op(last, aten.to) and is_op(other, aten.to) \
+                    and isinstance(other.args[0], fx.Node) and other.args[0].op == "get_attr" \
+                    and len(other.users) == 1:
+                final, weight = last, other.args[0]
+                inner |= {nxt, other}
+            elif is_op(last, aten.to) and isinstance(other, fx.Node) and other.op == "get_attr":
+                final, weight = last, other
+                inner.add(nxt)
         if final is None or not all(_users_in(n, inner | {final}) for n in inner):
             continue
         with gm.graph.inserting_before(final):
