@@ -24,11 +24,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -482,7 +482,8 @@ cache insertion, eager-attention matching (gpt-oss, whose attention stays eager 
 def write_readme(out_root: Path, command: str, runtime: str) -> None:
     from .stage_check import check_stage_dir, stage_files, truth_path
     lines = [README_HEAD]
-    lines.append("| directory | model | layers (kinds at export) | stages written | nodes export -> final | size (gz) |\n")
+    lines.append("| directory | model | layers (kinds at export) | stages written "
+                 "| nodes export -> final | size (gz) |\n")
     lines.append("| --- | --- | --- | --- | --- | --- |\n")
     total = 0
     details = []

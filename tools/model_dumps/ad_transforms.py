@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import operator
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import fx
@@ -339,7 +340,7 @@ def _fused_truth(truths: list[dict[str, Any]]) -> dict[str, Any]:
     mods = [t["module"] or "" for t in truths]
     parts = [m.split(".") for m in mods]
     common = []
-    for seg in zip(*parts):
+    for seg in zip(*parts, strict=False):
         if len(set(seg)) != 1:
             break
         common.append(seg[0])
@@ -362,7 +363,7 @@ def fuse_moe(gm: fx.GraphModule) -> int:
             continue
         x, sel, weights, w1_list, w2_list, w3_list = node.args[:6]
         up = torch.stack([torch.cat([gm.get_parameter(w3.target), gm.get_parameter(w1.target)],
-                                    dim=-2) for w1, w3 in zip(w1_list, w3_list)], dim=0)
+                                    dim=-2) for w1, w3 in zip(w1_list, w3_list, strict=True)], dim=0)
         down = torch.stack([gm.get_parameter(w2.target) for w2 in w2_list], dim=0)
         key_up, key_down = f"fused_moe_w3_w1_stacked_{k}", f"fused_moe_w2_stacked_{k}"
         k += 1
