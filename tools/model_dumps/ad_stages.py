@@ -489,8 +489,9 @@ def write_readme(out_root: Path, command: str, runtime: str) -> None:
     details = []
     for name, spec in SPECS.items():
         d = out_root / name
-        if not d.is_dir():
-            continue
+        if not d.is_dir() or not stage_files(d) or \
+                not stage_files(d)[-1].name.startswith(f"{COUNTER['compile_model']:03d}_"):
+            continue  # absent, or not written through to the final stage
         rows = check_stage_dir(d)
         size = sum(p.stat().st_size + truth_path(p).stat().st_size for p in stage_files(d))
         total += size
