@@ -1,0 +1,32 @@
+"""The multi-stage AutoDeploy fixtures (tests/fixtures/ad_stages/): every dump line and every
+truth file checked with the standard-library checker, stage order and counters as written."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+sys.path.insert(0, str(REPO / "tools"))
+
+from model_dumps.stage_check import check_stage_dir, iter_stages  # noqa: E402
+
+ROOT = REPO / "tests" / "fixtures" / "ad_stages"
+MODELS = sorted(p.name for p in ROOT.iterdir() if p.is_dir()) if ROOT.is_dir() else []
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_stage_dir_checks(model: str) -> None:
+    rows = check_stage_dir(ROOT / model)
+    assert rows[0]["file"] == "001_export_export_to_gm.txt.gz"
+    assert rows[-1]["file"] == "066_compile_compile_model.txt.gz"
+    assert rows[-1]["sections"] == ["_orig_mod"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_truth_layers_cover_every_layer(model: str) -> None:
+    for _path, _text, truth in iter_stages(ROOT / model):
+        layers = {n["layer"] for n in truth["nodes"].values()} - {None}
+        assert layers == set(range(truth["num_layers"]))
