@@ -35,7 +35,7 @@ def test_convert_all_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert [layer.kind for layer in store.layers(3)] == ["mla+mlp", "mla+mlp", "mla+moe", "mla+moe",
                                                          "mla+moe"]
     doc = store.layer_doc(3, 3)
-    assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 45
+    assert doc is not None and doc["layer"] == 3 and len(doc["nodes"]) == 46
     assert store.meta.run == "dsv3" and store.meta.converter_version
     # Each dump file, in stage order, with the SHA-256 and size of its bytes.
     files = [(f.path, f.sha256, f.size_bytes, f.role) for f in store.files()]

@@ -17,6 +17,9 @@ Examples::
         --experts 32 --hidden 512 --stages all --out tests/fixtures/dumps/ad_dsv3
     python tools/make_ad_dump.py --model llama --layers 3 --stages final \
         --out tests/fixtures/dumps/ad_llama
+    python tools/make_ad_dump.py --model dsv3 --layers 5 --dense-layers 2 \
+        --experts 32 --hidden 512 --stages final --legacy-names \
+        --out tests/fixtures/dumps/ad_dsv3_legacy
     # benchmark-sized DeepSeek-V3 final stage (~29 MB, ~181k nodes)
     python tools/make_ad_dump.py --model dsv3 --layers 61 --dense-layers 3 \
         --unfused-moe --experts 256 --hidden 7168 --out /tmp/dsv3_full
@@ -42,7 +45,38 @@ Node naming follows torch.fx: a per-base counter over the whole graph
 (``view``, ``view_1``, ...), so suffixes say nothing about layers.  One
 namespace is shared by all stages of a run, as a real FX graph keeps its
 namespace across transforms: a node that survives a transform keeps its name,
-a replacement gets a fresh one.
+a replacement gets a fresh one, based on its target (an op packet such as
+``auto_deploy.trtllm_moe_fused`` or ``aten.to`` gives ``trtllm_moe_fused``,
+``to``; a function gives its ``__name__``, ``split_output``).
+
+What the final stage's fusions and cache insertion create is named as
+TensorRT-LLM AutoDeploy's transforms name it (``transform/library/``), by running
+counters over the graph in graph order, never by layer:
+
+* ``fuse_gemms`` / ``fuse_finegrained_fp8_gemms`` (fusion.py): ``fused_weight_{i}``
+  (+ ``fused_weight_{i}_weight_scale_inv`` for block fp8), i counting the groups
+  fused; the output split by the transform's local ``split_output`` function
+  (one function object per group) and ``getitem``;
+* ``fuse_swiglu`` / ``fuse_finegrained_fp8_swiglu`` (fuse_swiglu.py):
+  ``fused_swiglu_gate_up_{j}`` / ``fused_finegrained_fp8_swiglu_{j}_gate_up_weight``
+  and ``..._gate_up_weight_scale``, j counting the fused SwiGLU ops (dense MLPs
+  and shared experts);
+* ``fuse_moe`` (fused_moe.py): ``fused_moe_w3_w1_stacked_{k}`` and
+  ``fused_moe_w2_stacked_{k}``, k counting the MoE ops; the input cast by an
+  inserted ``aten.to``; both inserted as op packets;
+* cache insertion (kvcache.py): ``kv_cache_{i}`` / ``mla_cache_{i}``, i counting
+  the cached attention ops; the backend's prepare-metadata op right after the
+  last placeholder.
+
+``--legacy-names`` writes these as older dumps did, after their layer
+(``fused_qkv_a_N_weight``, ``fused_gate_up_N_weight``, ...), the rest unchanged.
+
+Truth convention for a residual add fused with the next norm
+(``flashinfer_fused_add_rms_norm``, ``trtllm_fused_allreduce_residual_rmsnorm``):
+the fused node and its getitems belong to the layer whose residual add it is
+(layer N, though it reads layer N+1's input-norm weight: it is layer N's
+residual output, an external input of layer N+1); after the last layer, where it
+fuses the model's final norm, to the last layer.
 """
 
 from __future__ import annotations
@@ -272,7 +306,7 @@ class Stage:
         self.router = "aten"  # aten | fused
         self.moe = "torch_moe"  # torch_moe | fused
         self.mlp = "unfused"  # unfused | fused
-        self.fuse_gemms = False  # fused_qkv_a_N / fused_gate_up_N weights
+        self.fuse_gemms = False  # fuse_gemms (+ fp8 variant), fuse_swiglu, fuse_moe weights
         self.tp = False
         self.dist = "torch"  # torch | trtllm
         self.fuse_norm = False  # add+norm / allreduce+residual+norm fusion
@@ -311,6 +345,11 @@ def stage_presets(which, unfused_moe, world):
 # --------------------------------------------------------------------------
 
 
+def fn_address(i):
+    """A fixed, plausible CPython address for the i-th function object of a kind."""
+    return hex(0x7F3B2C1D4E40 + 0x1A0 * i)
+
+
 def scale_shape(out_f, in_f):
     return shp(int(math.ceil(out_f / 128.0)), int(math.ceil(in_f / 128.0)))
 
@@ -320,6 +359,14 @@ class Builder:
         self.g = g
         self.c = cfg
         self.st = st
+        self.legacy = cfg.legacy_names
+        # Running counters of the post-load fusions, in graph order, as the transforms keep them
+        # (one graph per stage, so they restart in every stage): fuse_gemms' group index
+        # (fused_weight_{i}), fuse_swiglu's op index (fused_*swiglu*_{j}), fuse_moe's op index
+        # (fused_moe_*_stacked_{k}).
+        self.n_gemm = 0
+        self.n_swiglu = 0
+        self.n_moe = 0
         B, S = cfg.batch, cfg.seq
         if st.symbolic:
             self.B, self.S, self.T = "s0", "s1", "s0*s1"
@@ -381,12 +428,14 @@ class Builder:
         return g.call(key + ".rms", "auto_deploy.flashinfer_rms_norm.default",
                       [x, weight, eps], out_shape, BF16)
 
-    def linear(self, key, x, wname, out_f, in_f, out_shape, fp8, bias=None, wref=None):
-        """A projection with weight ``wname`` (shape out_f x in_f)."""
+    def linear(self, key, x, wname, out_f, in_f, out_shape, fp8, bias=None, wref=None,
+               scale_name=None):
+        """A projection with weight ``wname`` (shape out_f x in_f); an fp8 one reads the block
+        scale ``scale_name`` (default ``<wname>_scale_inv``, the checkpoint's name)."""
         g, st = self.g, self.st
         if fp8:
             wr = wref or self.w(wname, shp(out_f, in_f), FP8)
-            sr = self.w(wname + "_scale_inv", scale_shape(out_f, in_f), F32)
+            sr = self.w(scale_name or wname + "_scale_inv", scale_shape(out_f, in_f), F32)
             if st.fp8 == "fake":
                 return g.call(key, "auto_deploy.torch_fake_quant_finegrained_fp8_linear.default",
                               [x, wr, bias, [], [sr], [], []], out_shape, BF16)
@@ -397,6 +446,36 @@ class Builder:
             return g.call(key, "aten.linear.default", [x, wr], out_shape, BF16)
         return g.call(key, "auto_deploy.torch_linear_simple.default", [x, wr, bias],
                       out_shape, BF16)
+
+    def fused_gemm(self, key, x, sizes, in_f, fp8, legacy_name, sub_groups):
+        """One group of projections that read the same input, fused by ``fuse_gemms`` (bf16) or
+        ``fuse_finegrained_fp8_gemms`` (block-fp8), as fusion.py writes them: the concatenated
+        weight ``fused_weight_{i}`` (i counts the groups fused, in graph order, from 0) and, for
+        fp8, its block scale ``fused_weight_{i}_weight_scale_inv``; the output is split again by
+        the transform's local ``split_output`` function and one ``getitem`` per projection.
+        ``--legacy-names`` writes the layer-named weight ``legacy_name`` split by
+        ``aten.split_with_sizes`` instead. Returns the projections' outputs."""
+        g = self.g
+        out_f = sum(sizes)
+        lead = self.bs()
+        shapes = [lead + f"x{n}" for n in sizes]
+        if self.legacy:
+            fused = self.linear(key, x, legacy_name, out_f, in_f, lead + f"x{out_f}", fp8=fp8)
+            sp = g.call(key + ".split", "aten.split_with_sizes.default", [fused, list(sizes), -1],
+                        shapes, [BF16] * len(sizes))
+        else:
+            i = self.n_gemm
+            self.n_gemm += 1
+            wname = f"fused_weight_{i}"
+            fused = self.linear(key, x, wname, out_f, in_f, lead + f"x{out_f}", fp8=fp8,
+                                scale_name=wname + "_weight_scale_inv")
+            owner = ("QuantizationFusionMixin._insert_fused_quant_gemm" if fp8
+                     else "_insert_fused_gemm")
+            # every fused group defines its own split_output closure: its own address
+            target = f"<function {owner}.<locals>.split_output at {fn_address(i)}>"
+            sp = g.call(key + ".split", target, [fused], shapes, [BF16] * len(sizes),
+                        base="split_output")
+        return [g.getitem(sp, k, sub=sub) for k, sub in enumerate(sub_groups)]
 
     def all_reduce(self, key, x):
         if self.st.dist == "torch":
@@ -448,19 +527,19 @@ class Builder:
 
     def end_layer(self, n, ffn, resid2, reduced, ffn_group):
         """The end of layer n: the residual add of its FFN output ``ffn``, returned as
-        ``(resid, normed)``. With fused norms the add is fused with the next norm, which reads
-        the NEXT layer's weight and so belongs to layer n+1 (or to no layer after the last);
+        ``(resid, normed)``. With fused norms the add is fused with the next norm (layer n+1's
+        input norm, or the model's final norm after the last layer) into one node that reads the
+        next norm's weight. That node and its getitems belong to layer n: they are layer n's
+        residual output, an external input of layer n+1 (after the last layer they stay in it);
         ``reduced``: the FFN already all-reduced its output."""
         g, c, W = self.g, self.c, self.W
         H = self.d.H
         L = f"L{n}."
         last = n == c.layers - 1
-        nxt = None if last else n + 1
         nxt_w = (self.w("model_norm_weight", shp(H)) if last
                  else self.w(f"model_layers_{n + 1}_input_layernorm_weight", shp(H)))
         if self.st.fuse_norm:
-            g.at(nxt, "norm", mod=("model.norm" if last
-                                   else f"model.layers.{nxt}.input_layernorm"))
+            g.at(n, "norm", mod=f"model.layers.{n}")
             f = self.add_norm((f"L{n + 1}." if not last else "final_") + "in_norm",
                               ffn, resid2, nxt_w, allreduce=not reduced and W > 1)
             nn_ = g.getitem(f, 0)
@@ -539,26 +618,23 @@ class Dsv3(Builder):
             md["last_page_len"] = g.placeholder("last_page_len", shp(B), I32)
             md["last_page_len_host"] = g.placeholder("last_page_len_host", shp(B), I32)
             md["seq_len_with_cache_host"] = g.placeholder("seq_len_with_cache_host", shp(B), I32)
+            # one cache per cached MLA op, "mla_cache_{i}": i counts the MLA ops in graph order
             self.caches = [
-                g.placeholder(f"mla_cache_{n}",
+                g.placeholder(f"mla_cache_{i}",
                               shp(d.num_pages, d.page_size, d.kv_lora + d.rope), BF16)
-                for n in range(c.layers)]
+                for i in range(c.layers)]
         self.md = md
         self.pos = pos
         # ---- model-level prep ----------------------------------------------
+        if st.attn == "cached" and not self.legacy:
+            self.prepare_metadata()  # inserted right after the last placeholder
         self.emit_sym(ids)
         g.at(None, "other", mod="model.embed_tokens")
         emb = g.call("embed", "aten.embedding.default",
                      [self.w("model_embed_tokens_weight", shp(d.vocab, H)), ids],
                      self.bs(H), BF16)
-        g.at(None, "other")
-        if st.attn == "cached":
-            prep = g.call("mla_prep", "auto_deploy.flashinfer_mla_prepare_metadata.default",
-                          [pos, md["batch_info_host"], md["cu_seqlen_host"],
-                           md["seq_len_with_cache_host"]],
-                          [shp(self.T), shp(self.T)], [I32, I32])
-            self.fi_batch = g.getitem(prep, 0)
-            self.fi_pos = g.getitem(prep, 1)
+        if st.attn == "cached" and self.legacy:
+            self.prepare_metadata()
         g.at(None, "other", mod="model.rotary_emb")
         if st.rope in ("aten", "torch"):
             cos_c = self.w("model_rotary_emb_cos_cached", shp(d.max_pos, d.rope), BF16)
@@ -575,6 +651,17 @@ class Dsv3(Builder):
             self.sin = g.getitem(ch, 1)
 
         self.decoder(emb)
+
+    def prepare_metadata(self):
+        """The MLA backend's prepare-metadata op and its getitems (model-level)."""
+        g, md = self.g, self.md
+        g.at(None, "other")
+        prep = g.call("mla_prep", "auto_deploy.flashinfer_mla_prepare_metadata.default",
+                      [self.pos, md["batch_info_host"], md["cu_seqlen_host"],
+                       md["seq_len_with_cache_host"]],
+                      [shp(self.T), shp(self.T)], [I32, I32])
+        self.fi_batch = g.getitem(prep, 0)
+        self.fi_pos = g.getitem(prep, 1)
 
     # -------------------------------------------------------------------------
     def layer(self, n, resid, normed):
@@ -618,15 +705,9 @@ class Dsv3(Builder):
         kv_a_out = d.kv_lora + d.rope
         g.at(n, "mla")
         if st.fuse_gemms:
-            qkv_out = d.q_lora + kv_a_out
             g.at(n, "mla", None)
-            qkv = self.linear(L + "qkv_a", x, f"fused_qkv_a_{n}_weight", qkv_out, H,
-                              self.bs(qkv_out), fp8=True)
-            sp = g.call(L + "qkv_a.split", "aten.split_with_sizes.default",
-                        [qkv, [d.q_lora, kv_a_out], -1],
-                        [self.bs(d.q_lora), self.bs(kv_a_out)], [BF16, BF16])
-            q_a = g.getitem(sp, 0, sub="q_branch")
-            kv_a = g.getitem(sp, 1, sub="kv_branch")
+            q_a, kv_a = self.fused_gemm(L + "qkv_a", x, (d.q_lora, kv_a_out), H, True,
+                                        f"fused_qkv_a_{n}_weight", ("q_branch", "kv_branch"))
         else:
             g.at(n, "mla", "q_branch")
             q_a = self.linear(L + "q_a", x, pre + "q_a_proj_weight", d.q_lora, H,
@@ -721,15 +802,28 @@ class Dsv3(Builder):
 
     # -------------------------------------------------------------------------
     def swiglu(self, key, x, gate_name, up_name, down_name, gate_up_name, inter, out_shape):
-        """Gated MLP; returns output. Weights fp8 (DeepSeek-V3 FP8 checkpoint)."""
+        """Gated MLP; returns output. Weights fp8 (DeepSeek-V3 FP8 checkpoint).
+
+        Fused, it is what ``fuse_finegrained_fp8_swiglu`` (fuse_swiglu.py) makes of a matched
+        ``torch_finegrained_fp8_swiglu_mlp``: the buffers
+        ``fused_finegrained_fp8_swiglu_{j}_gate_up_weight`` and ``..._gate_up_weight_scale``, j
+        counting those ops (dense MLPs and shared experts alike) in graph order; the down
+        projection keeps its own weight and scale.
+        ``--legacy-names`` writes the layer-named ``gate_up_name`` (+ ``_scale_inv``)."""
         g, st, d = self.g, self.st, self.d
         H = d.H
         il = inter // self.W
         if st.mlp == "fused":
-            gu = self.w(gate_up_name, shp(2 * il, H), FP8)
+            if self.legacy:
+                gu_name, gu_scale = gate_up_name, gate_up_name + "_scale_inv"
+            else:
+                prefix = f"fused_finegrained_fp8_swiglu_{self.n_swiglu}"
+                self.n_swiglu += 1
+                gu_name, gu_scale = prefix + "_gate_up_weight", prefix + "_gate_up_weight_scale"
+            gu = self.w(gu_name, shp(2 * il, H), FP8)
             dw = self.w(down_name, shp(H, il), FP8)
             return g.call(key, "auto_deploy.fused_finegrained_fp8_swiglu_mlp.default",
-                          [x, gu, dw, self.w(gate_up_name + "_scale_inv", scale_shape(2 * il, H), F32),
+                          [x, gu, dw, self.w(gu_scale, scale_shape(2 * il, H), F32),
                            self.w(down_name + "_scale_inv", scale_shape(H, il), F32)],
                           out_shape, BF16)
         lead = out_shape.rsplit("x", 1)[0]
@@ -801,7 +895,22 @@ class Dsv3(Builder):
             ids = lid
         # routed experts
         g.at(n, "moe", "moe_experts")
-        if st.moe == "fused":
+        if st.moe == "fused" and not self.legacy:
+            # fuse_moe (fused_moe.py): the experts' weights stacked into
+            # fused_moe_w3_w1_stacked_{k} / fused_moe_w2_stacked_{k}, k counting the MoE ops in
+            # graph order; the input cast to the weights' dtype by an inserted aten.to; both
+            # ops inserted as op packets (no overload in the target, no "_default" in the name).
+            el = d.E // ep
+            k = self.n_moe
+            self.n_moe += 1
+            x_in = g.call(L + "moe.to", "aten.to", [x2, Raw(FP8)], x2.shape, FP8, base="to")
+            routed = g.call(L + "moe", "auto_deploy.trtllm_moe_fused",
+                            [x_in, ids, weights,
+                             self.w(f"fused_moe_w3_w1_stacked_{k}",
+                                    shp(el, 2 * d.moe_inter, H), FP8),
+                             self.w(f"fused_moe_w2_stacked_{k}", shp(el, H, d.moe_inter), FP8)],
+                            self.t2(H), BF16, base="trtllm_moe_fused")
+        elif st.moe == "fused":
             el = d.E // ep
             routed = g.call(L + "moe", "auto_deploy.trtllm_moe_fused.default",
                             [x2, ids, weights,
@@ -953,22 +1062,19 @@ class Llama(Builder):
                           ("cache_loc", shp(d.num_pages)), ("last_page_len", shp(B)),
                           ("last_page_len_host", shp(B)), ("seq_len_with_cache_host", shp(B))):
                 md[nm] = g.placeholder(nm, s, I32)
-            self.caches = [g.placeholder(f"kv_cache_{n}",
+            # one cache per cached attention op, "kv_cache_{i}": i counts them in graph order
+            self.caches = [g.placeholder(f"kv_cache_{i}",
                                          shp(d.num_pages, 2, d.page_size, d.kv // W, d.hd), BF16)
-                           for n in range(c.layers)]
+                           for i in range(c.layers)]
         self.md = md
+        if st.attn == "cached" and not self.legacy:
+            self.prepare_metadata()  # inserted right after the last placeholder
         self.emit_sym(ids)
         g.at(None, "other", mod="model.embed_tokens")
         emb = g.call("embed", "aten.embedding.default",
                      [self.w("model_embed_tokens_weight", shp(d.vocab, H)), ids], self.bs(H), BF16)
-        g.at(None, "other")
-        if st.attn == "cached":
-            prep = g.call("fi_prep", "auto_deploy.flashinfer_attention_prepare_metadata.default",
-                          [pos, md["batch_info_host"], md["cu_seqlen_host"],
-                           md["seq_len_with_cache_host"]],
-                          [shp(self.T), shp(self.T)], [I32, I32])
-            self.fi_batch = g.getitem(prep, 0)
-            self.fi_pos = g.getitem(prep, 1)
+        if st.attn == "cached" and self.legacy:
+            self.prepare_metadata()
         if st.rope in ("aten", "torch"):
             g.at(None, "other", mod="model.rotary_emb")
             cos_c = self.w("model_rotary_emb_cos_cached", shp(d.max_pos, d.hd), BF16)
@@ -976,6 +1082,17 @@ class Llama(Builder):
             self.cos = g.call("rope.cos", "aten.index.Tensor", [cos_c, [pos]], self.bs(d.hd), BF16)
             self.sin = g.call("rope.sin", "aten.index.Tensor", [sin_c, [pos]], self.bs(d.hd), BF16)
         self.decoder(emb)
+
+    def prepare_metadata(self):
+        """The flashinfer backend's prepare-metadata op and its getitems (model-level)."""
+        g, md = self.g, self.md
+        g.at(None, "other")
+        prep = g.call("fi_prep", "auto_deploy.flashinfer_attention_prepare_metadata.default",
+                      [self.pos, md["batch_info_host"], md["cu_seqlen_host"],
+                       md["seq_len_with_cache_host"]],
+                      [shp(self.T), shp(self.T)], [I32, I32])
+        self.fi_batch = g.getitem(prep, 0)
+        self.fi_pos = g.getitem(prep, 1)
 
     def layer(self, n, resid, normed):
         g, st, d = self.g, self.st, self.d
@@ -1001,10 +1118,20 @@ class Llama(Builder):
         g.at(n, "mlp")
         mp = pre + "mlp_"
         il = d.inter // W
-        if st.mlp == "fused":
+        if st.mlp == "fused" and self.legacy:
             ffn = g.call(L + "mlp", "auto_deploy.fused_swiglu_mlp.default",
                          [normed2, self.w(mp + "gate_up_proj_weight", shp(2 * il, H)),
                           self.w(mp + "down_proj_weight", shp(H, il))], normed2.shape, BF16)
+        elif st.mlp == "fused":
+            # fuse_swiglu (fuse_swiglu.py): the gate+up buffer fused_swiglu_gate_up_{j}, j
+            # counting the fused SwiGLU ops in graph order; args (x, gate_up, down, gate_up
+            # bias, down bias), the biases None here
+            j = self.n_swiglu
+            self.n_swiglu += 1
+            ffn = g.call(L + "mlp", "auto_deploy.fused_swiglu_mlp.default",
+                         [normed2, self.w(f"fused_swiglu_gate_up_{j}", shp(2 * il, H)),
+                          self.w(mp + "down_proj_weight", shp(H, il)), None, None],
+                         normed2.shape, BF16)
         else:
             gt = self.linear(L + "mlp.gate", normed2, mp + "gate_proj_weight", il, H, self.bs(il), False)
             up = self.linear(L + "mlp.up", normed2, mp + "up_proj_weight", il, H, self.bs(il), False)
@@ -1023,13 +1150,8 @@ class Llama(Builder):
         Bi, Si = self.B_int(), self.S_int()
         if st.fuse_gemms:
             g.at(n, "attention", None)
-            qkv = self.linear(L + "qkv", x, f"fused_qkv_{n}_weight", qo + 2 * ko, H,
-                              self.bs(qo + 2 * ko), fp8=False)
-            sp = g.call(L + "qkv.split", "aten.split_with_sizes.default", [qkv, [qo, ko, ko], -1],
-                        [self.bs(qo), self.bs(ko), self.bs(ko)], [BF16, BF16, BF16])
-            q = g.getitem(sp, 0, sub="q_branch")
-            k = g.getitem(sp, 1, sub="kv_branch")
-            v = g.getitem(sp, 2, sub="kv_branch")
+            q, k, v = self.fused_gemm(L + "qkv", x, (qo, ko, ko), H, False, f"fused_qkv_{n}_weight",
+                                      ("q_branch", "kv_branch", "kv_branch"))
         else:
             g.at(n, "attention", "q_branch")
             q = self.linear(L + "q", x, pre + "q_proj_weight", qo, H, self.bs(qo), False)
@@ -1205,9 +1327,14 @@ def _parse_root(path):
     return nodes
 
 
+FUSED_ADD_NORMS = ("fused_add_rms_norm", "fused_allreduce_residual_rmsnorm")
+
+
 def check_dir(out_dir):
     import re
-    layer_re = re.compile(r"(?:^|_)layers_(\d+)_|^fused_[a-z_]+?_(\d+)_")
+    # fused weights carry a counter, not a layer (``fused_weight_3``, ``fused_moe_w2_stacked_0``):
+    # only module paths name layers
+    layer_re = re.compile(r"(?:^|_)layers_(\d+)_")
     problems = []
     stems = sorted(f[:-4] for f in os.listdir(out_dir)
                    if f.endswith(".txt") and os.path.exists(os.path.join(out_dir, f[:-4] + ".truth.json")))
@@ -1224,6 +1351,7 @@ def _check_stem(out_dir, stem, layer_re):
     with open(os.path.join(out_dir, stem + ".truth.json"), encoding="utf-8") as f:
         truth = json.load(f)
     tn = truth["nodes"]
+    last = truth["num_layers"] - 1
     lines = [n for n in nodes if n[1] != "output"]
     if [n[0] for n in lines] != list(tn.keys()):
         err("truth node order/set differs from the dump")
@@ -1234,6 +1362,7 @@ def _check_stem(out_dir, stem, layer_re):
         t = tn[nm]
         lay = t["layer"]
         ins = []
+        fused_add_norm = target is not None and any(f in target for f in FUSED_ADD_NORMS)
         for r in refs + lnames:
             if r in defined:
                 ins.append(r)
@@ -1242,12 +1371,20 @@ def _check_stem(out_dir, stem, layer_re):
             else:
                 m = layer_re.search(r)
                 if m:
-                    wl = int(m.group(1) or m.group(2))
-                    if wl != lay:
+                    wl = int(m.group(1))
+                    # a fused add+norm that ends layer N reads layer N+1's input-norm weight
+                    ahead = fused_add_norm and r.endswith("_input_layernorm_weight")
+                    if ahead and (lay is None or wl != lay + 1):
+                        err(f"{nm} (layer {lay}) fuses layer {wl}'s input norm: not layer "
+                            f"{wl - 1}'s residual output")
+                    if wl != lay and not ahead:
                         err(f"{nm} (layer {lay}) consumes layer-{wl} weight {r}")
+                elif fused_add_norm and r == "model_norm_weight" and lay != last:
+                    err(f"{nm} (layer {lay}) fuses the final norm: not the last layer's output")
         for r in ins:
             il = tn[r]["layer"]
-            if lay is None and il is not None and t["group"] != "norm":
+            # after the layers, model-level nodes (final norm, lm head) read the last layer's output
+            if lay is None and il is not None and t["group"] != "norm" and il != last:
                 err(f"model-level {nm} consumes layer-{il} node {r}")
             if lay is not None and il is not None and il > lay:
                 err(f"{nm} (layer {lay}) consumes later layer-{il} node {r}")
@@ -1296,6 +1433,11 @@ def main(argv=None):
     p.add_argument("--world-size", type=int, default=None,
                    help="tensor-parallel size of the sharded stages (dsv3 default 8, llama 1)")
     p.add_argument("--stages", choices=("final", "all"), default="final")
+    p.add_argument("--legacy-names", action="store_true",
+                   help="write the fused weights of older dumps, named after their layer "
+                        "(fused_qkv_a_N_weight, fused_gate_up_N_weight, "
+                        "model_layers_N_mlp_experts_w3_w1_stacked), instead of AutoDeploy's "
+                        "running counters; the truth is the same")
     p.add_argument("--out", required=True)
     p.add_argument("--check", action="store_true",
                    help="re-read the written files and validate dump/truth consistency")
@@ -1326,6 +1468,7 @@ def main(argv=None):
         if cfg.hidden % 64:
             p.error("--hidden must be a multiple of 64")
     cfg.unfused_moe = a.unfused_moe
+    cfg.legacy_names = a.legacy_names
     cfg.expert_dequant = a.expert_dequant or ("aten" if a.unfused_moe else "none")
 
     os.makedirs(a.out, exist_ok=True)

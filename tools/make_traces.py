@@ -910,7 +910,8 @@ def kernels_for(op: str, salt: str) -> list[Spec]:
 #: ``single``: everything on one stream (SGLang/vLLM decode graphs);
 #: ``per-layer``: AutoDeploy decode as nsys shows it: every layer runs on its own set of streams
 #: (attention, MoE/MLP from the post-attention norm on, aux), the MoE stream of layer N also
-#: carries the first two nodes of layer N+1 (its input norm's first kernels), dense layers keep
+#: carries the head of layer N+1 (its input norm and first projection: the first two nodes, or
+#: only the projection where the norm was fused into layer N's last node), dense layers keep
 #: attention and MLP on one stream, the launch stream runs the embedding and layer 0, and the
 #: stream ids follow no order.
 LAYOUTS = ("main-aux", "single", "per-layer")
@@ -1073,11 +1074,18 @@ def layer_lanes(
         if "moe" not in layer.kind:
             ffn = attn
         main = [t for t in ts if t.stream == "main"]
+        # The head that runs on the previous layer's FFN stream: the layer's input norm and its
+        # first projection. Where the input norm was fused with the previous layer's residual
+        # add (that fused node ends the previous layer, on its FFN stream already), the
+        # projection alone.
         head_nodes: list[int] = []
+        head_size = 2
         for t in main:
             if t.kind == "kernel" and t.node_index not in head_nodes:
-                if len(head_nodes) == 2:
+                if len(head_nodes) == head_size:
                     break
+                if not head_nodes and not _norm_like(t, ops[t.node_index]):
+                    head_size = 1
                 head_nodes.append(t.node_index)
         # The FFN stream starts at the norm that opens the FFN block (post-attention norm).
         body = [t for t in main if t.kind == "kernel" and t.node_index not in head_nodes]
@@ -1102,9 +1110,12 @@ def layer_lanes(
     epilogue = [t for t in templates if t.layer is None and t.seq > max((t.seq for t in templates
                                                                         if t.layer is not None), default=-1)]
     if epilogue:
+        # the final norm runs where the last layer ended, the rest on the launch stream; a final
+        # norm fused into the last layer's residual add ended that layer (on its FFN stream)
         first = epilogue[0].node_index
+        head = first if _norm_like(epilogue[0], ops[first]) else None
         for t in epilogue:
-            lanes[t.seq] = prev_ffn if t.node_index == first else base["main"]
+            lanes[t.seq] = prev_ffn if t.node_index == head else base["main"]
     return lanes
 
 

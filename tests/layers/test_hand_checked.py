@@ -121,6 +121,8 @@ def test_ad_dsv3_layer3_against_truth() -> None:
     members = {lg.graph.nodes[j].name for j in lg.layers[3].members}
     assert members == {k for k, v in truth.items() if v["layer"] == 3}
     labels = {e.id: e.label for e in lg.layers[3].external_inputs}
-    assert labels["getitem_64"] == "Layer 2 residual output"
+    # layer 2's residual add fused with layer 3's input norm: both outputs are layer 2's
+    assert labels["getitem_67"] == "Layer 2 residual output"
+    assert labels["getitem_68"] == "Layer 2 residual output"
     assert labels["mla_cache_3"] == "KV cache"
     assert labels["cache_loc"] == "batch metadata"
