@@ -90,6 +90,9 @@ _WEIGHT_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"(?:^|_)(?:mlp|moe|mixer|feed_forward|ffn|block_sparse_moe)_gate_"
                 r"(?!(?:up_)?proj)|_gate_e_score|router|expert_bias|e_score_correction"),
      MOE, "moe_router"),
+    # Experts stacked by AutoDeploy's MoE fusions: fused_moe_w3_w1_stacked_{k},
+    # quant_moe_*, finegrained_fp8_moe_fc1_stacked_{k}, nvfp4_moe_* (fused_moe.py).
+    (re.compile(r"(?:^|_)moe_(?:w\d|fc\d)|_stacked(?:_|$)"), MOE, "moe_experts"),
     (re.compile(r"q_a_proj|q_b_proj|q_proj|wq"), ATTENTION, "q_branch"),
     (re.compile(r"kv_a_proj|kv_b_proj|k_proj|v_proj|kv_proj|wkv"), ATTENTION, "kv_branch"),
     (re.compile(r"self_attn|attention|attn|mixer_o_proj|qkv"), ATTENTION, None),
@@ -182,22 +185,27 @@ def _classify_direct(target: str, applied: tuple[int, ...], weight_roles: list[t
         # The attention kernel reads both branches' weights (MLA's kv_b): it is neither branch.
         return ATTENTION, None
     unnamed = ""
-    for k in applied:
-        t = 0
-        roles = weight_roles[k]
-        for layer in weight_layers[k]:
-            role = roles[t]
-            t += 1
-            known = role_groups.get(role)
-            if known is None:
-                known = role_groups[role] = _role_group(role, moe)
-            group, sub = known
-            if group is not None:
-                if group == NORM and _classify_target(target)[1] == "rope":
-                    return _classify_target(target)
-                return group, sub
-            if layer >= 0 and not unnamed:
-                unnamed = role  # a layer weight of a module no rule names
+    # Module-path names first: a transform-made name (fused_weight_3, a fused SwiGLU's
+    # gate_up) says less than the shared expert's down_proj it is applied beside.
+    for named in (True, False):
+        for k in applied:
+            t = 0
+            roles = weight_roles[k]
+            for layer in weight_layers[k]:
+                role = roles[t]
+                t += 1
+                if (layer >= 0) != named:
+                    continue
+                known = role_groups.get(role)
+                if known is None:
+                    known = role_groups[role] = _role_group(role, moe)
+                group, sub = known
+                if group is not None:
+                    if group == NORM and _classify_target(target)[1] == "rope":
+                        return _classify_target(target)
+                    return group, sub
+                if named and not unnamed:
+                    unnamed = role  # a layer weight of a module no rule names
     group, sub = _classify_target(target)
     if group is None and unnamed:
         return _enclosing_group(unnamed, siblings), None

@@ -25,6 +25,7 @@ _LAYER = re.compile(r"(?:^|[_.])(?:layers|layer|h|blocks)[_.](\d+)(?=[_.]|$)")
 _FUSED = re.compile(r"^_?fused_(?:[A-Za-z]\w*?_)?(\d+)(?=_|$)")
 _TRANSFORM_MADE = re.compile(r"^_?fused_|^bmm_moe_|_stacked_\d")
 _COUNTERS = re.compile(r"_\d+(?=_|$)")
+_TRAILING_COUNTER = re.compile(r"_\d+$")
 # _LAYER, and the role after the layer's number (what weight_role gives): one match gives both.
 _LAYER_ROLE = re.compile(_LAYER.pattern + r"[_.]*(.*)", re.DOTALL)
 # The same patterns for ASCII names (every real one): there `\w` and `\d` mean what they mean
@@ -56,8 +57,12 @@ def layer_of_weight(name: str) -> int | None:
 
 def is_transform_made(name: str) -> bool:
     """Whether ``name`` is one a transform registered under a counter (``fused_weight_0``,
-    ``fused_moe_w2_stacked_3``, ``bmm_moe_w1_expert_0_5``) rather than a module path."""
-    return _TRANSFORM_MADE.search(name) is not None
+    ``fused_moe_w2_stacked_3``, ``bmm_moe_w1_expert_0_5``, ``dsv3_router_weight_2``) rather
+    than a module path: a transform's prefix, or a counter at the end of a name that no layer
+    path holds (a module path ends in a parameter name; AutoDeploy's RoPE buffers
+    ``_ad_rotary_cos_sin_0`` are model-level buffers)."""
+    return _TRANSFORM_MADE.search(name) is not None or (
+        _TRAILING_COUNTER.search(name) is not None and not is_buffer_like(name))
 
 
 def _index(name: str, digits: str) -> int:
@@ -128,7 +133,7 @@ def node_weight_facts(node_weights: Iterable[tuple[str, ...]]
                     prefix = name[:end + 1]
                     prefix_layer = layer
                 continue
-            if _TRANSFORM_MADE.search(name) is not None:
+            if is_transform_made(name):
                 node_layers.append(UNNAMED)
                 role = _counted_role(name, ascii_name)
                 node_roles.append(shared.setdefault(role, role))
@@ -160,7 +165,7 @@ def weight_role(name: str) -> str:
     m = _LAYER.search(name)
     if m:
         return name[m.end():].lstrip("_.")
-    if _TRANSFORM_MADE.search(name) is not None:
+    if is_transform_made(name):
         return _counted_role(name, name.isascii())
     return name
 

@@ -20,7 +20,8 @@ NAMES = [
     "model_layers_7", "model_layers_7_", "model_h_1x_h_2_w",
     # Registered by AutoDeploy's transforms under counters (fusion.py, fused_moe.py).
     "fused_weight_0", "fused_weight_12_weight_scale", "fused_moe_w3_w1_stacked_3",
-    "fused_moe_w2_stacked_0", "bmm_moe_w1_expert_0_7",
+    "fused_moe_w2_stacked_0", "bmm_moe_w1_expert_0_7", "dsv3_router_weight_3",
+    "finegrained_fp8_moe_fc1_scale_stacked_2", "_ad_rotary_cos_sin_0",
 ]
 # One layer's names one after another, and names that share some of their text.
 RUN = [
@@ -54,6 +55,9 @@ def test_node_facts_match_the_per_name_functions() -> None:
     assert by_name["fused_weight_12_weight_scale"] == (UNNAMED, "fused_weight_N_weight_scale")
     assert by_name["fused_moe_w3_w1_stacked_3"] == (UNNAMED, "fused_moe_w3_w1_stacked_N")
     assert by_name["bmm_moe_w1_expert_0_7"] == (UNNAMED, "bmm_moe_w1_expert_N_N")
+    assert by_name["dsv3_router_weight_3"] == (UNNAMED, "dsv3_router_weight_N")
+    assert by_name["finegrained_fp8_moe_fc1_scale_stacked_2"][0] == UNNAMED
+    assert by_name["_ad_rotary_cos_sin_0"][0] == MODEL_LEVEL  # a model-level buffer
     assert by_name["model_layers_5x_weight"][0] == MODEL_LEVEL
     assert by_name["model_layers_٣_w"][0] == 3
     # Every layer's copy of a role is one string.
