@@ -55,6 +55,7 @@ class PlanNode:
     sub_group: str | None = None
     join: bool = False  # waits for the aux stream before running
     fork: str | None = None  # aux nodes: the main node after whose start the aux run may begin
+    fork_done: bool = False  # aux nodes: ... after whose end (it computes the run's input)
 
 
 @dataclass
@@ -318,10 +319,13 @@ def plan_from_truth(truth_path: Path, dump_path: Path | None = None, aux_modules
 
 def _dataflow_joins(nodes: list[PlanNode], refs: dict[str, set[str]]) -> None:
     """Forks and joins of the aux runs of one layer from the dump's dataflow: a run may start
-    once the first main node of its group has started (the block's input is ready then), and
-    the first kernel-launching main node at or after the first main reader of the run's output
-    waits for it (or the layer's last main node)."""
+    once the main node that computes its input has finished (a CUDA graph's aux stream waits for
+    the event recorded after it; views and getitems launch nothing, so the wait is on the
+    kernel-launching node before them), else once the first main node of its group has started
+    (the block's input is ready then); the first kernel-launching main node at or after the
+    first main reader of the run's output waits for it (or the layer's last main node)."""
     first_of_group: dict[str, str] = {}
+    by_id = {n.id: n for n in nodes}
     for n in nodes:
         if n.stream == "main":
             first_of_group.setdefault(n.group, n.id)
@@ -331,7 +335,11 @@ def _dataflow_joins(nodes: list[PlanNode], refs: dict[str, set[str]]) -> None:
     for n in nodes:
         if n.stream != "main":
             if not run:
-                n.fork = first_of_group.get(n.group)
+                producer = _producer(n, by_id, refs)
+                if producer is not None:
+                    n.fork, n.fork_done = producer, True
+                else:
+                    n.fork = first_of_group.get(n.group)
             run.add(n.id)
             continue
         if kernels_for(n.op, ""):
@@ -344,6 +352,29 @@ def _dataflow_joins(nodes: list[PlanNode], refs: dict[str, set[str]]) -> None:
             pending = False
     if (pending or run) and last_main is not None:
         last_main.join = True
+
+
+def _producer(node: PlanNode, by_id: dict[str, PlanNode], refs: dict[str, set[str]]) -> str | None:
+    """The latest kernel-launching main node of the layer whose result ``node`` reads, through
+    nodes that launch nothing (getitem, split, views); None if it reads none."""
+    order = {nid: k for k, nid in enumerate(by_id)}
+    best: str | None = None
+    todo = list(refs.get(node.id, ()))
+    seen: set[str] = set()
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in by_id:
+            continue
+        seen.add(nid)
+        src = by_id[nid]
+        if src.stream != "main":
+            continue
+        if kernels_for(src.op, ""):
+            if best is None or order[nid] > order[best]:
+                best = nid
+        else:
+            todo.extend(refs.get(nid, ()))
+    return best
 
 
 _JOIN_OPS = re.compile(r"attention|mla|rope|add|moe|all_reduce|allreduce|cat")
@@ -966,6 +997,7 @@ class Template:
     seq: int = 0
     node_index: int = -1
     fork_index: int = -1  # aux: node index of the main node after whose start the run may begin
+    fork_done: bool = False  # aux: ... after whose end
 
 
 def build_templates(plan: Plan, opts: Options) -> list[Template]:
@@ -993,7 +1025,8 @@ def build_templates(plan: Plan, opts: Options) -> list[Template]:
             )
         for j, (full, short, us) in enumerate(specs):
             out.append(Template(full, short, us, node.stream, layer, node.id, node.join and j == 0, "kernel",
-                                node.group, node_index=index, fork_index=fork))
+                                node.group, node_index=index, fork_index=fork,
+                                fork_done=node.fork_done))
     for seq, tpl in enumerate(out):
         tpl.seq = seq
     return out
@@ -1138,6 +1171,7 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
         prev = "main"
         launch_corr = corr
         main_starts: list[tuple[int, int]] = []  # (node index, start) of the main stream's kernels
+        main_ends: dict[int, int] = {}  # node index -> end of its last main-stream kernel
         for tpl in templates:
             dur = max(300, int(tpl.base_us * scale * 1000 * rng.gauss(1.0, opts.jitter)))
             # One stream runs its kernels one after another: the single layout has no aux chain.
@@ -1146,16 +1180,19 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
                 # Each aux run forks from the main stream where it stands, or, when the run's
                 # input is ready earlier (its block's first node), from there.
                 fork = cursor["main"]
-                if tpl.fork_index >= 0:
+                if tpl.fork_index >= 0 and tpl.fork_done and tpl.fork_index in main_ends:
+                    fork = main_ends[tpl.fork_index]
+                elif tpl.fork_index >= 0:
                     fork = next((at for index, at in main_starts if index >= tpl.fork_index), fork)
             prev = stream
             if stream == "main" and tpl.join:
                 cursor["main"] = max(cursor["main"], cursor["aux"])
                 fork = None
             start = max(cursor[stream], fork or 0) if stream == "aux" else cursor[stream]
+            end = start + dur
             if stream == "main":
                 main_starts.append((tpl.node_index, start))
-            end = start + dur
+                main_ends[tpl.node_index] = end
             gap = int(rng.uniform(600, 1500)) if not eager else int(rng.uniform(2000, 6000))
             cursor[stream] = end + gap
             if eager:

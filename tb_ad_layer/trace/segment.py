@@ -165,6 +165,19 @@ def segment_by_graph(kernels: Sequence[Kernel], expected: ModelNodes, matcher: K
     if missing:
         raise _mismatch(ks, kinds, f"no kernel of the trace matches layer {missing[0]}'s ops")
     cuts = [first[j] for j in range(n_layers)]
+    aux_slots = table.aux_candidate_mask()
+    if aux_slots:
+        # Shared experts and MLA's KV path may run on an aux stream, beside the main chain and
+        # out of its order: their slots left empty at a layer's end would take the next layer's
+        # head (a GEMM, when the layer before ends with a fused residual add and norm). A layer
+        # starts no later than the main chain alone says.
+        main_first: dict[int, int] = {}
+        for i, j in lcs_pairs([m & ~aux_slots for m in masks], len(table), LATE):
+            index = layer_of_region[table.region[j]]
+            if index >= 0:
+                main_first.setdefault(index, i)
+        if len(main_first) == n_layers:
+            cuts = [min(cuts[j], main_first[j]) for j in range(n_layers)]
     for j in range(1, n_layers):
         cuts[j] = max(cuts[j], cuts[j - 1])
     end = next((i for i, r in enumerate(region_of) if r == after_region), None)

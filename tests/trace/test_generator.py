@@ -96,8 +96,9 @@ def test_shared_dump_fixtures_when_present() -> None:
 
 def test_export_plans_put_shared_experts_and_the_kv_path_on_an_aux_stream(tmp_path: Path) -> None:
     # An export's truth names no streams: AutoDeploy's multi-stream transforms decide. Shared
-    # experts run beside the routed ones, from the block's start; the first main node reading
-    # their output waits for them.
+    # experts run beside the routed ones, once the node computing their input has finished
+    # (here the post-attention norm's last op: the aux stream waits for its event); the first
+    # main node reading their output waits for them.
     mt = make_traces()
     dumps = REPO / "tests" / "fixtures" / "dumps"
     truth = json.loads((dumps / "qwen_moe" / "002_post_export_cleanup_noop_slice.truth.json").read_text())[
@@ -108,8 +109,8 @@ def test_export_plans_put_shared_experts_and_the_kv_path_on_an_aux_stream(tmp_pa
     aux = [n for n in moe if n.stream == "aux"]
     assert aux and all("shared_expert" in truth[n.id]["module"] for n in aux)
     assert all(n.stream == "main" for n in moe if "shared_expert" not in (truth[n.id]["module"] or ""))
-    first_moe = next(n.id for n in moe if n.group == "moe" and n.stream == "main")
-    assert aux[0].fork == first_moe
+    assert aux[0].fork == "mul_29" and aux[0].fork_done
+    assert truth["mul_29"]["module"] == "model.layers.1.post_attention_layernorm"
     joins = [n for n in moe if n.join]
     assert [n.op for n in joins] == ["aten.sigmoid.default"]  # reads the shared expert gate
     assert all(not n.join for n in plan.layers[0].nodes)  # the dense layer has no aux stream
