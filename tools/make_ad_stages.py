@@ -30,8 +30,9 @@ import transformers
 
 from model_dumps.ad_stages import SPECS, make_stages, write_readme
 
-RUNTIME = ("A full run takes about 12-15 minutes on 2 CPU cores (one process; DeepSeek-V3 "
-           "about 1 min, GLM-4.5 about 2 min, Zamba2 about 3 min).")
+RUNTIME = ("A full run takes about 15 minutes on 2 CPU cores (one process; DeepSeek-V3 "
+           "about 1 min, GLM-4.5 about 2 min, Zamba2-2.7B about 2.5 min, Gemma-3-1B about "
+           "25 s, Gemma-3n-E4B about 45 s).")
 
 
 def main(argv: list[str] | None = None) -> int:

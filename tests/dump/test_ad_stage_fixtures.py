@@ -30,3 +30,20 @@ def test_truth_layers_cover_every_layer(model: str) -> None:
     for _path, _text, truth in iter_stages(ROOT / model):
         layers = {n["layer"] for n in truth["nodes"].values()} - {None}
         assert layers == set(range(truth["num_layers"]))
+
+
+def test_readme_lists_exactly_the_committed_files() -> None:
+    """The README's per-directory tables name every stage file there is, and no other."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed: dict[str, set[str]] = {}
+    current = None
+    for line in text.splitlines():
+        head = re.match(r"^### `([a-z0-9_]+)/`", line)
+        if head:
+            current = listed.setdefault(head.group(1), set())
+        elif current is not None and (row := re.match(r"^\| `(\d{3}_[a-z0-9_]+)` \|", line)):
+            current.update({row.group(1) + ".txt.gz", row.group(1) + ".truth.json.gz"})
+    on_disk = {m: {p.name for p in (ROOT / m).iterdir()} for m in MODELS}
+    assert listed == on_disk

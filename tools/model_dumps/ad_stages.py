@@ -99,6 +99,7 @@ class StageSpec:
     build: Callable[[], torch.nn.Module]
     moe_patch: bool = False  # AutoDeploy's per-expert torch_moe export patch
     shared_kv: Callable[[Any], dict[int, int]] | None = None
+    on_meta: bool = True  # export on meta (AutoDeploy); False: with real CPU tensors
     notes: list[str] = field(default_factory=list)
 
 
@@ -187,29 +188,54 @@ def bamba_9b() -> torch.nn.Module:
     return _build("BambaForCausalLM", cfg)
 
 
+ZAMBA2_2_7B_HYBRID = [6, 12, 18, 24, 30, 36, 42, 47, 51]
+
+
 def zamba2_2_7b() -> torch.nn.Module:
-    types = transformers.Zamba2Config().layers_block_type  # 54 layers, hybrid 6 12 ... 47 51
+    """Zyphra/Zamba2-2.7B's layout: 54 layers, hybrid (shared transformer + Mamba2) at
+    ``ZAMBA2_2_7B_HYBRID``, two shared blocks used in turn (``num_mem_blocks=2``: block 0 by
+    6, 18, 30, 42, 51, block 1 by 12, 24, 36, 47), LoRA adapters on the shared MLP's gate/up
+    projection (always on in transformers' Zamba2MLP; one per hybrid layer, in the block that
+    layer uses), none on the shared attention (``use_shared_attention_adapter=False``), no RoPE
+    in the shared attention (``use_mem_rope=False``), as many K/V heads as query heads."""
+    types = ["hybrid" if i in ZAMBA2_2_7B_HYBRID else "mamba" for i in range(54)]
     cfg = transformers.Zamba2Config(**_w(
-        num_hidden_layers=len(types), layers_block_type=types, mamba_d_state=16,
-        n_mamba_heads=8, chunk_size=4, num_mem_blocks=1, mamba_ngroups=1, adapter_rank=8))
+        num_hidden_layers=len(types), layers_block_type=types, num_key_value_heads=4,
+        mamba_d_state=16, n_mamba_heads=8, chunk_size=4, mamba_ngroups=1, num_mem_blocks=2,
+        use_shared_attention_adapter=False, adapter_rank=8, use_mem_rope=False))
+    assert cfg.hybrid_layer_ids == ZAMBA2_2_7B_HYBRID
     return _build("Zamba2ForCausalLM", cfg)
+
+
+SHARED_NAMING = (
+    "Shared weights keep the FIRST user's name: block 0's print as "
+    "model_layers_6_shared_transformer_* (read by 6, 18, 30, 42, 51), block 1's as "
+    "model_layers_12_shared_transformer_* (read by 12, 24, 36, 47); the per-layer MLP adapters "
+    "live in the block's list, so layer 51's adapter prints as "
+    "model_layers_6_shared_transformer_feed_forward_gate_up_proj_adapter_list_8_* and layer "
+    "47's as model_layers_12_..._adapter_list_7_*: a name read by one layer that is not that "
+    "layer's. torch.export lifts a shared tensor once and AutoDeploy's "
+    "_deduplicate_params_and_buffers keeps the first get_attr in graph order.")
 
 
 def gemma3_1b() -> torch.nn.Module:
     types = transformers.Gemma3TextConfig().layer_types  # 26 layers, 5 sliding : 1 global
     cfg = transformers.Gemma3TextConfig(**_w(num_hidden_layers=len(types), layer_types=types,
-                                             sliding_window=4))
+                                             num_key_value_heads=1, sliding_window=4))
     return _build("Gemma3ForCausalLM", cfg)
 
 
 def gemma3n_e4b() -> torch.nn.Module:
-    ref = transformers.Gemma3nTextConfig()  # 35 layers, the last 15 share K/V
+    # transformers' defaults are google/gemma-3n-E4B's text config: 35 layers (4 sliding : 1
+    # full), the last 15 share K/V, 4 AltUp inputs, activation sparsity 0.95 in layers 0-9
+    ref = transformers.Gemma3nTextConfig()
     n = ref.num_hidden_layers
     cfg = transformers.Gemma3nTextConfig(**_w(
         num_hidden_layers=n, layer_types=ref.layer_types, sliding_window=4,
         num_kv_shared_layers=ref.num_kv_shared_layers, vocab_size_per_layer_input=128,
-        hidden_size_per_layer_input=8, laurel_rank=8, altup_num_inputs=2,
-        activation_sparsity_pattern=[0.0] * n, intermediate_size=[128] * n, pad_token_id=0))
+        hidden_size_per_layer_input=8, laurel_rank=8, altup_num_inputs=ref.altup_num_inputs,
+        activation_sparsity_pattern=ref.activation_sparsity_pattern,
+        intermediate_size=[128] * n, pad_token_id=0))
     return _build("Gemma3nForCausalLM", cfg)
 
 
@@ -252,19 +278,28 @@ SPECS: dict[str, StageSpec] = {s.name: s for s in [
               notes=["attention at 9, 18, 27: their caches are kv_cache_0/1/2; Mamba2 mixers "
                      "stay as exported."]),
     StageSpec("zamba2_2_7b", "Zamba2-2.7B layout (Zamba2ForCausalLM)", zamba2_2_7b,
-              notes=["transformers' default Zamba2 layout: 54 layers, hybrid (shared transformer "
-                     "block + Mamba) at 6, 12, 18, 24, 30, 36, 42, 47, 51, num_mem_blocks=1. The "
-                     "shared block's tied weights print under the FIRST hybrid layer's name "
-                     "(model_layers_6_shared_transformer_*), read by all nine hybrid layers: "
-                     "torch.export lifts a shared tensor once, and AutoDeploy's "
-                     "_deduplicate_params_and_buffers keeps the first get_attr in graph order."]),
-    StageSpec("gemma3_1b", "Gemma-3-1B (Gemma3ForCausalLM)", gemma3_1b),
+              notes=["Zyphra/Zamba2-2.7B's layout: 54 layers, hybrid (shared transformer block + "
+                     "Mamba2) at 6, 12, 18, 24, 30, 36, 42, 47, 51, num_mem_blocks=2 (shared "
+                     "block 0 used by 6, 18, 30, 42, 51, block 1 by 12, 24, 36, 47), a LoRA "
+                     "adapter on the shared MLP's gate/up projection per hybrid layer (rank 8 "
+                     "here, 128 in the checkpoint), no shared-attention adapters, no RoPE in "
+                     "the shared attention; Mamba2 mixers stay as exported.", SHARED_NAMING]),
+    StageSpec("gemma3_1b", "Gemma-3-1B (Gemma3ForCausalLM)", gemma3_1b,
+              notes=["26 layers, 5 sliding-window : 1 global (global at 5, 11, 17, 23), one K/V "
+                     "head as in the 1B; Gemma's RMSNorm (x * (1 + w), q/k norms included) does "
+                     "not match the re-implemented RMSNorm pattern, so its norms stay as "
+                     "exported (no 015/049/052)."]),
     StageSpec("gemma3n_e4b", "Gemma-3n-E4B text (Gemma3nForCausalLM)", gemma3n_e4b,
-              shared_kv=gemma3n_shared_kv,
-              notes=["transformers' default Gemma 3n text layout: 35 layers, the last 15 reuse "
-                     "the K/V cache of the last earlier layer of their kind (read_cache_only=True, "
-                     "the source layer's kv_cache_<i>); without a cache at export their own k/v "
-                     "projections still run."]),
+              shared_kv=gemma3n_shared_kv, on_meta=False,
+              notes=["transformers' default Gemma 3n text config, which is E4B's: 35 layers, 4 "
+                     "sliding : 1 global (global at 4, 9, ..., 34), 4 AltUp inputs, activation "
+                     "sparsity 0.95 (Gaussian top-k) in layers 0-9; the last 15 (20-34) reuse "
+                     "the K/V cache of the last earlier layer of their kind (18 sliding, 19 "
+                     "global; read_cache_only=True, the source layer's kv_cache_<i>, so 20 "
+                     "caches for 35 attention ops); without a cache at export their own k/v "
+                     "projections still run. Its RMSNorm does not match the re-implemented pattern (no 015/049/052). Exported with real CPU tensors, not on meta "
+                     "(the Gaussian top-k's torch.tensor(..., device=meta) fails under "
+                     "torch.export), so device arguments print cpu."]),
 ]}
 
 
@@ -351,7 +386,7 @@ def make_stages(spec: StageSpec, out_root: Path, log: Callable[[str], None] = pr
         log(f"  {spec.name}: {patched} MoE blocks as torch_moe")
     inputs = ad_export.example_inputs(2, 8, int(model.config.vocab_size), seed=0)  # type: ignore
     with export_patches():
-        gm = ad_export.export_to_gm(model, inputs)
+        gm = ad_export.export_to_gm(model, inputs, on_meta=spec.on_meta)
     for node in gm.graph.nodes:
         if node.op not in ("get_attr", "output"):
             node.meta["ad_truth"] = maker.node_truth(node)
@@ -413,7 +448,8 @@ README_HEAD = """# Multi-stage AutoDeploy dump fixtures (full-depth models)
 
 Written by `tools/make_ad_stages.py` (do not edit by hand). Each directory is an
 `AD_DUMP_GRAPHS_DIR`-style dump directory of one Hugging Face architecture at its **real layer
-count and layer-type pattern** (tiny widths: hidden 64, 4 query / 2 KV heads, 4-8 experts; bf16),
+count and layer-type pattern** (tiny widths: hidden 64, 4 query / 2 KV heads unless the model's notes say
+otherwise, 4-8 experts; bf16),
 exported the way AutoDeploy's `export_to_gm` exports (with its `linear`, `sdpa` and, for the MoE
 models marked below, per-expert `torch_moe` export patches) and taken through re-implementations
 of AutoDeploy's transforms (`tools/model_dumps/ad_transforms.py`, each citing the TensorRT-LLM
@@ -472,20 +508,39 @@ until a transform replaces it. Then:
 Not reproduced (those parts of the graph stay as exported): RoPE matching, MLA (`torch_mla`;
 DeepSeek-V3's attention goes the sdpa path), the Llama-4 bmm MoE matcher, gpt-oss's and
 Nemotron-H's experts (not gated-MLP per-expert lists), Mamba/SSM, causal-conv and delta-rule
-cache insertion, eager-attention matching (gpt-oss, whose attention stays eager and uncached).
+cache insertion, eager-attention matching (gpt-oss, whose attention stays eager and uncached),
+Gemma's RMSNorm variants (Gemma-3, Gemma-3n: their norms stay as exported).
 
 ## Models
 
 """
 
 
+def _kinds_summary(kinds: list[str]) -> str:
+    runs: list[str] = []
+    i = 0
+    while i < len(kinds):
+        j = i
+        while j + 1 < len(kinds) and kinds[j + 1] == kinds[i]:
+            j += 1
+        runs.append(f"{i}-{j} {kinds[i]}" if j > i else f"{i} {kinds[i]}")
+        i = j + 1
+    summary = "; ".join(runs)
+    if len(summary) > 160:
+        from collections import Counter
+        summary = ", ".join(f"{n}x {k}" for k, n in Counter(kinds).items()) + " (see notes)"
+    return summary
+
+
 def write_readme(out_root: Path, command: str, runtime: str) -> None:
+    """The fixture directory's README: every directory written through to the final stage,
+    and in it every file, with its node count and its size in bytes."""
     from .stage_check import check_stage_dir, stage_files, truth_path
     lines = [README_HEAD]
     lines.append("| directory | model | layers (kinds at export) | stages written "
                  "| nodes export -> final | size (gz) |\n")
     lines.append("| --- | --- | --- | --- | --- | --- |\n")
-    total = 0
+    total = n_files = 0
     details = []
     for name, spec in SPECS.items():
         d = out_root / name
@@ -493,31 +548,29 @@ def write_readme(out_root: Path, command: str, runtime: str) -> None:
                 not stage_files(d)[-1].name.startswith(f"{COUNTER['compile_model']:03d}_"):
             continue  # absent, or not written through to the final stage
         rows = check_stage_dir(d)
-        size = sum(p.stat().st_size + truth_path(p).stat().st_size for p in stage_files(d))
+        files = stage_files(d)
+        size = sum(p.stat().st_size + truth_path(p).stat().st_size for p in files)
         total += size
-        first = json.loads(gzip.decompress(truth_path(stage_files(d)[0]).read_bytes()))
+        n_files += 2 * len(files)
+        first = json.loads(gzip.decompress(truth_path(files[0]).read_bytes()))
         kinds = [first["layer_kinds"][str(i)] for i in range(first["num_layers"])]
-        runs: list[str] = []
-        i = 0
-        while i < len(kinds):
-            j = i
-            while j + 1 < len(kinds) and kinds[j + 1] == kinds[i]:
-                j += 1
-            runs.append(f"{i}-{j} {kinds[i]}" if j > i else f"{i} {kinds[i]}")
-            i = j + 1
-        summary = "; ".join(runs)
-        if len(summary) > 160:
-            from collections import Counter
-            summary = ", ".join(f"{n}x {k}" for k, n in Counter(kinds).items()) + " (see notes)"
         stages = ", ".join(r["file"].split("_", 1)[0] for r in rows)
-        lines.append(f"| `{name}/` | {spec.title} | {len(kinds)}: {summary} | {stages} | "
-                     f"{rows[0]['nodes']} -> {rows[-1]['nodes']} | {size / 1e6:.2f} MB |\n")
-        details.append(f"- `{name}/`: " + "; ".join(
-            f"{r['file'][:3]} {r['nodes']}" for r in rows)
-            + (("; notes: " + " ".join(spec.notes)) if spec.notes else "") + "\n")
-    lines.append(f"\nTotal: {total / 1e6:.2f} MB.\n\nNodes per stage:\n\n")
+        lines.append(f"| `{name}/` | {spec.title} | {len(kinds)}: {_kinds_summary(kinds)} | "
+                     f"{stages} | {rows[0]['nodes']} -> {rows[-1]['nodes']} | "
+                     f"{size / 1e6:.2f} MB |\n")
+        block = [f"### `{name}/` ({2 * len(files)} files, {size:,} bytes)\n\n"]
+        if spec.notes:
+            block.append(" ".join(spec.notes) + "\n\n")
+        block.append("| stage | nodes | `.txt.gz` bytes | `.truth.json.gz` bytes |\n")
+        block.append("| --- | --- | --- | --- |\n")
+        for path, row in zip(files, rows, strict=True):
+            stem = path.name[:-len(".txt.gz")]
+            block.append(f"| `{stem}` | {row['nodes']} | {path.stat().st_size:,} | "
+                         f"{truth_path(path).stat().st_size:,} |\n")
+        details.append("".join(block) + "\n")
+    lines.append(f"\nTotal: {n_files} files, {total / 1e6:.2f} MB.\n\n## Files per directory\n\n")
     lines.extend(details)
-    lines.append(f"\n## Regenerate\n\n```\npip install torch==2.13.0 transformers==5.23.0\n"
+    lines.append(f"## Regenerate\n\n```\npip install torch==2.13.0 transformers==5.23.0\n"
                  f"{command}\n```\n\nMade with torch 2.13.0 (CPU) and transformers 5.23.0; "
                  f"byte-identical from one run to the next. {runtime}\n\n"
                  "Agreement of the product's layer assignment with this truth, per stage: "
