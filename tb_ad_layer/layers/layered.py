@@ -4,8 +4,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tb_ad_layer.contract.document import LayeringDoubt
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.layers.doubts import layering_doubts
 from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, model_buffers, model_level_kinds
 from tb_ad_layer.layers.groups import assign_groups
 from tb_ad_layer.layers.hints import weight_only_nodes
@@ -38,7 +40,9 @@ class LayerInfo:
 @dataclass(slots=True)
 class LayeredGraph:
     """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``
-    and ``stream``, and a summary of each layer."""
+    and ``stream``, a summary of each layer, and the doubts about those layers (evidence that
+    they are implausible, :mod:`tb_ad_layer.layers.doubts`: the stage's first, then each
+    layer's)."""
 
     graph: Graph
     layer: list[int | None]
@@ -46,6 +50,7 @@ class LayeredGraph:
     sub_group: list[str | None]
     stream: list[str]
     layers: dict[int, LayerInfo] = field(default_factory=dict)
+    doubts: list[LayeringDoubt] = field(default_factory=list)
 
     def layer_nodes(self, index: int) -> list[Node]:
         return [self.graph.nodes[j] for j in self.layers[index].members]
@@ -56,7 +61,8 @@ def _layer_kind(groups: Mapping[str, int]) -> str:
 
 
 def layer_graph(graph: Graph) -> LayeredGraph:
-    """Assign every node of ``graph`` to a layer, group and sub-group; summarise each layer.
+    """Assign every node of ``graph`` to a layer, group and sub-group; summarise each layer;
+    say what about the layers found is doubtful.
 
     Linear in the number of nodes and references.
     """
@@ -82,8 +88,10 @@ def layer_graph(graph: Graph) -> LayeredGraph:
             members=js, group_counts=dict(counts),
             external_inputs=external_inputs(graph, owners, index, js, kinds, buffers,
                                            weight_layers))
-    return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
-                        group=groups, sub_group=subs, stream=streams, layers=infos)
+    lg = LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
+                      group=groups, sub_group=subs, stream=streams, layers=infos)
+    lg.doubts = layering_doubts(lg)
+    return lg
 
 
 def _weight_name_error(graph: Graph, message: str) -> InputError:
