@@ -4,9 +4,14 @@ A change meant to make the converter faster must not change what it stores. This
 every stage of every input with the sources of a git revision (``--before``, run as Python
 sources from ``git archive`` in a temporary directory) and with this checkout (its compiled
 modules, and with ``--pure`` its sources too), and compares what the run store would keep per
-stage: the stage row, the nodes outside every layer, and every layer's summary and document,
-byte for byte (a document is encoded deterministically, so equal bytes are equal documents).
-An input that one version refuses must be refused by the other with the same message.
+stage: the stage row, the doubts about its layering, the nodes outside every layer, and every
+layer's summary and document, byte for byte (a document is encoded deterministically, so equal
+bytes are equal documents). An input that one version refuses must be refused by the other with
+the same message.
+
+Only versions that store the same format compare equal: a revision from before a format change
+differs on every stage. Run store schema version 3 added the doubts (``doubts`` in every layer
+document, and a ``doubts`` part here); compare with a revision from that change on.
 
 Inputs: the fixture dumps (``tests/fixtures/dumps``), the real writer's dumps
 (``../shared/dumps/real_writer``) and, with ``--bench``, the benchmark dumps of
@@ -42,6 +47,7 @@ BENCH_SIZES = [("dsv3_61", 61, "none"), ("dsv3_61", 61, "op"), ("dsv3_61", 61, "
 DIGESTS = r"""
 import hashlib, json, sys
 from pathlib import Path
+import msgspec
 import tb_ad_layer
 from tb_ad_layer._compiled import describe
 from tb_ad_layer.dump.reader import parse_dump
@@ -73,6 +79,9 @@ for source in sys.argv[1:]:
                                           graph.call_count, len(lg.layers),
                                           lg.layer.count(None)]).encode()),
                  "outside": sha(outside_nodes_json(lg))}
+        # The doubts about the layering (the stage row's), in versions that have them.
+        if hasattr(lg, "doubts"):
+            parts["doubts"] = sha(msgspec.json.encode(lg.doubts))
         for index in sorted(lg.layers):
             info = lg.layers[index]
             summary = json.dumps([info.kind, info.attention, info.node_count,

@@ -55,6 +55,7 @@ MODULES = (
     "tb_ad_layer/layers/moe_blocks.py",
     "tb_ad_layer/layers/groups.py",
     "tb_ad_layer/layers/external.py",
+    "tb_ad_layer/layers/doubts.py",
     "tb_ad_layer/layers/layered.py",
     "tb_ad_layer/layers/document.py",
 )

@@ -154,7 +154,7 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
-    from tb_ad_layer.convert import load_history, load_stage, resolve_inputs
+    from tb_ad_layer.convert import load_history, load_stage, resolve_inputs, warn_doubts
     from tb_ad_layer.layers.document import layer_document
     from tb_ad_layer.layers.dot import render_png, to_dot
     from tb_ad_layer.layers.seed_json import to_seed_json
@@ -187,6 +187,7 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
         if args.png:
             render_png(dot, args.png)
             progress(f"wrote {args.png}")
+    warn_doubts(stage.path, ls.lg.doubts, progress)
     print(out)
     return 0
 

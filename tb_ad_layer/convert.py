@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tb_ad_layer.contract.document import LayeringDoubt
 from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_header
 from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
 from tb_ad_layer.errors import InputError
@@ -47,13 +48,14 @@ class LoadedStage:
 @dataclass(slots=True)
 class StageSummary:
     """What was converted of one stage: its file name, node count, layer kinds by index, the
-    seconds it took to read, parse and layer, and the file's size."""
+    seconds it took to read, parse and layer, the file's size, and the doubts about its layers."""
 
     file: str
     nodes: int
     layers: dict[int, str]
     seconds: float
     size_bytes: int
+    doubts: list[LayeringDoubt] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -132,6 +134,14 @@ def load_history(source: str | Path, first: StageFile, progress: Progress) -> St
     return stage_history(ls.lg)
 
 
+def warn_doubts(path: Path, doubts: Sequence[LayeringDoubt], progress: Progress) -> None:
+    """One warning line per doubt about the layers of the stage read from ``path`` (printed
+    also when quiet): ``<file>: <message>``. Commands print them once they have succeeded, so
+    that a failure is still one line on stderr."""
+    for doubt in doubts:
+        progress.warn(f"{path}: {doubt.message}")
+
+
 def _describe(ls: LoadedStage) -> str:
     lg = ls.lg
     kinds: dict[str, int] = {}
@@ -153,7 +163,9 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             :attr:`ConvertResult.trace` and the run's ``trace`` metadata. Required when
             ``options.trace`` is set: the caller builds it from that record
             (:func:`tb_ad_layer.trace_attach.trace_attacher`).
-        progress: progress printer; ``None`` prints nothing.
+        progress: progress printer; ``None`` prints only warnings (once the store is
+            written, one line on stderr per doubt about the final stage's layers,
+            :func:`warn_doubts`).
     Raises:
         InputError: bad input; nothing is written and any previous store is kept.
         ValueError: ``options.trace`` is set but no ``attach_trace`` maps it.
@@ -200,7 +212,8 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             result.stages.append(StageSummary(file=sf.path.name, nodes=len(lg.graph.nodes),
                                               layers={i: info.kind
                                                       for i, info in lg.layers.items()},
-                                              seconds=ls.seconds, size_bytes=ls.size_bytes))
+                                              seconds=ls.seconds, size_bytes=ls.size_bytes,
+                                              doubts=list(lg.doubts)))
             del ls, lg
         writer.set_meta("run", run)
         writer.set_meta("model", options.model or _guess_model(src))
@@ -211,6 +224,10 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
         writer.commit(meanwhile=held.clear)
     progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
+    # The final stage is the one users open first: its layering must not be silently wrong.
+    # (Every stage's doubts are stored, and in result.stages.)
+    if files and result.stages:
+        warn_doubts(files[-1].path, result.stages[-1].doubts, progress)
     return result
 
 

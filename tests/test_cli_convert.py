@@ -196,3 +196,58 @@ def test_bad_graph_exit_2_one_line_nothing_written(tmp_path: Path, body: str,
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr
     assert not (tmp_path / "logs" / "r").exists()
+
+
+def test_doubts_about_the_final_stage_are_warning_lines_also_when_quiet(tmp_path: Path) -> None:
+    from tb_ad_layer.store.events import conversion_markdown
+    from tests.doubtful import oversized_dump
+
+    dump = oversized_dump(tmp_path / "dumps")
+    final = next(dump.glob("*.txt"))
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump),
+                           "--logdir", str(tmp_path / "logs"), "--run", "d", "-q"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0] == (f"tb-ad-layer: warning: {final}: no layers 11-15 (5 missing): "
+                        f"layers 0-10, 16-60 found")
+    assert lines[1].startswith(f"tb-ad-layer: warning: {final}: layer 10 has ")
+    assert lines[1].endswith("x the median of mla+moe layers (124)")
+    # Without -q, the same lines among the progress lines.
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(dump),
+                           "--logdir", str(tmp_path / "logs"), "--run", "d"],
+                          capture_output=True, text=True)
+    assert [ln for ln in proc.stderr.splitlines() if "warning" in ln] == lines
+    # The run's summary in TensorBoard's Text tab says so too.
+    text = conversion_markdown(RunStore(store_path(tmp_path / "logs", "d")))
+    assert "**The layers found may be wrong**" in text
+    assert f"- stage 0 (`{final.name}`): no layers 11-15 (5 missing)" in text
+    # extract warns about the stage it reads.
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "extract", str(dump),
+                           "--layer", "10", "-o", str(tmp_path / "l10.json"), "-q"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr.splitlines() == lines
+    # A command that fails still says so in one line: the doubts are printed on success only.
+    proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "extract", str(dump),
+                           "--layer", "12", "-q"], capture_output=True, text=True)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("tb-ad-layer: error: ") and "layer 12 does not exist" in proc.stderr
+
+
+def test_only_the_final_stages_doubts_are_printed(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.doubtful import gap_dump
+
+    dump = gap_dump(tmp_path)  # 001: the export with a gap in its layer indices
+    shutil.copy(DUMPS / "llama" / "002_post_export_cleanup_noop_slice.txt", dump)
+    assert main(["convert", str(dump), "--logdir", str(tmp_path / "L"), "--stages", "all",
+                 "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    stages = RunStore(store_path(tmp_path / "L", "gap_dump")).stages()
+    assert [len(s.doubts) for s in stages] == [1, 0]  # stored for every stage all the same
+    assert main(["convert", str(dump), "--logdir", str(tmp_path / "L"), "--stages", "001",
+                 "-q"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"tb-ad-layer: warning: {dump / '001_export_export_to_gm.txt'}: no layers 1")

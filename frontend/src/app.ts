@@ -17,6 +17,7 @@ import { UrlSync, viewState } from "./state/url";
 import { StageView } from "./stages/view";
 import { activity } from "./ui/activity";
 import { clear, h, text } from "./ui/dom";
+import { DoubtNotice, doubtfulLayers, stageDoubts } from "./ui/doubts";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
 import { storageGet, storageSet } from "./ui/storage";
@@ -46,6 +47,8 @@ export class App {
   private stageSel!: HTMLSelectElement;
   private layerSel!: HTMLSelectElement;
   private errorEl: HTMLDivElement;
+  /** The notice under the toolbar when the converter has doubts about the shown stage's layers. */
+  private stageDoubts = new DoubtNotice("stage-doubts");
   private emptyEl: HTMLDivElement;
   private statusEl: HTMLDivElement;
   private dlLinks!: HTMLDivElement;
@@ -82,7 +85,7 @@ export class App {
   mount(body: HTMLElement): void {
     clear(body);
     activity.attach(this.root);
-    this.root.append(this.buildToolbar(), this.errorEl);
+    this.root.append(this.buildToolbar(), this.errorEl, this.stageDoubts.el);
     this.layerView.pane.el.appendChild(this.emptyEl);
     this.viewEls.set("layer", this.layerView.el);
     this.viewEls.set("compare", this.compareView.el);
@@ -211,8 +214,9 @@ export class App {
     if (changedAny(changed, "runs", "unreadable", "phase", "run")) this.fillRunChooser(st);
     if (changedAny(changed, "run", "runs")) this.fillStageChooser(st);
     if (changed.has("stage")) this.stageSel.value = String(st.stage);
-    if (changed.has("layers")) this.fillLayerChooser(st);
-    if (changedAny(changed, "layers", "layer")) this.layerSel.value = String(st.layer);
+    if (changedAny(changed, "layers", "stage", "run", "runs")) this.fillLayerChooser(st);
+    if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
+    if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
     if (changedAny(changed, "view", "run", "stage", "layer", "compare", "stageShown", "stageSide")) this.updateDownloads(st);
   }
@@ -249,17 +253,36 @@ export class App {
     this.stageSel.value = String(st.stage);
   }
 
+  /** The layers of the shown stage; those the converter has doubts about are marked ⚠. */
   private fillLayerChooser(st: Readonly<PanelState>): void {
     clear(this.layerSel);
+    const doubts = stageDoubts(shownRun(st), st.stage);
+    const doubtful = doubtfulLayers(doubts);
     for (const l of st.layers) {
       const o = h("option", { value: l.layer });
       const time = typeof l.gpu_time_us === "number" ? ` · ${fmtUs(l.gpu_time_us)}` : "";
-      o.textContent = `${t("layerOption", { n: l.layer, kind: l.kind })} · ${nodesText(l.node_count)}${time}`;
+      const mark = doubtful.has(l.layer) ? `⚠ ${t("doubtsOption")} · ` : "";
+      o.textContent = `${mark}${t("layerOption", { n: l.layer, kind: l.kind })} · ${nodesText(l.node_count)}${time}`;
+      if (mark) {
+        o.dataset.doubtful = "true";
+        o.title = doubts.filter((d) => d.layer === l.layer).map((d) => d.message).join("\n");
+      }
       this.layerSel.appendChild(o);
     }
     const all = h("option", { value: "all" });
     all.textContent = t("allLayers");
     this.layerSel.appendChild(all);
+  }
+
+  /**
+   * The notice under the toolbar in the views that show the panel's stage (layer, overview): the
+   * converter's doubts about that stage's layers (the stage's, then each layer's), if any.
+   */
+  private showStageDoubts(st: Readonly<PanelState>): void {
+    const run = shownRun(st);
+    const shows = st.view === "layer" || st.view === "overview";
+    const file = run?.stages.find((s) => s.index === st.stage)?.file.replace(/\.txt$/, "") ?? "";
+    this.stageDoubts.show(t("doubtsStage", { stage: file }), shows ? stageDoubts(run, st.stage) : []);
   }
 
   /** Each stage in the stage chooser with what its transform changed in the shown layer. */

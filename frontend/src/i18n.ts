@@ -61,6 +61,14 @@ const STRINGS = {
   requestFailed: { en: "{url} failed: {msg}", zh: "{url} 请求失败:{msg}" },
   notJson: { en: "the server did not answer with JSON (HTTP {status})", zh: "服务器未返回 JSON(HTTP {status})" },
   layoutFailed: { en: "Layout failed: {msg}", zh: "布局失败:{msg}" },
+  // Doubts about a layering (api/runs stages[].doubts, api/layer doubts)
+  doubtsStage: { en: "The layers found in {stage} may be wrong:", zh: "{stage} 中识别出的层可能有误:" },
+  doubtsLayer: { en: "Layer {n} may be wrong: its nodes may belong to other layers.", zh: "第 {n} 层可能有误:其中的节点可能属于其他层。" },
+  doubtsOption: { en: "doubtful", zh: "存疑" },
+  doubtIndexGap: { en: "gap in layer numbers", zh: "层编号有缺口" },
+  doubtOversized: { en: "oversized layer", zh: "层过大" },
+  doubtLayerCount: { en: "layer count", zh: "层数" },
+  doubtUnordered: { en: "layers out of order", zh: "层顺序错乱" },
   // Details panel
   details: { en: "Details", zh: "详情" },
   layerSummary: { en: "Layer summary", zh: "层概览" },

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from tb_ad_layer.contract.document import LayerDocument, TraceSummary
+from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, TraceSummary
 from tb_ad_layer.contract.record import Record
 
 # -- api/runs ---------------------------------------------------------------------------------
@@ -27,6 +27,11 @@ class StageInfo(Record):
     transform: str
     module: Annotated[str, Meta(description="GraphModule section that was converted.")]
     node_count: int
+    doubts: Annotated[list[LayeringDoubt], Meta(description="Why the layers found in this "
+                                                            "stage may be wrong: the stage's "
+                                                            "doubts (layer null), then each "
+                                                            "layer's; empty when nothing looks "
+                                                            "implausible.")]
 
 
 class LayerRow(Record):

@@ -147,6 +147,21 @@ class TraceSummary(Record):
     memset_count: Annotated[int, Meta(description="Memory fills among the activities.")] = 0
 
 
+class LayeringDoubt(Record):
+    """Evidence that the layers found in a stage may be wrong: the converter says so rather
+    than show an implausible layering as if it were right."""
+
+    kind: Annotated[str, Meta(description="What is implausible, e.g. index_gap (layer "
+                                          "indices with a gap), oversized_layer (far more "
+                                          "nodes than the layers of its kind), layer_count, "
+                                          "unordered.")]
+    layer: Annotated[int | None, Meta(description="The layer it concerns; null for the whole "
+                                                  "stage.")]
+    message: Annotated[str, Meta(description="One line naming the evidence, e.g. 'layer 12 has "
+                                             "6,413 nodes, 9.1x the median of attention+mamba "
+                                             "layers (705)'.")]
+
+
 class LayerDocument(Record):
     """One decoder layer of one transform stage, as the run store keeps it."""
 
@@ -163,6 +178,9 @@ class LayerDocument(Record):
     external_inputs: list[ExternalInput]
     group_counts: Annotated[dict[str, int], Meta(description="Nodes per group.")]
     trace_summary: Annotated[TraceSummary | None, Meta(description="null without a trace.")]
+    doubts: Annotated[list[LayeringDoubt], Meta(description="Why this layer's nodes may be "
+                                                            "assigned wrongly; empty when "
+                                                            "nothing looks implausible.")]
 
 
 #: The ``outside.nodes`` column: nodes outside every layer, with every input kept.

@@ -19,6 +19,7 @@ from tb_ad_layer.contract.document import (
     Edge,
     ExternalInput,
     LayerDocument,
+    LayeringDoubt,
     LayerNode,
     NodeKind,
     StreamRole,
@@ -32,7 +33,8 @@ ARGS_SHOWN: Final = 2000  # characters of a node's argument text in a document
 
 
 def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
-    """The document of layer ``index`` of ``lg`` (nodes, edges, external inputs).
+    """The document of layer ``index`` of ``lg`` (nodes, edges, external inputs, the doubts
+    about it).
 
     A node's inputs are the nodes of the layer and the external inputs it reads, in argument
     order; a model-level buffer it reads is one of its inputs, not one of its weights.
@@ -74,7 +76,13 @@ def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
         layer=index, kind=info.kind, attention=info.attention,
         source_file=graph.source.rsplit("/", 1)[-1], module=graph.module,
         nodes=out_nodes, edges=edges, external_inputs=external,
-        group_counts=info.group_counts, trace_summary=None)
+        group_counts=info.group_counts, trace_summary=None,
+        doubts=layer_doubts(lg, index))
+
+
+def layer_doubts(lg: LayeredGraph, index: int) -> list[LayeringDoubt]:
+    """The doubts of ``lg`` that concern layer ``index``."""
+    return [d for d in lg.doubts if d.layer == index]
 
 
 class _Records:

@@ -5,8 +5,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tb_ad_layer.contract.document import LayeringDoubt
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.layers.doubts import layering_doubts
 from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, model_buffers, model_level_kinds
 from tb_ad_layer.layers.groups import assign_groups
 from tb_ad_layer.layers.hints import applied_sources, weight_only_nodes
@@ -41,7 +43,9 @@ class LayerInfo:
 @dataclass(slots=True)
 class LayeredGraph:
     """A :class:`Graph` plus per-node ``layer`` (None outside layers), ``group``, ``sub_group``
-    and ``stream``, and a summary of each layer."""
+    and ``stream``, a summary of each layer, and the doubts about those layers (evidence that
+    they are implausible, :mod:`tb_ad_layer.layers.doubts`: the stage's first, then each
+    layer's)."""
 
     graph: Graph
     layer: list[int | None]
@@ -49,6 +53,7 @@ class LayeredGraph:
     sub_group: list[str | None]
     stream: list[str]
     layers: dict[int, LayerInfo] = field(default_factory=dict)
+    doubts: list[LayeringDoubt] = field(default_factory=list)
 
     def layer_nodes(self, index: int) -> list[Node]:
         return [self.graph.nodes[j] for j in self.layers[index].members]
@@ -59,7 +64,8 @@ def _layer_kind(groups: Mapping[str, int]) -> str:
 
 
 def layer_graph(graph: Graph, history: StageHistory | None = None) -> LayeredGraph:
-    """Assign every node of ``graph`` to a layer, group and sub-group; summarise each layer.
+    """Assign every node of ``graph`` to a layer, group and sub-group; summarise each layer;
+    say what about the layers found is doubtful.
 
     ``history`` holds the layers of an earlier stage of the same model (:func:`stage_history`),
     whose nodes keep their names in this one: they decide where the graph's own names cannot
@@ -93,8 +99,10 @@ def layer_graph(graph: Graph, history: StageHistory | None = None) -> LayeredGra
             members=js, group_counts=dict(counts),
             external_inputs=external_inputs(graph, owners, index, js, kinds, buffers,
                                            weight_layers))
-    return LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
-                        group=groups, sub_group=subs, stream=streams, layers=infos)
+    lg = LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
+                      group=groups, sub_group=subs, stream=streams, layers=infos)
+    lg.doubts = layering_doubts(lg, history)
+    return lg
 
 
 def stage_history(lg: LayeredGraph) -> StageHistory:

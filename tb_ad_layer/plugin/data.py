@@ -225,7 +225,8 @@ class PluginData:
                     schema_version=meta.schema_version,
                     stages=[StageInfo(index=s.idx, file=s.file, stage=s.stage,
                                       transform=s.transform, module=s.module,
-                                      node_count=s.node_count) for s in stages],
+                                      node_count=s.node_count, doubts=s.doubts)
+                            for s in stages],
                     default_stage=default,
                     layers=[LayerRow(layer=r.layer, kind=r.kind, attention=r.attention,
                                      node_count=r.node_count, gpu_time_us=r.gpu_time_us)

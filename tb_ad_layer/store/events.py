@@ -48,7 +48,8 @@ def _cell(value: object) -> str:
 
 
 def conversion_markdown(store: RunStore) -> str:
-    """The run summary shown in TensorBoard's Text tab: source, stages, layers, trace."""
+    """The run summary shown in TensorBoard's Text tab: source, stages, the doubts about their
+    layering, layers, trace."""
     meta = store.meta
     stages = store.stages()
     lines = [f"**tb-ad-layer run `{_cell(meta.run)}`** "
@@ -68,6 +69,12 @@ def conversion_markdown(store: RunStore) -> str:
     for s in stages:
         lines.append(f"| {s.idx} | `{_cell(s.file)}` | {_cell(s.stage)} / "
                      f"{_cell(s.transform)} | {s.node_count} | {s.layer_count} |")
+    doubtful = [s for s in stages if s.doubts]
+    if doubtful:
+        lines += ["", "**The layers found may be wrong** (doubts about the layering):", ""]
+        for s in doubtful:
+            lines += [f"- stage {s.idx} (`{_cell(s.file)}`): {_cell(d.message)}"
+                      for d in s.doubts]
     if stages:
         layers = store.layers(stages[-1].idx)
         lines += ["", f"Layers of the last stage ({len(layers)}):", "",

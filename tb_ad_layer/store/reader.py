@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
-from tb_ad_layer.contract.document import LayerDocument, OutsideNodes, TraceSummary
+from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, OutsideNodes, TraceSummary
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.store.records import (
     FileRecord,
@@ -47,6 +47,7 @@ Decoded = TypeVar("Decoded")
 _LAYER_DOCUMENT = msgspec.json.Decoder(LayerDocument)
 _OUTSIDE_NODES = msgspec.json.Decoder(OutsideNodes)
 _MODULES = msgspec.json.Decoder(list[str])
+_DOUBTS = msgspec.json.Decoder(list[LayeringDoubt])
 _GROUP_COUNTS = msgspec.json.Decoder(dict[str, int])
 _AT_ROW = re.compile(r"\$\[(\d+)\]\[(\d+)\]")
 
@@ -259,12 +260,13 @@ class RunStore:
     # -- reading --------------------------------------------------------------------------
 
     def stages(self) -> list[StageRecord]:
-        """Every converted stage, in pipeline order."""
+        """Every converted stage, with the doubts about its layering, in pipeline order."""
         rows = self._fetch("SELECT idx, file, order_no, stage, transform, module, modules, "
-                           "node_count, call_count, layer_count FROM stages ORDER BY idx", (),
-                           "stages")
+                           "node_count, call_count, layer_count, doubts FROM stages ORDER BY idx",
+                           (), "stages")
         decoded = [r[:6] + (self._json(_MODULES, r[6], f"stages.modules of stage {r[0]}"),)
-                   + r[7:] for r in rows]
+                   + r[7:10] + (self._json(_DOUBTS, r[10], f"stages.doubts of stage {r[0]}"),)
+                   for r in rows]
         return self._records(decoded, StageRecord, "stages")
 
     def layers(self, stage: int) -> list[LayerRecord]:

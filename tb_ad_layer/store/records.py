@@ -12,6 +12,7 @@ from typing import NamedTuple
 import msgspec
 
 from tb_ad_layer.contract.api import TraceInfo
+from tb_ad_layer.contract.document import LayeringDoubt
 
 
 class KernelRow(NamedTuple):
@@ -96,6 +97,7 @@ class StageRecord(NamedTuple):
     node_count: int
     call_count: int
     layer_count: int
+    doubts: list[LayeringDoubt]  #: doubts about the layering: the stage's, then each layer's
 
 
 class LayerRecord(NamedTuple):

@@ -8,12 +8,15 @@ Tables:
     meta(key, value)                       run metadata; values are JSON
     files(path, sha256, size, role)        every input file (role: dump | trace)
     stages(idx, file, order_no, stage, transform, module, modules, node_count, call_count,
-           layer_count)                    one row per converted transform stage, pipeline order
+           layer_count, doubts)            one row per converted transform stage, pipeline order;
+                                           ``doubts``: JSON list of the doubts about the
+                                           stage's layering (the stage's, then each layer's;
+                                           docs/API.md LayeringDoubt)
     layers(stage, layer, kind, attention, node_count, gpu_time_us, group_counts, doc)
                                            ``doc`` is the layer document (docs/API.md api/layer):
                                            the layer's nodes with group, sub-group, stream,
                                            inputs and weights (name, shape, dtype), its edges and
-                                           its external inputs
+                                           its external inputs, and the doubts about it
     outside(stage, node_count, nodes)      the nodes outside every layer (embedding, model-level
                                            preparation, final norm, lm head) as a JSON list of
                                            node records shaped like a layer document's, with
@@ -28,11 +31,12 @@ Rows are written and read as the named records of :mod:`tb_ad_layer.store.record
 columns hold records of :mod:`tb_ad_layer.contract`. Every node of a stage is in exactly one
 layer document or in ``outside``. Version 1 also kept one
 row per node and per weight beside the documents, which repeated them; writing those rows took a
-quarter of a conversion.
+quarter of a conversion. Version 3 added the doubts about a layering (``stages.doubts``, and
+``doubts`` in every layer document).
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STORE_DIR = ("plugins", "ad_layer")
 STORE_FILE = "run.sqlite"
 
@@ -43,7 +47,8 @@ CREATE TABLE files (path TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT N
 CREATE TABLE stages (idx INTEGER PRIMARY KEY, file TEXT NOT NULL, order_no INTEGER NOT NULL,
                      stage TEXT NOT NULL, transform TEXT NOT NULL, module TEXT NOT NULL,
                      modules TEXT NOT NULL, node_count INTEGER NOT NULL,
-                     call_count INTEGER NOT NULL, layer_count INTEGER NOT NULL);
+                     call_count INTEGER NOT NULL, layer_count INTEGER NOT NULL,
+                     doubts TEXT NOT NULL);
 CREATE TABLE layers (stage INTEGER NOT NULL, layer INTEGER NOT NULL, kind TEXT NOT NULL,
                      attention TEXT, node_count INTEGER NOT NULL, gpu_time_us REAL,
                      group_counts TEXT NOT NULL, doc TEXT NOT NULL,

@@ -234,16 +234,17 @@ class StoreWriter:
 
     def add_stage(self, *, file: str, order_no: int, stage: str, transform: str,
                   modules: Sequence[str], lg: LayeredGraph) -> int:
-        """Store a stage and its nodes outside every layer; return its index. The layer
+        """Store a stage (with the doubts about its layering) and its nodes outside every
+        layer; return its index. The layer
         documents come separately (:meth:`add_layers`, or :meth:`add_layer_docs` once a trace
         has been mapped onto them)."""
         idx = self._stage_count
         self._stage_count += 1
         graph = lg.graph
-        self.conn.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?)",
+        self.conn.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                           (idx, file, order_no, stage, transform, graph.module,
                            _json_text(list(modules)), len(graph.nodes), graph.call_count,
-                           len(lg.layers)))
+                           len(lg.layers), _json_text(lg.doubts)))
         self.conn.execute(f"INSERT INTO outside VALUES (?,?,{_AS_TEXT})",
                           (idx, lg.layer.count(None), outside_nodes_json(lg)))
         return idx

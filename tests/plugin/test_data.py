@@ -36,11 +36,11 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     assert list(runs) == ["dsv3", "llama", "traced/decode", "traced/faster"]
     dsv3 = runs["dsv3"]
     assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3"
-    assert dsv3["schema_version"] == SCHEMA_VERSION == 2
+    assert dsv3["schema_version"] == SCHEMA_VERSION == 3
     assert [s["index"] for s in dsv3["stages"]] == [0, 1, 2, 3] and dsv3["default_stage"] == 3
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",
-                                 "module": "(root)", "node_count": 219}
+                                 "module": "(root)", "node_count": 219, "doubts": []}
     assert [(row["layer"], row["kind"]) for row in dsv3["layers"]] == [
         (0, "mla+mlp"), (1, "mla+mlp"), (2, "mla+moe"), (3, "mla+moe"), (4, "mla+moe")]
     assert all(row["gpu_time_us"] is None for row in dsv3["layers"]) and dsv3["trace"] is None

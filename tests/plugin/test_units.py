@@ -87,7 +87,7 @@ def doc(nodes: list[LayerNode], external: tuple[str, ...] = ()) -> LayerDocument
                              ExternalInput(id=e, label="residual", kind="residual", shape="2x8",
                                            dtype="torch.bfloat16", layer=None)
                              for e in external],
-                         group_counts={}, trace_summary=None)
+                         group_counts={}, trace_summary=None, doubts=[])
 
 
 def compare(a: LayerDocument, b: LayerDocument) -> dict:

@@ -117,3 +117,49 @@ def test_damaged_meta_gives_a_command_with_placeholders(tmp_path: Path) -> None:
         RunStore(path)
     assert str(info.value).endswith(f"rebuild it with: tb-ad-layer convert DUMP_DIR --logdir "
                                     f"{tmp_path} --run r")
+
+
+def test_doubts_come_back_with_their_stage_and_layer(tmp_path: Path) -> None:
+    from tests.doubtful import oversized_dump
+
+    dump = oversized_dump(tmp_path)
+    result = convert(ConvertOptions(dump, tmp_path / "logs", run="d"))
+    store = RunStore(store_path(tmp_path / "logs", "d"))
+    (stage,) = store.stages()
+    assert [(d.kind, d.layer) for d in stage.doubts] == [("index_gap", None),
+                                                          ("oversized_layer", 10)]
+    assert result.stages[-1].doubts == stage.doubts  # what the converter found, as stored
+    doc = store.layer_document(0, 10)
+    assert doc is not None and doc.doubts == [stage.doubts[1]]
+    assert all(store.layer_document(0, r.layer).doubts == []  # type: ignore[union-attr]
+               for r in store.layers(0) if r.layer != 10)
+    # A stage without doubts stores an empty list.
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path / "logs", run="plain"))
+    assert [s.doubts for s in RunStore(store_path(tmp_path / "logs", "plain")).stages()] == [[]]
+
+
+def test_damaged_doubts_are_reported_as_damage(tmp_path: Path) -> None:
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="r"))
+    path = store_path(tmp_path, "r")
+    conn = sqlite3.connect(path)
+    conn.execute("""UPDATE stages SET doubts='[{"kind": "index_gap", "layer": "x", "message": ""}]'""")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreDamagedError, match=r"stages.doubts of stage 0: Expected `int \| null`"):
+        RunStore(path).stages()
+
+
+def test_a_store_of_schema_version_2_asks_to_convert_again(tmp_path: Path) -> None:
+    """Version 2 stores have no doubts: they are refused with what to do, never misread."""
+    from tb_ad_layer.store.reader import StoreVersionError
+
+    convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="r"))
+    path = store_path(tmp_path, "r")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    conn.execute("ALTER TABLE stages DROP COLUMN doubts")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreVersionError, match=r"run store schema version 2 is older than this "
+                                                r"tb-ad-layer reads \(3\); convert the run again"):
+        RunStore(path)

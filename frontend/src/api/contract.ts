@@ -133,6 +133,19 @@ export interface TraceSummary {
   memset_count: number;
 }
 
+/**
+ * Evidence that the layers found in a stage may be wrong: the converter says so rather
+ * than show an implausible layering as if it were right.
+ */
+export interface LayeringDoubt {
+  /** What is implausible, e.g. index_gap (layer indices with a gap), oversized_layer (far more nodes than the layers of its kind), layer_count, unordered. */
+  kind: string;
+  /** The layer it concerns; null for the whole stage. */
+  layer: number | null;
+  /** One line naming the evidence, e.g. 'layer 12 has 6,413 nodes, 9.1x the median of attention+mamba layers (705)'. */
+  message: string;
+}
+
 /** One decoder layer of one transform stage, as the run store keeps it. */
 export interface LayerDocument {
   /** Layer index (from the weight names). */
@@ -152,6 +165,8 @@ export interface LayerDocument {
   group_counts: Record<string, number>;
   /** null without a trace. */
   trace_summary: TraceSummary | null;
+  /** Why this layer's nodes may be assigned wrongly; empty when nothing looks implausible. */
+  doubts: LayeringDoubt[];
 }
 
 /** One converted transform stage of a run, in pipeline order. */
@@ -166,6 +181,8 @@ export interface StageInfo {
   /** GraphModule section that was converted. */
   module: string;
   node_count: number;
+  /** Why the layers found in this stage may be wrong: the stage's doubts (layer null), then each layer's; empty when nothing looks implausible. */
+  doubts: LayeringDoubt[];
 }
 
 /** One layer of a run's default stage. */
@@ -300,6 +317,8 @@ export interface LayerResponse {
   group_counts: Record<string, number>;
   /** null without a trace. */
   trace_summary: TraceSummary | null;
+  /** Why this layer's nodes may be assigned wrongly; empty when nothing looks implausible. */
+  doubts: LayeringDoubt[];
   run: string;
   stage: number;
 }

@@ -21,6 +21,7 @@ import { makeLane, type Lane } from "../timeline/lod";
 import { TimelineView, type BucketLane } from "../timeline/timeline";
 import { activity } from "../ui/activity";
 import { capture, clear, h, text } from "../ui/dom";
+import { DoubtNotice } from "../ui/doubts";
 import { storageGet, storageSet } from "../ui/storage";
 
 // The backend accepts max_items in [1, 100000] (per stream); beyond, streams come back as buckets.
@@ -54,6 +55,8 @@ export class LayerView {
   readonly toolbarItems: HTMLElement[];
   readonly searchInput: HTMLInputElement;
   private details = new DetailsPanel();
+  /** The notice above the graph when the converter has doubts about the layer shown. */
+  private doubts = new DoubtNotice("layer-doubts");
   private timeline: TimelineView;
   private legendEl: HTMLDivElement;
   private depthSel: HTMLSelectElement;
@@ -110,7 +113,7 @@ export class LayerView {
     const main = h("div", { class: "adl-main" });
     main.append(gwrap, side);
     this.el = h("div", { class: "adl-view adl-layerview", "data-testid": "layer-view" });
-    this.el.append(main, this.buildSplitter(), this.buildTimeline());
+    this.el.append(this.doubts.el, main, this.buildSplitter(), this.buildTimeline());
 
     this.depthSel = h("select", { "data-testid": "depth-select", title: t("depthTitle") });
     this.depthSel.addEventListener("change", () => void this.onDepthChange());
@@ -276,6 +279,7 @@ export class LayerView {
         if (seq === this.loadSeq) {
           this.cb.onError(e);
           this.pane.setBusy(null);
+          this.doubts.hide();
         }
         return;
       }
@@ -283,6 +287,10 @@ export class LayerView {
       const fetchMs = performance.now() - t0;
       this.layers = layers;
       const all = st.layer === "all";
+      // Before the layout, which fits the graph to the space the notice leaves. A whole stage's
+      // doubts are the panel's stage notice; its doubtful layers' boxes are marked.
+      const one = all ? null : layers[0];
+      this.doubts.show(one ? t("doubtsLayer", { n: one.layer }) : "", one?.doubts ?? []);
       let focus: string | null = null;
       let depth = st.depth;
       const ok = await this.pane.setLayers(layers, (hh) => {

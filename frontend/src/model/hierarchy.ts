@@ -41,6 +41,8 @@ export interface TreeItem {
   repeat?: { count: number; period: number };
   /** Inputs folded into this one input item (external inputs of one kind); absent for one input. */
   inputs?: ExternalInput[];
+  /** A layer box whose layer the converter has doubts about (its document's `doubts`). */
+  doubtful?: boolean;
 }
 
 export interface LeafEdge {
@@ -150,7 +152,8 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   const sorted = [...layers].sort((a, b) => a.layer - b.layer);
   for (const L of sorted) {
     const lk = layerKey(L.layer);
-    ensureGroup(lk, SCENE, "layer", L.layer);
+    const layerItem = ensureGroup(lk, SCENE, "layer", L.layer);
+    if (L.doubts?.length) layerItem.doubtful = true;
     let lt = 0;
     const ph = layerPhases(L);
     for (const n of L.nodes) {

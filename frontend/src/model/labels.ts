@@ -50,7 +50,7 @@ export function kernelLine(kernel: string, fullName: string, durationUs: number)
 }
 
 export function groupTitle(it: TreeItem): string {
-  if (it.depth === 1 && it.name === "layer" && it.layer !== null) return t("layerTitle", { n: it.layer });
+  if (it.depth === 1 && it.name === "layer" && it.layer !== null) return `${it.doubtful ? "⚠ " : ""}${t("layerTitle", { n: it.layer })}`;
   if (it.repeat) return t("repeatTitle", { name: it.name, n: it.repeat.count, p: it.repeat.period });
   return it.phase ? `${it.name} (${it.phase + 1})` : it.name;
 }

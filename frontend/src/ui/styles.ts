@@ -7,6 +7,7 @@ export const CSS = `
   --hl: #ffb000; --hl-stroke: #6b4a00; --hit: #f5c400; --hot: #d7263d; --btn: #ffffff; --btn-hover: #eef1f5;
   --tl-lane: #f4f6f9; --tl-hatch: #e1e5eb; --tl-grid: #e3e7ec; --tl-merged: #6c7d92; --tl-unmapped: #a5adb8;
   --err-bg: #fdecec; --err-fg: #9b1c1c; --shadow: 0 2px 10px rgba(0,0,0,0.12);
+  --warn-bg: #fff4d6; --warn-fg: #5a3a00; --warn-border: #e3b341; --warn-icon: #b26b00;
   --slower: #c93636; --faster: #1f8a50; --diff-badge: #4a5563; --side-a: #7a4fd1; --side-b: #0f8a8a;
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace;
   --sans: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif;
@@ -17,6 +18,7 @@ export const CSS = `
   --hl: #ffd54a; --hl-stroke: #fff3c4; --hit: #ffd54a; --hot: #ff5c6c; --btn: #22272e; --btn-hover: #2b313a;
   --tl-lane: #1d2127; --tl-hatch: #2c323a; --tl-grid: #2f353d; --tl-merged: #7f8fa3; --tl-unmapped: #5b6470;
   --err-bg: #3a1d1f; --err-fg: #ffb4b4; --shadow: 0 2px 12px rgba(0,0,0,0.5);
+  --warn-bg: #33290f; --warn-fg: #ffe2a0; --warn-border: #8a6a1e; --warn-icon: #ffc24d;
   --slower: #ff7b7b; --faster: #5ad38e; --diff-badge: #5b6675; --side-a: #b18cf5; --side-b: #4fd1d1;
 }
 html, body { margin: 0; padding: 0; height: 100%; background: var(--bg); color: var(--fg); }
@@ -49,6 +51,15 @@ input[type=search] { width: 200px; }
 .iconbtn { width: 28px; padding: 0; text-align: center; }
 .adl-error { display: none; padding: 6px 12px; background: var(--err-bg); color: var(--err-fg); border-bottom: 1px solid var(--border); white-space: pre-wrap; }
 .adl-error.on { display: block; }
+/* doubts about a layering: a warning banner on the stage and on the layer */
+.adl-doubts { display: flex; gap: 8px; align-items: flex-start; padding: 5px 12px; background: var(--warn-bg); color: var(--warn-fg); border-bottom: 1px solid var(--warn-border); font-size: 12px; }
+.adl-doubts .icon { color: var(--warn-icon); font-size: 15px; line-height: 17px; }
+.adl-doubts .body { min-width: 0; flex: 1; }
+.adl-doubts .head { font-weight: 600; }
+.adl-doubts ul { list-style: none; margin: 1px 0 0; padding: 0; max-height: 6.2em; overflow-y: auto; }
+.adl-doubts li { overflow-wrap: anywhere; }
+.adl-doubts .kind { display: inline-block; font-size: 11px; font-weight: 600; padding: 0 5px; border: 1px solid var(--warn-border); border-radius: 8px; margin-right: 2px; }
+.adl-doubts .msg { font-family: var(--mono); font-size: 11.5px; }
 .adl-main { flex: 1; display: flex; min-height: 120px; position: relative; }
 .adl-graph { flex: 1; position: relative; overflow: hidden; outline: none; cursor: grab; background: var(--bg); }
 .adl-graph.panning { cursor: grabbing; }

@@ -24,6 +24,6 @@ export function miniLayer(layer: number, spec: [string, string, string | null, s
   return {
     run: "mini", stage: 0, layer, kind: "moe", attention: "mla", source_file: "mini.txt", module: "(root)", nodes, edges,
     external_inputs: ext.map((id) => ({ id, label: `input ${id}`, shape: "8x16", dtype: "torch.bfloat16", kind: "residual", layer: null })),
-    group_counts: {}, trace_summary: null,
+    group_counts: {}, trace_summary: null, doubts: [],
   };
 }
