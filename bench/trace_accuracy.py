@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Print how well traces are cut into layers and mapped to nodes, beside seed 000's stream grouping.
 
-For every FX-dump fixture of ``tests/fixtures/dumps`` (20 real Hugging Face architectures in both
+For every FX-dump fixture of ``tests/fixtures/dumps`` and the final stage of every model of
+``tests/fixtures/ad_stages`` (full depth, as AutoDeploy's transforms write it; per-layer streams
+and one stream) (20 real Hugging Face architectures in both
 export stages, and AutoDeploy's late stages) a decode trace is generated as AutoDeploy captures
 look (per-layer stream sets, aux streams for shared experts and MLA's KV path, a stream carrying
 one layer's tail and the next one's head, new stream ids every replay, jitter, several replays,
@@ -18,6 +20,7 @@ per-kernel truth: their layer counts and sizes are printed against the figures o
 from __future__ import annotations
 
 import argparse
+import gzip
 import shutil
 import sys
 import tempfile
@@ -93,7 +96,8 @@ def main() -> int:
     ap.add_argument("--only", default="", help="only dump fixtures whose path holds this text")
     args = ap.parse_args()
 
-    from tb_ad_layer.convert import load_stage, resolve_inputs
+    from tb_ad_layer.convert import load_history, load_stage, resolve_inputs
+    from tb_ad_layer.progress import Progress
     from tb_ad_layer.trace.ingest import kernel_sequences
     from tb_ad_layer.trace_attach import model_nodes
     from tests.trace.accuracy import DUMPS, dump_model
@@ -125,6 +129,29 @@ def main() -> int:
             for fmt in ("sqlite", "torch"):
                 line = _row(f"{name[:36]} ({fmt})", paths[fmt], truth, model)
                 print(line, flush=True)
+        for model_dir in sorted((ROOT / "tests" / "fixtures" / "ad_stages").glob("*/")):
+            name = f"ad_stages/{model_dir.name}"
+            if args.only not in name:
+                continue
+            # The final stage AutoDeploy writes, converted as `convert` does from its directory
+            # (the export stage's layers carried through the node names).
+            unpacked = Path(tmp) / name.replace("/", "_")
+            unpacked.mkdir(parents=True)
+            files = sorted(model_dir.glob("*.txt.gz"), key=lambda p: int(p.name.split("_", 1)[0]))
+            for gz in (files[0], files[-1]):
+                for src in (gz, gz.with_name(gz.name[:-len(".txt.gz")] + ".truth.json.gz")):
+                    (unpacked / src.name[:-len(".gz")]).write_bytes(gzip.decompress(src.read_bytes()))
+            final = resolve_inputs(unpacked)[-1]
+            history = load_history(unpacked, final, Progress(quiet=True))
+            model = model_nodes(load_stage(final, None, history).lg)
+            plan = mt.plan_from_truth(final.path.with_suffix(".truth.json"), final.path)
+            seed = zlib.crc32(name.encode()) % 1000
+            for layout in ("per-layer", "single"):
+                paths = mt.generate(unpacked / layout, "t", plan,
+                                    mt.Options(layout=layout, replays=8, seed=seed, jitter=0.15,
+                                               reshuffle_streams=layout == "per-layer"))
+                truth = load_truth(paths["truth"])
+                print(_row(f"{name[10:32]} final ({layout})", paths["sqlite"], truth, model), flush=True)
         if not args.only:
             for stem, model_name in (("ad_dsv3_decode_streams", "dsv3_mla_moe"),
                                      ("qwen3_next_prefill_modules", "qwen3_next_gdn")):
