@@ -111,6 +111,7 @@ def friendly_op_name(target: str) -> str:
     """Strip namespace and overload from an FX target for display and matching:
     ``aten.to.dtype`` -> ``to``, ``<built-in function getitem>`` -> ``getitem``,
     ``<function residual_add at 0x...>`` -> ``residual_add``,
+    ``<function _insert_fused_gemm.<locals>.split_output at 0x...>`` -> ``split_output``,
     ``functools.partial(<function add at 0x...>, alpha=1)`` -> ``add``,
     ``model.layers.0.self_attn.q_proj`` (a submodule) -> ``q_proj``."""
     name = _FRIENDLY.get(target)
@@ -128,10 +129,12 @@ def _friendly_op_name(target: str) -> str:
         end = inner.find(">") + 1 if inner.startswith("<") else inner.find(",")
         return _friendly_op_name(inner[:end] if end > 0 else inner.rstrip(")"))
     if target.startswith("<") and ">" in target:
-        words = target[1:target.index(">")].split()
+        # The whole repr: a qualified name can hold "<locals>" (AutoDeploy's fuse_gemms splits
+        # with ``<function _insert_fused_gemm.<locals>.split_output at 0x...>``).
+        words = target[1:target.rindex(">")].split()
         for k in range(len(words) - 1):
             if words[k] in ("function", "method"):
-                return words[k + 1]
+                return words[k + 1].rsplit(".", 1)[-1]
         return words[-1] if words else target
     parts = target.split(".")
     if len(parts) >= 3 and not any(p.isdigit() for p in parts):

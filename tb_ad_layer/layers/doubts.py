@@ -19,6 +19,9 @@ Checks:
   siblings, while layers of one kind differ by a few percent (layer 0 of a Mamba or
   gated-delta-net stack carries the chunk-padding arithmetic, about 0.4 % more).
 
+- ``history`` (found by :func:`~tb_ad_layer.layers.layered.layer_graph`): the earlier stage
+  this one would carry its layers from gives the nodes that read layer weights other layers
+  than those weights name: it is not used, and the stage is layered from its own graph.
 - ``layer_count``: a stage read with its history (the export stage whose layers it carries)
   has a different number of layers than that stage: transforms fuse and insert nodes but never
   add or remove a decoder layer.
@@ -38,6 +41,9 @@ if TYPE_CHECKING:
 
 INDEX_GAP: Final = "index_gap"
 LAYER_COUNT: Final = "layer_count"
+#: Set by :func:`~tb_ad_layer.layers.layered.layer_graph`: the earlier stage's layers disagree
+#: with this stage's weight names, so they were not carried.
+HISTORY: Final = "history"
 OVERSIZED_LAYER: Final = "oversized_layer"
 
 #: How many times the median node count of its kind a layer must exceed to be doubtful.

@@ -51,3 +51,21 @@ def carried_layers(graph: Graph, history: StageHistory | None) -> list[int] | No
             out[node.index] = layer
             found = True
     return out if found else None
+
+
+def disagreement(carried: list[int], vouched: list[tuple[int, ...]]) -> tuple[int, int]:
+    """``(differ, compared)``: of the nodes whose own weights name a layer (``vouched``, the
+    layer of each node's weights with shared ones withheld) and that carry one, how many carry
+    another. Both stages of one model name the same weights, so a history that disagrees with
+    the weight names is another model's, or a damaged one."""
+    differ = compared = 0
+    for j, layer in enumerate(carried):
+        if layer < 0:
+            continue
+        for named in vouched[j]:
+            if named >= 0:
+                compared += 1
+                if named != layer:
+                    differ += 1
+                break
+    return differ, compared

@@ -8,16 +8,20 @@ from pathlib import Path
 from tb_ad_layer.contract.document import LayeringDoubt
 from tb_ad_layer.dump.graph import CALL, Graph, Node
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.layers.doubts import layering_doubts
+from tb_ad_layer.layers.doubts import HISTORY, layering_doubts
 from tb_ad_layer.layers.external import ROPE, ExternalInput, external_inputs, model_buffers, model_level_kinds
 from tb_ad_layer.layers.groups import assign_groups
 from tb_ad_layer.layers.hints import applied_sources, weight_only_nodes
-from tb_ad_layer.layers.history import CARRIED_OUTSIDE, StageHistory, carried_layers
+from tb_ad_layer.layers.history import CARRIED_OUTSIDE, StageHistory, carried_layers, disagreement
 from tb_ad_layer.layers.membership import NO_LAYER, assign_layers
 from tb_ad_layer.layers.shared_weights import vouched_layers
 from tb_ad_layer.layers.sinks import next_uses
 from tb_ad_layer.layers.vocabulary import layer_kind
 from tb_ad_layer.layers.weights import UNNAMED, layer_of_weight, node_weight_facts
+
+# A history is refused when more than one weight-reading node in this many disagrees with it
+# (a name FX gave to another node after a transform replaced the first: a few at most).
+_MAX_DISAGREEMENT = 100
 
 
 @dataclass(slots=True)
@@ -79,9 +83,19 @@ def layer_graph(graph: Graph, history: StageHistory | None = None) -> LayeredGra
     weight_only = weight_only_nodes(graph, weight_layers)
     sources = applied_sources(graph, weight_only, weight_layers)
     next_use = next_uses(graph)
-    owners = assign_layers(graph, vouched_layers(graph, weight_layers, weight_roles, weight_only,
-                                                 sources),
-                           weight_only, next_use, carried_layers(graph, history))
+    vouched = vouched_layers(graph, weight_layers, weight_roles, weight_only, sources)
+    carried = carried_layers(graph, history)
+    refused: LayeringDoubt | None = None
+    if carried is not None and history is not None:
+        differ, compared = disagreement(carried, vouched)
+        if differ * _MAX_DISAGREEMENT > compared:
+            refused = LayeringDoubt(
+                kind=HISTORY, layer=None,
+                message=f"{history.source}, the stage this one carries its layers from, gives "
+                        f"{differ:,} of {compared:,} weight-reading nodes another layer than "
+                        f"their weights name: its layers are not used")
+            carried = history = None
+    owners = assign_layers(graph, vouched, weight_only, next_use, carried)
     kinds = model_level_kinds(graph, owners)
     groups, subs, streams, attention = assign_groups(graph, owners, weight_roles, weight_layers,
                                                      weight_only, next_use,
@@ -102,6 +116,8 @@ def layer_graph(graph: Graph, history: StageHistory | None = None) -> LayeredGra
     lg = LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
                       group=groups, sub_group=subs, stream=streams, layers=infos)
     lg.doubts = layering_doubts(lg, history)
+    if refused is not None:
+        lg.doubts.insert(0, refused)
     return lg
 
 

@@ -198,11 +198,12 @@ def test_compare_same_layer_with_itself(data: PluginData) -> None:
 
 
 def test_compare_matches_across_layers_by_weight_role(data: PluginData) -> None:
-    out = call(data, "compare", a_run="dsv3", a_layer=2, b_run="dsv3", b_layer=4)
+    # Two MoE layers before the last (whose fused add+norm applies the final norm's weight).
+    out = call(data, "compare", a_run="dsv3", a_layer=2, b_run="dsv3", b_layer=3)
     doc2 = call(data, "layer", run="dsv3", layer=2)
     assert out["a"] == {"run": "dsv3", "stage": 3, "layer": 2, "time_us": 0.0}
     by_a = {m["a"]: m["b"] for m in out["matches"]}
-    nodes4 = {n["id"]: n for n in call(data, "layer", run="dsv3", layer=4)["nodes"]}
+    nodes4 = {n["id"]: n for n in call(data, "layer", run="dsv3", layer=3)["nodes"]}
     for n in doc2["nodes"]:
         if n["weights"] and n["id"] in by_a:
             roles = sorted(weight_role(w["name"]) for w in n["weights"])
