@@ -36,6 +36,8 @@ def vouched_layers(graph: Graph, weight_layers: list[tuple[int, ...]],
     in weight references; returns ``weight_layers`` itself when nothing is shared.
     """
     nodes = graph.nodes
+    if not _applied_twice(graph, weight_layers, weight_only):
+        return weight_layers
     # Per layer weight: how many nodes apply it (directly, or through a cast or view of it),
     # the first and last of them, and its layer and role.
     uses: dict[str, int] = {}
@@ -122,6 +124,23 @@ def vouched_layers(graph: Graph, weight_layers: list[tuple[int, ...]],
                 for t, layer in enumerate(layers))
         out.append(kept)
     return out
+
+
+def _applied_twice(graph: Graph, weight_layers: list[tuple[int, ...]],
+                   weight_only: list[bool]) -> bool:
+    """Whether any weight can be applied by two nodes: a name referenced twice, or a value made
+    from weights alone that two nodes read. Most graphs have neither (every weight read once),
+    and then nothing is shared."""
+    references = 0
+    for layers in weight_layers:
+        references += len(layers)
+    if references != len(graph.weights):
+        return True
+    consumers = graph.topology()[1]
+    for j, only in enumerate(weight_only):
+        if only and len(consumers[j]) > 1:
+            return True
+    return False
 
 
 def _block_prefix(roles: set[str]) -> tuple[str, frozenset[str]]:
