@@ -51,7 +51,8 @@ from tb_ad_layer.layers.vocabulary import (
     OTHER,
 )
 
-_MLA_WEIGHTS = re.compile(r"q_a_proj|kv_a_proj|kv_b_proj|kv_a_layernorm|q_a_layernorm|fused_qkv_a")
+# MLA is its latent KV (a query LoRA alone, DeepSeek-V4's q_a_proj beside a plain kv_proj, is not).
+_MLA_WEIGHTS = re.compile(r"kv_a_proj|kv_b_proj|kv_a_layernorm|fused_qkv_a")
 _MLA_OPS = re.compile(r"mla", re.IGNORECASE)
 
 # (pattern on the weight role, group, sub_group); first match wins, so specific before general.

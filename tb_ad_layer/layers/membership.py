@@ -18,19 +18,21 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    region A's seeds and feed region B's first (the *gap*: A's residual add and MoE combine, B's
    unfused input norm) split where everything later reads A's work through one value, the
    layer's output: the residual add ends A, and the norm statistics on it start B. A dtype cast
-   or view of that value opens B (a block-opening cast), while other elementwise work on it
-   before B's norm (an embedding scale) stays in A. Sizes (SymInt values such as ``batch *
-   seq`` that layer A computed and B reuses) carry no data and never count as a value read
-   across the boundary. Region A can be the preparation (the embedding ends it) and B the
-   final norm. When B reads several of A's values, no single one separates them: the
+   or view of that value opens B (a block-opening cast), unless the cast changes the dtype and
+   is read again a whole block later (A's own closing ``.to(dtype)``: the stream B carries on);
+   other elementwise work on it before B's norm (an embedding scale) stays in A. Sizes (SymInt
+   values such as ``batch * seq`` that layer A computed and B reuses) carry no data and never
+   count as a value read across the boundary. Region A can be the preparation (the embedding
+   ends it) and B the final norm. When B reads several of A's values, no single one separates them: the
    preparation hands the first layer several (Gemma 3n: the stacked AltUp streams and that
    layer's slice of the per-layer inputs), a layer reuses the keys and values of the layer
    before (Gemma 3n/4). Then B starts, after A's last seed, at the latest point where the
    fewest of A's values are still to be read (a cast or view of them already opens B).
-   Between two layers, model-level work can run in the model's own loop (Gemma 4 slices the
-   hidden states, masks and per-layer inputs before its first KV-sharing layer): each layer's
-   code is one run of lines, so B has not begun before that work, and the gap's nodes from A's
-   output up to it (its views and slices included) are the model's.
+   Before a layer, model-level work can run in the model's own code (Gemma 4 slices the hidden
+   states, masks and per-layer inputs before its first KV-sharing layer; DeepSeek-V4 builds a
+   second RoPE table after the embedding): work that reads no seed and that later layers read
+   too. Each layer's code is one run of lines, so B has not begun before that work, and the
+   gap's nodes from A's output up to it (its views and slices included) are the model's.
 4. **Work that reads no seed's result is placed by position** (masks, RoPE tables, SymInt
    arithmetic on the sequence length): FX order is execution order, so each layer's own code is
    a contiguous run of lines. Such a node inside layer N's run of lines is N's (per-layer RoPE
@@ -84,6 +86,10 @@ _SCALAR_TYPES = frozenset({"SymInt", "SymFloat", "SymBool", "int", "float", "boo
 # A residual add fused with the next block's norm (flashinfer_fused_add_rms_norm_inplace,
 # trtllm_fused_allreduce_residual_rmsnorm).
 _ADD_NORM = re.compile(r"(?:add|residual)_?(?:rms_?|layer_?)?norm", re.IGNORECASE)
+
+# Lines between two reads of a value beyond which they are not one op's (a norm's statistics
+# and scaling read its opening cast within a few lines of each other).
+_BLOCK_SPAN = 16
 
 # Ops that pick part of a value (the model's loop slicing the hidden states between layers).
 _INDEXING = re.compile(r"slice|select|narrow|index_select")
@@ -351,7 +357,8 @@ class _Membership:
             # (Gemma 3n's AltUp correction copies into the stacked streams in place).
             if v in in_gap and (self.writes[v] or (
                     self._sole_use(cut) == v
-                    and _ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None)):
+                    and (_ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None
+                         or (a >= 0 and self._carries(v))))):
                 cut = v
             else:
                 break
@@ -364,7 +371,7 @@ class _Membership:
         is one run of lines, so it has not begun where the model's code still runs."""
         owner = self.owner
         begins = cut
-        if a >= 0 and b < _FINAL:
+        if a >= _PREP and 0 <= b < _FINAL:
             src, weight_only, nodes = self.src, self.weight_only, self.nodes
             for j in range(cut + 1, min(first_b, self.n)):
                 if src[j] == _FREE and not weight_only[j] and nodes[j].kind == "call" \
@@ -442,6 +449,26 @@ class _Membership:
                     and _ALIAS_OPS.fullmatch(friendly_op_name(nodes[v].target)) is None):
                 best, best_count = v, open_count
         return best
+
+    def _carries(self, j: int) -> bool:
+        """Whether the cast ``j`` of A's output changes its dtype and is read a whole block apart
+        (A's output handed on in the model's dtype: A's own closing cast, HY-V4's and
+        Inkling's ``(residual + h).to(dtype)``), rather than within one op (a norm's opening
+        cast). A cast to the dtype a value already has is the value itself (export lets the
+        next block's residual add read the norm's no-op cast)."""
+        data = [i for i in self.inputs[j] if not self.no_data[i]]
+        if len(data) != 1 or self.nodes[data[0]].dtype == self.nodes[j].dtype:
+            return False
+        first = last = -1
+        for c in self.consumers[j]:
+            if self.is_output[c] or self.no_data[c]:
+                continue
+            if first < 0:
+                first = c
+            last = c
+        # The residual stream is read where the next block starts and again where it adds its
+        # result, a whole block later; a norm reads its opening cast twice within a few lines.
+        return first >= 0 and last - first > _BLOCK_SPAN
 
     def _sole_use(self, j: int) -> int:
         """The one node that uses ``j``'s value (asserts aside), or -1."""
