@@ -161,7 +161,7 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.trace_attach import trace_attacher
 
     stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
-    ls = load_stage(stage, args.module, load_history(args.dump_dir, stage, progress))
+    ls = load_stage(stage, args.module, lambda: load_history(args.dump_dir, stage, progress))
     progress(f"read {stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
              f"{len(ls.lg.layers)} layers in {ls.seconds:.2f}s")
     if args.layer not in ls.lg.layers:
@@ -201,7 +201,7 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
         from tb_ad_layer.trace_attach import model_nodes
         stage = resolve_inputs(args.dump)[-1]
         layers = model_nodes(load_stage(stage, args.module,
-                                        load_history(args.dump, stage, progress)).lg)
+                                        lambda: load_history(args.dump, stage, progress)).lg)
     data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
                             graph_id=args.graph_id, step=args.step, layers=layers, progress=progress)
     seg = data["segmentation"]

@@ -19,7 +19,7 @@ from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.gc_pause import gc_paused
 from tb_ad_layer.layers.document import layer_document
-from tb_ad_layer.layers.history import StageHistory
+from tb_ad_layer.layers.history import StageHistory, needs_history
 from tb_ad_layer.layers.layered import LayeredGraph, layer_graph, stage_history
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.options import ConvertOptions
@@ -73,10 +73,16 @@ def _mb(size_bytes: int) -> str:
     return f"{size_bytes / 1e6:.1f} MB"
 
 
-def load_stage(stage: StageFile, module: str | None = None,
-               history: StageHistory | None = None) -> LoadedStage:
+#: An earlier stage's layers, or how to read them when the stage needs them.
+History = StageHistory | Callable[[], StageHistory | None] | None
+
+
+def load_stage(stage: StageFile, module: str | None = None, history: History = None) -> LoadedStage:
     """Read, parse and layer one dump file (or a seed-schema layer JSON); ``history`` holds the
-    layers of an earlier stage of the same model (:func:`load_history`)."""
+    layers of an earlier stage of the same model (:func:`load_history`), or reads them
+    (``lambda: load_history(...)``) when the stage needs them
+    (:func:`~tb_ad_layer.layers.history.needs_history`): a stage that names every weight after
+    its module is not worth a second file's parse."""
     t0 = time.perf_counter()
     with gc_paused():
         if stage.path.suffix == ".json":
@@ -85,6 +91,8 @@ def load_stage(stage: StageFile, module: str | None = None,
                                time.perf_counter() - t0)
         dump = parse_dump(stage.path)
         graph = dump.select(module)
+        if callable(history):
+            history = history() if needs_history(graph) else None
         lg = layer_graph(graph, history)
     return LoadedStage(stage, dump, lg, dump.size_bytes, time.perf_counter() - t0)
 
@@ -185,7 +193,7 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
     # The stage whose graph is held: one at a time; the last is freed while the store is synced.
     held: list[LoadedStage] = []
     with StoreWriter(result.store) as writer, gc_paused():
-        history = load_history(src, files[0], progress)
+        history: History = lambda: load_history(src, files[0], progress)  # noqa: E731
         for k, sf in enumerate(files, 1):
             held.clear()
             # Hashed on the writer's thread while this one parses the file.

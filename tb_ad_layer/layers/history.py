@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tb_ad_layer.dump.graph import CALL, Graph
+from tb_ad_layer.layers.weights import is_transform_made
 
 #: The node was outside every layer in the stage before (embedding, RoPE tables, final norm).
 CARRIED_OUTSIDE = -1
@@ -32,6 +33,20 @@ class StageHistory:
     source: str
     layers: dict[str, int]
     layer_count: int
+
+
+def needs_history(graph: Graph) -> bool:
+    """Whether ``graph`` is a stage whose own names may not say its layers: it holds weights a
+    transform registered under counters (``fused_weight_0``) or ops that write their results
+    into their arguments (the in-place fused add+norm). The export and its clean-ups name every
+    weight after its module and need no earlier stage."""
+    for name in graph.weights:
+        if is_transform_made(name):
+            return True
+    for node in graph.nodes:
+        if node.kind == CALL and "_inplace" in node.target:
+            return True
+    return False
 
 
 def carried_layers(graph: Graph, history: StageHistory | None) -> list[int] | None:
