@@ -20,8 +20,8 @@ import pytest
 
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.layered import LayeredGraph, layer_graph
-from tb_ad_layer.layers.vocabulary import FFNS, MIXERS
 from tests.conftest import REPO
+from tests.layers.kinds import is_kind
 
 DEEP = REPO / "tests" / "fixtures" / "deep_exports"
 STEM = "001_export_export_to_gm"
@@ -68,13 +68,6 @@ def unpacked_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("deep_exports")
 
 
-def _is_kind(text: str) -> bool:
-    """``mixers+ffn`` in the vocabulary's order (as tests/layers/test_membership.py checks)."""
-    parts = text.split("+")
-    mixers = [p for p in parts if p in MIXERS]
-    ffn = [p for p in parts if p in FFNS]
-    return len(mixers) + len(ffn) == len(parts) and len(ffn) <= 1 and bool(parts) \
-        and parts == [m for m in MIXERS if m in mixers] + ffn
 
 
 def test_fixtures_present() -> None:
@@ -101,7 +94,7 @@ def test_layer_kinds(model: str, unpacked_dir: Path) -> None:
     lg, truth = _unpacked(model, unpacked_dir)
     want = {int(k): v for k, v in truth["layer_kinds"].items()}
     assert len(want) == truth["num_layers"]
-    assert all(_is_kind(v) for v in want.values()), want
+    assert all(is_kind(v) for v in want.values()), want
     got = {i: info.kind for i, info in lg.layers.items()}
     differ = sorted((i, want.get(i), got.get(i)) for i in set(want) | set(got)
                     if want.get(i) != got.get(i))

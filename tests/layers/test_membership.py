@@ -15,8 +15,9 @@ import pytest
 
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.layered import layer_graph
-from tb_ad_layer.layers.vocabulary import FFNS, MIXERS, OTHER
+from tb_ad_layer.layers.vocabulary import OTHER
 from tests.conftest import DUMPS
+from tests.layers.kinds import is_kind
 from tests.layers.module_groups import expected_group, layer_blocks, unnamed_blocks
 
 FILES = sorted(DUMPS.glob("*/*.txt"))
@@ -36,12 +37,6 @@ def _rel(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def _is_kind(text: str) -> bool:
-    parts = text.split("+")
-    mixers = [p for p in parts if p in MIXERS]
-    ffn = [p for p in parts if p in FFNS]
-    return len(mixers) + len(ffn) == len(parts) and len(ffn) <= 1 and bool(parts) \
-        and parts == [m for m in MIXERS if m in mixers] + ffn
 
 
 def _truth(path: Path) -> dict:
@@ -69,7 +64,7 @@ def test_layer_kinds(path: Path) -> None:
     first = next(iter(truth["nodes"].values()))
     if path.parent.name in KINDS and not any("class" in key for key in first):
         want = KINDS[path.parent.name]  # truth written before the mixer+FFN kinds
-    assert all(_is_kind(v) for v in want.values()), want
+    assert all(is_kind(v) for v in want.values()), want
     assert got == want
 
 
