@@ -23,9 +23,9 @@ model, in every stage AutoDeploy dumps; all passes are linear in nodes + edges.
    other elementwise work on it before B's norm (an embedding scale) stays in A. Sizes (SymInt
    values such as ``batch * seq`` that layer A computed and B reuses) carry no data and never
    count as a value read across the boundary. Region A can be the preparation (the embedding
-   ends it) and B the final norm. When B reads several of A's values, no single one separates them: the
-   preparation hands the first layer several (Gemma 3n: the stacked AltUp streams and that
-   layer's slice of the per-layer inputs), a layer reuses the keys and values of the layer
+   ends it) and B the final norm. When B reads several of A's values, no single one separates
+   them: the preparation hands the first layer several (Gemma 3n: the stacked AltUp streams
+   and that layer's slice of the per-layer inputs), a layer reuses the keys and values of the layer
    before (Gemma 3n/4). Then B starts, after A's last seed, at the latest point where the
    fewest of A's values are still to be read (a cast or view of them already opens B).
    Before a layer, model-level work can run in the model's own code (Gemma 4 slices the hidden
@@ -365,10 +365,11 @@ class _Membership:
         self._assign_split(a, b, members, cut, first_b)
 
     def _assign_split(self, a: int, b: int, members: list[int], cut: int, first_b: int) -> None:
-        """Give a gap's nodes up to ``cut`` to region ``a``, the rest to ``b``; but between two
-        layers, the gap's nodes before model-level work that precedes B's first own node are
-        the model's (its loop's slicing of the hidden states before a layer, Gemma 4): B's code
-        is one run of lines, so it has not begun where the model's code still runs."""
+        """Give a gap's nodes up to ``cut`` to region ``a``, the rest to ``b``; but when B is a
+        layer, the gap's nodes before model-level work that precedes B's first own node are the
+        model's (Gemma 4's loop slicing the hidden states before a layer, DeepSeek-V4's second
+        RoPE table after the embedding): B's code is one run of lines, so it has not begun where
+        the model's code still runs."""
         owner = self.owner
         begins = cut
         if a >= _PREP and 0 <= b < _FINAL:

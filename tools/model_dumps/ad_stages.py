@@ -39,7 +39,7 @@ from . import ad_export
 from . import ad_transforms as T
 from .ad_ops import register_ad_ops
 from .dump_check import check_dump
-from .models import SEED
+from .models import MAMBA2, SEED, TINY
 from .per_expert_moe import split_experts
 from .truth import TruthMaker, decoder_layers_path, format_truth, layer_kind
 from .writer import dump_file_name, dump_text
@@ -85,13 +85,6 @@ assert len(DEFAULT_YAML) == 66
 # models at their real depth (tiny widths, few experts)
 # ----------------------------------------------------------------------------------------------
 
-W: dict[str, Any] = dict(vocab_size=128, hidden_size=64, intermediate_size=128,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                         max_position_embeddings=64, use_cache=False)
-MAMBA2: dict[str, Any] = dict(mamba_n_heads=8, mamba_d_head=16, mamba_d_state=16,
-                              mamba_n_groups=1, mamba_chunk_size=4)
-
-
 @dataclass
 class StageSpec:
     name: str
@@ -104,7 +97,7 @@ class StageSpec:
 
 
 def _w(**over: Any) -> dict[str, Any]:
-    out = dict(W)
+    out = dict(TINY)
     out.update(over)
     return out
 
