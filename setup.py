@@ -20,11 +20,13 @@ from build_support.compiled import BuildCompiled, compiled_extensions  # noqa: E
 from build_support.panel import ensure_panel  # noqa: E402
 
 
-def _version() -> str:
-    for line in (HERE / "tb_ad_layer" / "version.py").read_text().splitlines():
-        if line.startswith("__version__"):
+def _constant(module: str, name: str) -> str:
+    """A string constant of ``tb_ad_layer/<module>.py``, read as text: building imports nothing
+    of the package (its dependencies are not installed yet)."""
+    for line in (HERE / "tb_ad_layer" / f"{module}.py").read_text().splitlines():
+        if line.startswith(f"{name} ="):
             return line.split("=", 1)[1].strip().strip('"')
-    raise RuntimeError("tb_ad_layer/version.py has no __version__")
+    raise RuntimeError(f"tb_ad_layer/{module}.py has no {name}")
 
 
 class BuildPyWithPanel(build_py):
@@ -42,7 +44,7 @@ class SdistWithPanel(sdist):
 
 setup(
     name="tb-ad-layer",
-    version=_version(),
+    version=_constant("version", "__version__"),
     description=(
         "AutoDeploy FX graph dumps + Nsight Systems traces -> interactive per-layer "
         "graph and kernel timeline in TensorBoard"
@@ -65,7 +67,8 @@ setup(
     },
     entry_points={
         "console_scripts": ["tb-ad-layer = tb_ad_layer.cli:main"],
-        "tensorboard_plugins": ["ad_layer = tb_ad_layer.plugin.plugin:AdLayerPlugin"],
+        "tensorboard_plugins": [
+            f"{_constant('metadata', 'PLUGIN_NAME')} = tb_ad_layer.plugin.plugin:AdLayerPlugin"],
     },
     ext_modules=compiled_extensions(sys.argv[1:]),
     cmdclass={"build_ext": BuildCompiled, "build_py": BuildPyWithPanel, "sdist": SdistWithPanel},

@@ -239,9 +239,9 @@ def _cmd_inspect(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_export_trace(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
     from tb_ad_layer.store.chrome_export import export_chrome_trace
     from tb_ad_layer.store.reader import RunStore
-    from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
 
     p = Path(args.run)
     path = p if p.is_file() else p.joinpath(*STORE_DIR, STORE_FILE)

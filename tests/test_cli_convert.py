@@ -165,6 +165,11 @@ def test_bad_seed_json(tmp_path: Path, capsys) -> None:
     p.write_text('{"layer": 1, "nodes": [{"id": "a", "group": "weird"}]}')
     assert main(["convert", str(p), "--logdir", str(tmp_path / "L"), "-q"]) == 2
     assert "nodes[0].group" in capsys.readouterr().err
+    # A sub-group outside the contract's vocabulary would make the stored document unreadable.
+    p.write_text('{"layer": 1, "nodes": [{"id": "a", "group": "moe", "sub_group": "router"}]}')
+    assert main(["convert", str(p), "--logdir", str(tmp_path / "L"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "nodes[0].sub_group" in err and "unknown sub_group 'router'" in err
     p.write_text('{"layer": 1, "nodes": [')
     assert main(["convert", str(p), "--logdir", str(tmp_path / "L"), "-q"]) == 2
     assert "not valid JSON" in capsys.readouterr().err

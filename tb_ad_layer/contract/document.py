@@ -12,7 +12,7 @@ forward pass); names from dumps and traces are plain text, never markup.
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 from msgspec import Meta
@@ -23,6 +23,16 @@ from tb_ad_layer.contract.record import Record
 NodeKind = Literal["call", "placeholder", "output"]
 #: The CUDA stream role of a node: ``aux`` between the aux-stream passthrough ops, else ``main``.
 StreamRole = Literal["main", "aux"]
+#: A node's functional group: the blocks a decoder layer is drawn as. The converter's rules
+#: (:mod:`tb_ad_layer.layers.vocabulary`) and the panel (``GROUPS`` in the generated
+#: ``contract.ts``) both take their names from here.
+Group = Literal["norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other"]
+GROUPS: tuple[Group, ...] = get_args(Group)
+#: The part of a group a node belongs to, when the group has parts.
+SubGroup = Literal["q_branch", "kv_branch", "rope", "moe_router", "moe_experts", "shared_experts",
+                   "aux_stream", "mamba_metadata", "mamba_ssm", "mamba_gated_norm", "gdn_conv1d",
+                   "gdn_gating", "gdn_delta_rule"]
+SUB_GROUPS: tuple[SubGroup, ...] = get_args(SubGroup)
 
 
 class Weight(Record):
@@ -69,9 +79,9 @@ class LayerNode(Record):
     shape: Annotated[str, Meta(description="Output shape as printed by the dump; a tuple of "
                                            "shapes for several outputs.")]
     dtype: str
-    group: Annotated[str, Meta(description="Functional group, e.g. norm, mla, attention, moe, "
-                                           "mlp.")]
-    sub_group: Annotated[str | None, Meta(description="Part of the group, e.g. moe_router; "
+    group: Annotated[Group, Meta(description="Functional group: the block of the layer it is "
+                                             "drawn in.")]
+    sub_group: Annotated[SubGroup | None, Meta(description="Part of the group, e.g. moe_router; "
                                                       "null when none.")]
     stream: StreamRole
     inputs: Annotated[list[str], Meta(description="Ids of the nodes and external inputs it "

@@ -28,6 +28,7 @@ from tb_ad_layer.contract.document import (
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.dump.graph import Graph, friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
+from tb_ad_layer.layers.vocabulary import as_group, as_sub_group
 
 ARGS_SHOWN: Final = 2000  # characters of a node's argument text in a document
 
@@ -103,7 +104,8 @@ class _Records:
             label = op = node.kind
         return LayerNode(
             id=node.name, op=op, label=label, node_kind=cast(NodeKind, node.kind),
-            shape=node.shape, dtype=node.dtype, group=lg.group[j], sub_group=lg.sub_group[j],
+            shape=node.shape, dtype=node.dtype, group=as_group(lg.group[j]),
+            sub_group=as_sub_group(lg.sub_group[j]),
             stream=cast(StreamRole, lg.stream[j]), inputs=inputs, weights=weights,
             args=node.args[:ARGS_SHOWN], line=node.line, kernels=[], time_us=0.0)
 

@@ -435,7 +435,7 @@ def assign_groups(graph: Graph, layers: list[int], weight_roles: list[tuple[str,
         if g == ATTENTION and layers[j] in mla_layers:
             g = MLA
         out_groups.append(g)
-    attention = {layer: (MLA if layer in mla_layers else ATTENTION)
+    attention: dict[int, str] = {layer: (MLA if layer in mla_layers else ATTENTION)
                  for layer in attn_layers | mla_layers}
     return out_groups, sub, streams, attention
 

@@ -18,7 +18,7 @@ from tb_ad_layer.dump.graph import CALL, PLACEHOLDER, Graph, Node, Weight
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.external import ExternalInput
 from tb_ad_layer.layers.layered import LayeredGraph, LayerInfo, _layer_kind
-from tb_ad_layer.layers.vocabulary import GROUPS
+from tb_ad_layer.layers.vocabulary import GROUPS, SUB_GROUPS
 
 
 def to_seed_json(doc: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +105,10 @@ def read_seed_json(path: str | Path) -> LayeredGraph:
         if group not in GROUPS:
             raise InputError(f"unknown group {group!r} (expected one of {', '.join(GROUPS)})",
                              path=p, field=where + ".group")
+        sub_group = n.get("sub_group")
+        if sub_group is not None and sub_group not in SUB_GROUPS:
+            raise InputError(f"unknown sub_group {sub_group!r} (expected null or one of "
+                             f"{', '.join(SUB_GROUPS)})", path=p, field=where + ".sub_group")
         wnames = []
         for w in n.get("weight_inputs", []) or []:
             name = _require(w, "name", str, p, where + ".weight_inputs[].name")
@@ -119,7 +123,7 @@ def read_seed_json(path: str | Path) -> LayeredGraph:
         members.append(len(graph.nodes) - 1)
         layers.append(layer)
         groups.append(group)
-        subs.append(n.get("sub_group"))
+        subs.append(sub_group)
     for j in members:
         for i in graph.nodes[j].inputs:
             if i not in known:

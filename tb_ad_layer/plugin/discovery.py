@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
 from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
 from tb_ad_layer.store.reader import RunStore, is_inside
-from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
 
 logger = logging.getLogger(__name__)
 

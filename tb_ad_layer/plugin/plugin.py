@@ -16,10 +16,11 @@ import logging
 
 from tensorboard.plugins import base_plugin
 
+from tb_ad_layer.metadata import DISPLAY_NAME, PLUGIN_NAME
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.errors import NOT_FOUND, ApiError, show
 from tb_ad_layer.plugin.responses import Payload
-from tb_ad_layer.plugin.routes import PLUGIN_NAME, Query, Route, WsgiApp, not_found_app, wsgi_app
+from tb_ad_layer.plugin.routes import Query, Route, WsgiApp, not_found_app, wsgi_app
 from tb_ad_layer.plugin.static_files import StaticFiles
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class AdLayerPlugin(base_plugin.TBPlugin):  # type: ignore[misc]  # TensorBoard 
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
         """The panel's ES module and the tab's name, for TensorBoard's frontend."""
-        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="AD Layers",
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=DISPLAY_NAME,
                                             disable_reload=True)
 
     def get_plugin_apps(self) -> dict[str, WsgiApp]:

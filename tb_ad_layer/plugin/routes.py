@@ -13,13 +13,12 @@ from typing import Any, NamedTuple
 
 from werkzeug import wrappers
 
+from tb_ad_layer.metadata import ROUTE_PREFIX
 from tb_ad_layer.plugin.errors import NOT_ALLOWED, NOT_FOUND, ApiError, show
 from tb_ad_layer.plugin.responses import Payload, error_response, json_payload, respond
 
 logger = logging.getLogger(__name__)
 
-PLUGIN_NAME = "ad_layer"
-ROUTE_PREFIX = f"/data/plugin/{PLUGIN_NAME}"
 
 WsgiApp = Callable[..., Any]
 

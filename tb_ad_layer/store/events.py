@@ -22,8 +22,8 @@ from tensorboard.plugins.scalar import metadata as scalar_metadata
 from tensorboard.plugins.text import metadata as text_metadata
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.metadata import STORE_DIR
 from tb_ad_layer.store.reader import RunStore
-from tb_ad_layer.store.schema import STORE_DIR
 from tb_ad_layer.store.tfrecord import write_record
 
 EVENTS_SUFFIX = ".ad_layer"

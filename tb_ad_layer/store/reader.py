@@ -28,6 +28,7 @@ import msgspec
 
 from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, OutsideNodes, TraceSummary
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.metadata import STORE_DIR
 from tb_ad_layer.store.records import (
     FileRecord,
     KernelSpan,
@@ -37,7 +38,7 @@ from tb_ad_layer.store.records import (
     StoreMeta,
     StreamRow,
 )
-from tb_ad_layer.store.schema import DDL, SCHEMA_VERSION, STORE_DIR
+from tb_ad_layer.store.schema import DDL, SCHEMA_VERSION
 
 #: A store record type (a NamedTuple of :mod:`tb_ad_layer.store.records`).
 Row = TypeVar("Row", bound=tuple[Any, ...])

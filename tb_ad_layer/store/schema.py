@@ -37,8 +37,6 @@ quarter of a conversion. Version 3 added the doubts about a layering (``stages.d
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
-STORE_DIR = ("plugins", "ad_layer")
-STORE_FILE = "run.sqlite"
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -32,8 +32,9 @@ from tb_ad_layer.contract.record import encode
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.document import layer_document_json, outside_nodes_json
 from tb_ad_layer.layers.layered import LayeredGraph
+from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
 from tb_ad_layer.store.records import KernelRow, StreamRow
-from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION, STORE_DIR, STORE_FILE
+from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION
 
 TMP_PREFIX = f".{STORE_FILE}.tmp-"
 _TMP_NAME = re.compile(re.escape(TMP_PREFIX) + r"([1-9][0-9]{0,9})")

@@ -129,3 +129,25 @@ def test_documents_the_layers_code_builds_decode(dump_dir: Path) -> None:
         assert outside == outside_records(lg)
         assert msgspec.convert(outside_nodes(lg), OutsideNodes) == outside
     assert checked > 0
+
+
+def test_group_vocabulary_is_the_contracts() -> None:
+    """The layer rules, the seed-JSON reader and the panel name groups from one vocabulary."""
+    from typing import get_args
+
+    from tb_ad_layer.contract.document import GROUPS, SUB_GROUPS, Group, LayerNode, SubGroup
+    from tb_ad_layer.layers import vocabulary
+
+    assert GROUPS == get_args(Group) and SUB_GROUPS == get_args(SubGroup)
+    named = {v for k, v in vars(vocabulary).items() if k.isupper() and isinstance(v, str)}
+    assert set(GROUPS) | set(SUB_GROUPS) <= named | {vocabulary.KIND_OTHER}
+    assert vocabulary.as_group("moe") == "moe" and vocabulary.as_sub_group(None) is None
+    with pytest.raises(ValueError, match="not a group"):
+        vocabulary.as_group("router")
+    # A stored document with a group outside the vocabulary is refused when read.
+    node = msgspec.json.encode({"id": "a", "op": "x", "label": "x", "node_kind": "call",
+                                "shape": "1", "dtype": "f", "group": "weird", "sub_group": None,
+                                "stream": "main", "inputs": [], "weights": [], "args": "",
+                                "line": 1, "kernels": [], "time_us": 0.0})
+    with pytest.raises(msgspec.ValidationError, match="group"):
+        msgspec.json.decode(node, type=LayerNode)

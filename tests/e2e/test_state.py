@@ -179,7 +179,7 @@ def test_a_run_converted_again_shows_fresh_data_on_the_next_choice(page: Any, fr
 def damaged(tmp_path: Path, panel_built: None) -> Any:
     """A TensorBoard of its own over a logdir with a run ``good`` and a run ``broken`` whose store
     file is not SQLite at all."""
-    from tb_ad_layer.store.schema import STORE_DIR, STORE_FILE
+    from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
     from tests.conftest import DUMPS
 
     logdir = tmp_path / "logs"

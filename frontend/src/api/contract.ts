@@ -2,6 +2,12 @@
 // docs/API.md). Do not edit: change the Structs and run `python tools/gen_api_types.py`.
 // Names from dumps and traces are plain strings and must only ever be rendered as text.
 
+export const PLUGIN_NAME = "ad_layer";
+export type Group = "norm" | "attention" | "mla" | "moe" | "mlp" | "mamba" | "gdn" | "other";
+export const GROUPS: readonly Group[] = ["norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other"];
+export type SubGroup = "q_branch" | "kv_branch" | "rope" | "moe_router" | "moe_experts" | "shared_experts" | "aux_stream" | "mamba_metadata" | "mamba_ssm" | "mamba_gated_norm" | "gdn_conv1d" | "gdn_gating" | "gdn_delta_rule";
+export const SUB_GROUPS: readonly SubGroup[] = ["q_branch", "kv_branch", "rope", "moe_router", "moe_experts", "shared_experts", "aux_stream", "mamba_metadata", "mamba_ssm", "mamba_gated_norm", "gdn_conv1d", "gdn_gating", "gdn_delta_rule"];
+
 /** A parameter or buffer a node reads directly (not through another node). */
 export interface Weight {
   /** Weight name as in the dump, e.g. model_layers_5_mlp_gate_weight. */
@@ -49,10 +55,10 @@ export interface LayerNode {
   /** Output shape as printed by the dump; a tuple of shapes for several outputs. */
   shape: string;
   dtype: string;
-  /** Functional group, e.g. norm, mla, attention, moe, mlp. */
-  group: string;
+  /** Functional group: the block of the layer it is drawn in. */
+  group: Group;
   /** Part of the group, e.g. moe_router; null when none. */
-  sub_group: string | null;
+  sub_group: SubGroup | null;
   stream: "main" | "aux";
   /** Ids of the nodes and external inputs it reads, in argument order. */
   inputs: string[];

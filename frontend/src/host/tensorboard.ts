@@ -8,7 +8,9 @@
 // back. TensorBoard marks its dark mode (its own setting, or the browser's when left at the default)
 // with the class "dark-mode" on its body; the panel reads and observes it.
 
-export const PLUGIN = "ad_layer";
+import { PLUGIN_NAME } from "../api/contract";
+
+export const PLUGIN = PLUGIN_NAME;
 const PREFIX = `p.${PLUGIN}.`;
 const REPLY_TIMEOUT_MS = 1500;
 

@@ -1,4 +1,5 @@
 // Colours: per-group palette (light and dark), GPU-time heat scale, hotspots. Pure.
+import { GROUPS, type Group } from "../api/contract";
 import type { Hierarchy } from "./hierarchy";
 
 export type Theme = "light" | "dark";
@@ -12,7 +13,8 @@ export interface GroupColor {
   box: string;
 }
 
-const LIGHT: Record<string, GroupColor> = {
+// Keyed by the contract's Group: a group added there without a colour fails the type check.
+const LIGHT: Record<Group | "input" | "layer", GroupColor> = {
   norm: { fill: "#d9f0ea", stroke: "#2a9d8f", bar: "#2a9d8f", box: "rgba(42,157,143,0.07)" },
   attention: { fill: "#dce7fb", stroke: "#3b6fd6", bar: "#3b6fd6", box: "rgba(59,111,214,0.07)" },
   mla: { fill: "#dce7fb", stroke: "#3b6fd6", bar: "#3b6fd6", box: "rgba(59,111,214,0.07)" },
@@ -25,7 +27,7 @@ const LIGHT: Record<string, GroupColor> = {
   layer: { fill: "#f3f5f8", stroke: "#5d6b7a", bar: "#5d6b7a", box: "rgba(93,107,122,0.04)" },
 };
 
-const DARK: Record<string, GroupColor> = {
+const DARK: Record<Group | "input" | "layer", GroupColor> = {
   norm: { fill: "#173b36", stroke: "#4fc2b3", bar: "#3fb5a5", box: "rgba(79,194,179,0.08)" },
   attention: { fill: "#1c2f55", stroke: "#7aa2f7", bar: "#5f8ef2", box: "rgba(122,162,247,0.08)" },
   mla: { fill: "#1c2f55", stroke: "#7aa2f7", bar: "#5f8ef2", box: "rgba(122,162,247,0.08)" },
@@ -44,11 +46,12 @@ export function outsideColor(theme: Theme): string {
 }
 
 export function groupColor(group: string, theme: Theme): GroupColor {
-  const p = theme === "dark" ? DARK : LIGHT;
+  const p: Record<string, GroupColor> = theme === "dark" ? DARK : LIGHT;
   return p[group] ?? p.other;
 }
 
-export const GROUP_NAMES = ["norm", "attention", "mla", "moe", "mlp", "mamba", "gdn", "other"];
+/** The converter's groups, in its order (generated from the contract). */
+export const GROUP_NAMES: readonly string[] = GROUPS;
 
 // Heat scale stops (low -> high): pale yellow, orange, red, dark red (light theme);
 // on dark backgrounds start from a dark purple so that "cold" nodes recede.

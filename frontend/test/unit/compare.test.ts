@@ -203,9 +203,9 @@ describe("comparison view model: lists, sync, defaults", () => {
     assert.ok(!out.has("g:L10/norm"), "collapsed on the left, collapsed on the right");
     assert.ok(!out.has("g:L10/moe/moe_router"));
     // A group only B has keeps B's own state.
-    const hb2 = buildHierarchy([miniLayer(10, [["z", "mamba", "ssm", [], 1]])]);
-    const out2 = mirrorExpanded(expA, ha, hb2, new Set([SCENE, "g:L10/mamba/ssm"]));
-    assert.ok(out2.has("g:L10/mamba/ssm"));
+    const hb2 = buildHierarchy([miniLayer(10, [["z", "mamba", "mamba_ssm", [], 1]])]);
+    const out2 = mirrorExpanded(expA, ha, hb2, new Set([SCENE, "g:L10/mamba/mamba_ssm"]));
+    assert.ok(out2.has("g:L10/mamba/mamba_ssm"));
     assert.ok(out2.has("g:L10"));
   });
 

@@ -6,6 +6,7 @@ import { buildHierarchy, layerKey } from "../../src/model/hierarchy";
 import { containerHeader, groupTitle } from "../../src/model/labels";
 import { doubtfulLayers, doubtKind, stageDoubts } from "../../src/ui/doubts";
 import { miniLayer } from "./helpers";
+import type { Group, SubGroup } from "../../src/api/contract";
 
 const GAP: LayeringDoubt = { kind: "index_gap", layer: null, message: "no layers 11-15 (5 missing): layers 0-10, 16-60 found" };
 const BIG: LayeringDoubt = { kind: "oversized_layer", layer: 10, message: "layer 10 has 744 nodes, 6.0x the median of mla+moe layers (124)" };
@@ -37,7 +38,7 @@ describe("doubts about a layering", () => {
   });
 
   it("mark a doubtful layer's box in the graph, and only that one", () => {
-    const spec: [string, string, string | null, string[]][] = [["a", "moe", null, []]];
+    const spec: [string, Group, SubGroup | null, string[]][] = [["a", "moe", null, []]];
     const doubtful = { ...miniLayer(10, spec), doubts: [BIG] };
     const h = buildHierarchy([miniLayer(9, [["b", "moe", null, []]]), doubtful]);
     const ten = h.items.get(layerKey(10))!;

@@ -5,6 +5,7 @@ import { buildLayoutRequest } from "../../src/layout/request";
 import { buildHierarchy, expandedToDepth, groupKey, layerPhases, maxGroupDepth, toggleGroup } from "../../src/model/hierarchy";
 import { visibleGraph } from "../../src/model/visible";
 import { loadLayer, miniLayer } from "./helpers";
+import type { Group, SubGroup } from "../../src/api/contract";
 
 describe("hierarchical layout of a 300-node layer", () => {
   const h = buildHierarchy([loadLayer("dsv3_decode", 1)]);
@@ -158,7 +159,7 @@ describe("edge routing across groups", () => {
 
   it("lays out structurally equal groups of different layers once", () => {
     const spec: [string, string, string | null, string[], number?][] = [["a", "norm", null, ["x"]], ["b", "mla", "q_branch", ["a"]], ["c", "mla", "q_branch", ["b"]], ["d", "mla", null, ["c", "a"]], ["e", "moe", null, ["d"]]];
-    const rename = (l: number) => spec.map(([id, g, s, ins]) => [`${id}${l}`, g, s, ins.map((i) => (i === "x" ? "x" : `${i}${l}`))] as [string, string, string | null, string[]]);
+    const rename = (l: number) => spec.map(([id, g, s, ins]) => [`${id}${l}`, g, s, ins.map((i) => (i === "x" ? "x" : `${i}${l}`))] as [string, Group, SubGroup | null, string[]]);
     const h0 = buildHierarchy([miniLayer(0, rename(0), ["x"])]);
     const h5 = buildHierarchy([miniLayer(5, rename(5), ["x"])]);
     clearLayoutCache();

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LayerResponse, TimelineResponse } from "../../src/api/types";
+import type { Group, SubGroup } from "../../src/api/contract";
 
 export const FIXTURES = process.env.ADL_FIXTURES ?? join(process.cwd(), "test", "fixtures");
 
@@ -13,7 +14,7 @@ export function loadTimeline(run: string): TimelineResponse {
 }
 
 /** A tiny layer built by hand: ids in dump order with group/sub-group and inputs. */
-export function miniLayer(layer: number, spec: [string, string, string | null, string[], number?][], ext: string[] = []): LayerResponse {
+export function miniLayer(layer: number, spec: [string, Group, SubGroup | null, string[], number?][], ext: string[] = []): LayerResponse {
   const nodes = spec.map(([id, group, sub, inputs, time]) => ({
     id, op: `aten.${id}.default`, label: id, node_kind: "call" as const, shape: "8x16", dtype: "torch.bfloat16",
     group, sub_group: sub, stream: "main" as const, inputs, weights: [], args: "", line: 0,

@@ -60,7 +60,7 @@ describe("buildHierarchy on the DeepSeek-V3 fixture", () => {
     const doc = {
       run: "r", stage: 0, layer: 0, kind: "attention+mlp", attention: "", trace_summary: null, doubts: [],
       source_file: "001_export_export_to_gm.txt", module: "(root)", group_counts: { attention: 1 },
-      nodes: [{ id: "attn", op: "attention", label: "attention", node_kind: "call" as const, shape: "1", dtype: "", group: "attn", sub_group: null, stream: "main" as const, args: "", line: 1, inputs: [...meta, "pos"], weights: [], kernels: [], time_us: 0 }],
+      nodes: [{ id: "attn", op: "attention", label: "attention", node_kind: "call" as const, shape: "1", dtype: "", group: "attention" as const, sub_group: null, stream: "main" as const, args: "", line: 1, inputs: [...meta, "pos"], weights: [], kernels: [], time_us: 0 }],
       edges: [...meta, "pos"].map((m) => ({ from: m, to: "attn", shape: "3" })),
       external_inputs: [...meta.map((m) => x(m, "batch metadata")), x("pos", "position ids")],
     };
