@@ -5,7 +5,7 @@
 import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
-import type { LeafMark, Paint } from "../graph/renderer";
+import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";

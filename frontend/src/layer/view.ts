@@ -6,7 +6,7 @@ import { Api, ApiError } from "../api/client";
 import type { LayerResponse, NodeKernel, RunInfo, TimelineKernel, TimelineResponse } from "../api/types";
 import { adjacency, DetailsPanel, type Adjacency } from "../details/details";
 import { GraphPane } from "../graph/pane";
-import type { ColorMode, Paint } from "../graph/renderer";
+import type { ColorMode, Paint } from "../graph/paint";
 import { nodesText, t } from "../i18n";
 import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
 import { fmtUs } from "../model/format";

@@ -6,7 +6,7 @@ import type { Api } from "../api/client";
 import { ApiError } from "../api/client";
 import type { LayerResponse, RunInfo, StagesResponse } from "../api/types";
 import { GraphPane } from "../graph/pane";
-import type { LeafMark, Paint } from "../graph/renderer";
+import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, t } from "../i18n";
 import type { Theme } from "../model/colors";
 import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
