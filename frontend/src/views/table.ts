@@ -53,7 +53,7 @@ const compare = defineView({
   key: "2",
   choosers: [],
   stageDoubts: false,
-  // In this order in the URL: the pairs matched by hand, then the sides.
+  // mp first: links keep the order of parameters they had (the pairs matched by hand, then the sides).
   url: { mp: textField("mp", "compare"), a: sideField("a"), b: sideField("b") },
   urlOf: (st: Readonly<PanelState>) => ({ a: st.compare?.a, b: st.compare?.b, mp: st.compare?.mp || undefined }),
   fromUrl: (vs, next: Readonly<PanelState>, shown: boolean): Partial<PanelState> =>
