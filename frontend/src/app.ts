@@ -1,26 +1,24 @@
-// The panel's wiring: one store, the four views that follow it, the toolbar (views, run, stage
-// and layer choosers, link, downloads, theme, language, help) that writes user choices through the
-// actions and shows what the store holds, the URL that follows the store, keys and the test hook.
-import { Api, ApiError, downloadUrl } from "./api/client";
+// The panel's wiring: one store, the views of the table that follow it, the toolbar (views, run,
+// stage and layer choosers, link, downloads, theme, language, help) that writes user choices through
+// the actions and shows what the store holds, the URL that follows the store, keys and the test hook.
+// Nothing here names a view: what differs between views is their entry in views/table.ts.
+import { Api, ApiError } from "./api/client";
 import type { UnreadableRun } from "./api/types";
-import { CompareView } from "./compare/view";
-import type { SideChoice } from "./compare/model";
 import { exportView } from "./export_view";
 import { detectLang, getLang, nodesText, setLang, t } from "./i18n";
-import { LayerView } from "./layer/view";
 import { ellipsizeMiddle, fmtUs } from "./model/format";
-import { OverviewView } from "./overview/view";
 import { PanelActions } from "./state/actions";
-import { runsForPhase, VIEWS, type PhaseFilter, type ViewName } from "./state/hash";
-import { changedAny, initialPanelState, shownRun, singleLayer, Store, type PanelState } from "./state/store";
+import { runsForPhase, type PhaseFilter, type ViewName } from "./state/hash";
+import { changedAny, initialPanelState, shownRun, Store, type PanelState } from "./state/store";
 import { UrlSync, viewState } from "./state/url";
-import { StageView } from "./stages/view";
 import { activity } from "./ui/activity";
 import { clear, h, text } from "./ui/dom";
 import { DoubtNotice, doubtfulLayers, stageDoubts } from "./ui/doubts";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
 import { storageGet, storageSet } from "./ui/storage";
+import { DEFAULT_VIEW, viewEntries, viewEntry, type AnyViewEntry } from "./views/table";
+import { CHOOSERS, type Chooser, type PanelView, type ViewContext } from "./views/view";
 
 const LANG_KEY = "adLayer.lang";
 /** Characters of an unreadable run's reason shown in the run chooser (the whole reason is its tooltip). */
@@ -32,13 +30,11 @@ export class App {
   private actions: PanelActions;
   private url: UrlSync;
   private theme = new ThemeController();
-  private layerView: LayerView;
-  private compareView: CompareView;
-  private stageView: StageView;
-  private overviewView: OverviewView;
+  /** The views of the table, in its order, with what the app built them with. */
+  private views: { entry: AnyViewEntry; view: PanelView; ctx: ViewContext }[] = [];
   private help: HelpOverlay;
-  private viewEls = new Map<ViewName, HTMLElement>();
-  private layerStatus = "";
+  /** Each view's status line (shown while it is the current view). */
+  private statusOf = new Map<ViewName, string>();
   private root: HTMLDivElement;
   private tabBar!: HTMLDivElement;
   private toolbarEl!: HTMLDivElement;
@@ -52,6 +48,8 @@ export class App {
   private emptyEl: HTMLDivElement;
   private statusEl: HTMLDivElement;
   private dlLinks!: HTMLDivElement;
+  /** What the download links were last built for (they are built again only when it changes). */
+  private dlShown = "";
   private diffSeq = 0;
 
   constructor() {
@@ -60,18 +58,20 @@ export class App {
     this.store = new Store<PanelState>(initialPanelState(this.theme.current, getLang()));
     const onError = (e: unknown) => this.showError(e);
     this.actions = new PanelActions(this.api, this.store, onError);
-    this.layerView = new LayerView(this.api, this.store, {
-      onError,
-      onStatus: (line) => {
-        this.layerStatus = line;
-        if (this.store.get().view === "layer") this.statusEl.textContent = line;
-      },
-    });
-    this.compareView = new CompareView(this.api, this.store, { onError });
-    this.stageView = new StageView(this.api, this.store, { onError });
-    this.overviewView = new OverviewView(this.api, this.store, { onError });
+    for (const entry of viewEntries()) {
+      const ctx: ViewContext = {
+        api: this.api, store: this.store, actions: this.actions, onError,
+        onStatus: (line) => {
+          this.statusOf.set(entry.id, line);
+          if (this.store.get().view === entry.id) this.statusEl.textContent = line;
+        },
+      };
+      const view = entry.create(ctx);
+      this.store.subscribe((st, changed) => view.follow(st, changed));
+      this.views.push({ entry, view, ctx });
+    }
     this.theme.onChange((theme) => this.store.set({ theme }));
-    this.root = h("div", { class: "adl-root", "data-testid": "ad-layer-root", "data-view": "layer" });
+    this.root = h("div", { class: "adl-root", "data-testid": "ad-layer-root", "data-view": DEFAULT_VIEW });
     this.errorEl = h("div", { class: "adl-error", "data-testid": "error", role: "alert" });
     this.emptyEl = h("div", { class: "adl-empty", "data-testid": "empty" });
     this.statusEl = h("div", { class: "adl-status", "data-testid": "status" });
@@ -86,14 +86,10 @@ export class App {
     clear(body);
     activity.attach(this.root);
     this.root.append(this.buildToolbar(), this.errorEl, this.stageDoubts.el);
-    this.layerView.pane.el.appendChild(this.emptyEl);
-    this.viewEls.set("layer", this.layerView.el);
-    this.viewEls.set("compare", this.compareView.el);
-    this.viewEls.set("stages", this.stageView.el);
-    this.viewEls.set("overview", this.overviewView.el);
-    for (const [v, el] of this.viewEls) {
-      el.hidden = v !== "layer";
-      this.root.appendChild(el);
+    this.views.find((v) => v.view.emptySlot)?.view.emptySlot?.appendChild(this.emptyEl);
+    for (const { entry, view } of this.views) {
+      view.el.hidden = entry.id !== DEFAULT_VIEW;
+      this.root.appendChild(view.el);
     }
     this.root.append(this.statusEl, this.help.el);
     body.appendChild(this.root);
@@ -110,15 +106,12 @@ export class App {
     this.toolbarEl = tb;
     tb.appendChild(text("span", t("appTitle"), { class: "title" }));
     this.tabBar = h("div", { class: "seg tabs", role: "tablist", "aria-label": t("views"), "data-testid": "view-tabs" });
-    const tabNames: Record<ViewName, "viewLayer" | "viewCompare" | "viewStages" | "viewOverview"> = {
-      layer: "viewLayer", compare: "viewCompare", stages: "viewStages", overview: "viewOverview",
-    };
-    VIEWS.forEach((v, i) => {
-      const b = h("button", { type: "button", role: "tab", "data-view": v, "data-testid": `view-${v}`, "aria-pressed": String(v === "layer"), title: `${t(tabNames[v])} (${i + 1})` });
-      b.textContent = t(tabNames[v]);
-      b.addEventListener("click", () => this.setView(v));
+    for (const { id, tab, key } of viewEntries()) {
+      const b = h("button", { type: "button", role: "tab", "data-view": id, "data-testid": `view-${id}`, "aria-pressed": String(id === DEFAULT_VIEW), title: `${t(tab)} (${key})` });
+      b.textContent = t(tab);
+      b.addEventListener("click", () => this.setView(id));
       this.tabBar.appendChild(b);
-    });
+    }
     tb.appendChild(this.tabBar);
     this.phaseSel = h("select", { "data-testid": "phase-select", "aria-label": t("phase"), title: t("phase") });
     for (const [value, label] of [["", t("phaseAll")], ["decode", t("phaseDecode")], ["prefill", t("phasePrefill")], ["none", t("phaseNone")]]) {
@@ -134,16 +127,19 @@ export class App {
     this.runSel.addEventListener("change", () => act(this.actions.chooseRun(this.runSel.value)));
     this.stageSel.addEventListener("change", () => act(this.actions.chooseStage(Number(this.stageSel.value))));
     this.layerSel.addEventListener("change", () => this.actions.chooseLayer(this.layerSel.value === "all" ? "all" : Number(this.layerSel.value)));
-    tb.append(
-      h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("phase"), { class: "sr" }), this.phaseSel),
-      h("span", { class: "grp", "data-views": "layer stages overview" }, h("label", { for: "adl-run" }, t("run")), this.runSel),
-      h("span", { class: "grp", "data-views": "layer overview" }, text("label", t("stage")), this.stageSel),
-      h("span", { class: "grp", "data-views": "layer stages overview" }, text("label", t("layer")), this.layerSel),
-    );
-    tb.appendChild(h("span", { class: "break", "data-views": "layer stages overview" }));
-    for (const el of this.layerView.toolbarItems) {
-      el.dataset.views = "layer";
-      tb.appendChild(el);
+    // Each chooser shows with the views whose entry lists it; the row ends with the last of them.
+    const showing = (c: Chooser) => viewEntries().filter((e) => e.choosers.includes(c)).map((e) => e.id).join(" ");
+    const label: Record<Chooser, HTMLElement> = {
+      phase: text("label", t("phase"), { class: "sr" }), run: h("label", { for: "adl-run" }, t("run")), stage: text("label", t("stage")), layer: text("label", t("layer")),
+    };
+    const sel: Record<Chooser, HTMLSelectElement> = { phase: this.phaseSel, run: this.runSel, stage: this.stageSel, layer: this.layerSel };
+    for (const c of CHOOSERS) tb.appendChild(h("span", { class: "grp", "data-views": showing(c) }, label[c], sel[c]));
+    tb.appendChild(h("span", { class: "break", "data-views": viewEntries().filter((e) => e.choosers.length).map((e) => e.id).join(" ") }));
+    for (const { entry, view } of this.views) {
+      for (const el of view.toolbarItems ?? []) {
+        el.dataset.views = entry.id;
+        tb.appendChild(el);
+      }
     }
     tb.appendChild(h("span", { class: "spacer" }));
     this.dlLinks = h("div", { class: "grp", "data-testid": "downloads" });
@@ -218,7 +214,7 @@ export class App {
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
-    if (changedAny(changed, "view", "run", "stage", "layer", "compare", "stageShown", "stageSide")) this.updateDownloads(st);
+    this.updateDownloads(st);
   }
 
   /** The runs of the chosen phase, then those that cannot be read: disabled, with why. */
@@ -280,7 +276,7 @@ export class App {
    */
   private showStageDoubts(st: Readonly<PanelState>): void {
     const run = shownRun(st);
-    const shows = st.view === "layer" || st.view === "overview";
+    const shows = !!viewEntry(st.view)?.stageDoubts;
     const file = run?.stages.find((s) => s.index === st.stage)?.file.replace(/\.txt$/, "") ?? "";
     this.stageDoubts.show(t("doubtsStage", { stage: file }), shows ? stageDoubts(run, st.stage) : []);
   }
@@ -313,8 +309,8 @@ export class App {
     for (const el of Array.from(this.toolbarEl.querySelectorAll<HTMLElement>("[data-views]"))) {
       el.hidden = !(el.dataset.views ?? "").split(" ").includes(v);
     }
-    for (const [name, el] of this.viewEls) el.hidden = name !== v;
-    this.statusEl.textContent = v === "layer" ? this.layerStatus : "";
+    for (const { entry, view } of this.views) view.el.hidden = entry.id !== v;
+    this.statusEl.textContent = this.statusOf.get(v) ?? "";
   }
 
   setView(v: ViewName): void {
@@ -328,10 +324,7 @@ export class App {
   /** Exports the current view as a self-contained SVG or a PNG file. */
   async exportView(kind: "svg" | "png"): Promise<string | null> {
     const st = this.store.get();
-    const res = await exportView(kind, {
-      view: st.view, run: shownRun(st), stage: st.stage, layer: st.layer, layerGraph: this.layerView.pane.graph,
-      compare: this.compareView, stages: this.stageView, overview: this.overviewView,
-    });
+    const res = await exportView(kind, this.current()?.view.exportParts(st) ?? null);
     if (res.error) this.showError(new Error(res.error));
     else this.statusEl.textContent = res.status;
     return res.name;
@@ -341,16 +334,15 @@ export class App {
 
   private onKey(ev: KeyboardEvent): void {
     if (this.help.open) return;
-    const view = this.store.get().view;
     const tgt = ev.target as HTMLElement | null;
     const typing = tgt && (tgt.tagName === "INPUT" || tgt.tagName === "SELECT" || tgt.tagName === "TEXTAREA" || tgt.isContentEditable);
     // Enter on a focused button or link is that control's own.
     if (ev.key === "Enter" && tgt?.closest("button, a")) return;
     if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) {
-      if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "f" && view === "layer") {
+      const search = this.current()?.view;
+      if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "f" && search?.focusSearch) {
         ev.preventDefault();
-        this.layerView.searchInput.focus();
-        this.layerView.searchInput.select();
+        search.focusSearch();
       }
       return;
     }
@@ -359,41 +351,36 @@ export class App {
       this.help.toggle();
       return;
     }
-    const vi = ["1", "2", "3", "4"].indexOf(ev.key);
-    if (vi >= 0) {
+    const to = viewEntries().find((e) => e.key === ev.key);
+    if (to) {
       ev.preventDefault();
-      this.setView(VIEWS[vi]);
+      this.setView(to.id);
       return;
     }
-    let handled = false;
-    if (view === "compare") handled = this.compareView.handleKey(ev);
-    else if (view === "stages") handled = this.stageView.handleKey(ev);
-    else if (view === "layer") handled = this.layerView.handleKey(ev);
-    if (handled) ev.preventDefault();
+    if (this.current()?.view.handleKey?.(ev)) ev.preventDefault();
   }
 
+  /** The current view and its entry. */
+  private current(): { entry: AnyViewEntry; view: PanelView; ctx: ViewContext } | undefined {
+    const v = this.store.get().view;
+    return this.views.find((x) => x.entry.id === v);
+  }
+
+  /** The current view's downloads for the shown run, and export; built again when they change. */
   private updateDownloads(st: Readonly<PanelState>): void {
-    clear(this.dlLinks);
     const run = shownRun(st);
+    const links = run ? this.current()?.entry.downloads(st, run) ?? [] : [];
+    const shown = run ? JSON.stringify(links) : "";
+    if (shown === this.dlShown) return;
+    this.dlShown = shown;
+    clear(this.dlLinks);
     if (!run) return;
     this.dlLinks.appendChild(text("label", t("download")));
-    const add = (label: string, href: string, id: string, title: string) => {
-      const a = h("a", { class: "btn", href, download: "", "data-testid": id, title });
-      a.textContent = label;
+    for (const d of links) {
+      const a = h("a", { class: "btn", href: d.href, download: "", "data-testid": d.testid, title: d.title });
+      a.textContent = d.label;
       this.dlLinks.appendChild(a);
-    };
-    if (st.view === "compare") {
-      for (const side of ["a", "b"] as const) {
-        const c = st.compare?.[side];
-        if (c) add(`${side.toUpperCase()} ${t("dlJson")}`, downloadUrl("layer.json", { run: c.run, stage: c.stage, layer: c.layer }), `download-json-${side}`, t("dlJsonTitle"));
-      }
-    } else if (st.view !== "overview" && st.layer !== "all") {
-      const stages = st.view === "stages";
-      const p = { run: run.run, stage: stages ? st.stageShown ?? st.stage : st.stage, layer: stages ? singleLayer(st) : st.layer };
-      add(t("dlJson"), downloadUrl("layer.json", p), "download-json", t("dlJsonTitle"));
-      add(t("dlDot"), downloadUrl("layer.dot", p), "download-dot", t("dlDotTitle"));
     }
-    if (run.trace && st.view !== "compare") add(t("dlTrace"), downloadUrl("trace.json", { run: run.run }), "download-trace", t("dlTraceTitle"));
     const svgBtn = h("button", { class: "btn", type: "button", "data-testid": "export-svg", title: t("exportSvgTitle") });
     svgBtn.textContent = "SVG";
     svgBtn.addEventListener("click", () => void this.exportView("svg"));
@@ -419,10 +406,11 @@ export class App {
   // ---------------------------------------------------------------- test hook
 
   testHook() {
-    const L = this.layerView.testHook();
+    const views: Record<string, unknown> = {};
+    for (const { entry, view, ctx } of this.views) Object.assign(views, entry.hook(view, ctx));
     return {
       version: 2,
-      ...L,
+      ...views,
       /** Whether the panel is idle and painted (the root's data-state="ready"). */
       ready: () => this.root.dataset.state === "ready",
       state: () => {
@@ -430,10 +418,10 @@ export class App {
         return {
           ...viewState(st),
           selected: st.selected,
-          expanded: L.expanded(),
+          ...Object.assign({}, ...this.views.map(({ view }) => view.hookState?.() ?? {})),
           theme: st.theme,
           colorMode: st.color,
-          busy: this.layerView.loading || activity.isBusy(),
+          busy: this.views.some(({ view }) => view.busy?.()) || activity.isBusy(),
           timelineScope: st.tl,
           stage: st.stage,
           depth: st.depth ?? undefined,
@@ -442,11 +430,6 @@ export class App {
       linkUrl: () => this.linkUrl(),
       view: (): ViewName => this.store.get().view,
       setView: (v: ViewName) => this.setView(v),
-      compare: () => this.compareView.testState(),
-      openCompare: (a: SideChoice, b: SideChoice) => this.actions.openCompare(a, b),
-      compareJump: (side: "a" | "b", id: string) => this.compareView.jumpTo(side, id),
-      stages: () => this.stageView.testState(),
-      overview: () => this.overviewView.testState(),
       helpOpen: () => this.help.open,
     };
   }

@@ -251,7 +251,7 @@ const STRINGS = {
   helpCompare: { en: "Compare view", zh: "对比视图" },
   helpStages: { en: "Stage view", zh: "阶段视图" },
   keyHelp: { en: "show or hide this help", zh: "显示或隐藏此帮助" },
-  keyViews: { en: "layer / compare / stages / overview view", zh: "层 / 对比 / 阶段 / 总览视图" },
+  keyViews: { en: "{views} view", zh: "{views}视图" },
   keyEscape: { en: "clear the selection, close this help", zh: "取消选择,关闭此帮助" },
   keySearch: { en: "search nodes, ops and kernels (layer view)", zh: "搜索节点、算子和内核(层视图)" },
   keySearchStep: { en: "next / previous search hit", zh: "下一个 / 上一个搜索结果" },

@@ -5,7 +5,7 @@
 import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
-import type { LeafMark, Paint } from "../graph/renderer";
+import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";
@@ -14,6 +14,8 @@ import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffS
 import { changedAny, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
 import { clear, h, text } from "../ui/dom";
+import type { PanelView, ViewExport } from "../views/view";
+import type { ExportPart } from "../graph/export";
 import {
   applyManualPairs, buildCompareModel, DEFAULT_DELTA_SORT, deltaBadge, deltaRows, formatPairs, keyForRel, listedNodes, mirrorExpanded, nextSort, parsePairs, relGroupPath,
   sortDeltaRows, statusByKey, stepIndex, topNodeDeltas, followView, type CompareModel, type DeltaRow, type DeltaSort, type ListedNode,
@@ -130,7 +132,7 @@ class SideChooser {
   }
 }
 
-export class CompareView {
+export class CompareView implements PanelView {
   readonly el: HTMLDivElement;
   readonly panes: Record<Side, GraphPane>;
   private choosers: Record<Side, SideChooser>;
@@ -213,11 +215,10 @@ export class CompareView {
     main.append(panesEl, this.sideEl);
     this.el.appendChild(main);
     this.theme = store.get().theme;
-    store.subscribe((st, changed) => this.follow(st, changed));
   }
 
   /** Follows the store: the theme, the run list; while shown, the sides and the pairs matched by hand. */
-  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+  follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
     if (changed.has("theme")) this.setTheme(st.theme);
     if (changed.has("runs")) this.setRuns(st.runs);
     if (st.view !== "compare" || !st.compare || !changedAny(changed, "view", "compare", "runs")) return;
@@ -576,6 +577,24 @@ export class CompareView {
     this.active = side;
     await this.onSelect(side, k, true);
     return true;
+  }
+
+  /** Both panes side by side. */
+  exportParts(): ViewExport | null {
+    const cur = this.current();
+    if (!cur) return null;
+    const parts: ExportPart[] = [];
+    const restores: (() => void)[] = [];
+    for (const side of ["a", "b"] as const) {
+      const p = this.panes[side].graph.prepareExport();
+      if (!p) continue;
+      restores.push(p.restore);
+      const c = cur[side];
+      parts.push({ svg: p.svg, width: p.width, height: p.height, title: `${side.toUpperCase()} · ${c.run} · ${t("stage")} ${c.stage} · ${t("layerTitle", { n: c.layer })}` });
+    }
+    const restore = () => restores.forEach((f) => f());
+    if (!parts.length) return null;
+    return { parts, restore, name: ["compare", cur.a.run, `s${cur.a.stage}`, `L${cur.a.layer}`, "vs", cur.b.run, `s${cur.b.stage}`, `L${cur.b.layer}`] };
   }
 
   // ---------------------------------------------------------------- keyboard

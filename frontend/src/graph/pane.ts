@@ -13,7 +13,8 @@ import { visibleGraph, type VisibleGraph } from "../model/visible";
 import { activity } from "../ui/activity";
 import { h } from "../ui/dom";
 import { Minimap } from "./minimap";
-import { GraphView, type Paint } from "./renderer";
+import type { Paint } from "./paint";
+import { GraphView } from "./renderer";
 import type { Viewport } from "./viewport";
 
 export interface PaneCallbacks {

@@ -6,7 +6,7 @@ import { Api, ApiError } from "../api/client";
 import type { LayerResponse, NodeKernel, RunInfo, TimelineKernel, TimelineResponse } from "../api/types";
 import { adjacency, DetailsPanel, type Adjacency } from "../details/details";
 import { GraphPane } from "../graph/pane";
-import type { ColorMode, Paint } from "../graph/renderer";
+import type { ColorMode, Paint } from "../graph/paint";
 import { nodesText, t } from "../i18n";
 import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
 import { fmtUs } from "../model/format";
@@ -23,6 +23,7 @@ import { activity } from "../ui/activity";
 import { capture, clear, h, text } from "../ui/dom";
 import { DoubtNotice } from "../ui/doubts";
 import { storageGet, storageSet } from "../ui/storage";
+import type { PanelView, ViewExport } from "../views/view";
 
 // The backend accepts max_items in [1, 100000] (per stream); beyond, streams come back as buckets.
 const MAX_TIMELINE_ITEMS = 100000;
@@ -48,7 +49,7 @@ export interface LayerViewCallbacks {
   onStatus(line: string): void;
 }
 
-export class LayerView {
+export class LayerView implements PanelView {
   readonly el: HTMLDivElement;
   readonly pane: GraphPane;
   /** Toolbar groups that belong to this view (depth, colour, hotspots, search); fitting is the pane's (its button, F). */
@@ -159,11 +160,10 @@ export class LayerView {
       h("span", { class: "grp search" }, this.searchInput, prev, next, this.searchCount),
     ];
     this.setTheme(store.get().theme);
-    this.store.subscribe((st, changed) => this.follow(st, changed));
   }
 
   /** Follows the store: theme, run, colour, timeline scope; a run, stage or layer to load; a selection. */
-  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+  follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
     if (changed.has("theme")) this.setTheme(st.theme);
     if (changedAny(changed, "run", "runs")) this.setRun(shownRun(st));
     if (changed.has("color")) {
@@ -781,6 +781,38 @@ export class LayerView {
     return this.pane.graph.handleKey(ev);
   }
 
+  focusSearch(): void {
+    this.searchInput.focus();
+    this.searchInput.select();
+  }
+
+  /** The graph area: the panel says there that it has no runs. */
+  get emptySlot(): HTMLElement {
+    return this.pane.el;
+  }
+
+  busy(): boolean {
+    return this.loading;
+  }
+
+  hookState(): Record<string, unknown> {
+    return { expanded: this.expandedIds() };
+  }
+
+  private expandedIds(): string[] {
+    return [...this.pane.expanded].filter((k) => k !== SCENE).map(publicId);
+  }
+
+  exportParts(st: Readonly<PanelState>): ViewExport | null {
+    const run = shownRun(st);
+    const p = this.pane.graph.prepareExport();
+    if (!p || !run) return null;
+    const { stage, layer } = st;
+    const s = run.stages.find((x) => x.index === stage);
+    const title = `${run.run} · ${s?.file.replace(/\.txt$/, "") ?? stage} · ${layer === "all" ? t("allLayers") : t("layerTitle", { n: layer })}`;
+    return { parts: [{ svg: p.svg, width: p.width, height: p.height, title }], restore: p.restore, name: [run.run, `stage${stage}`, layer === "all" ? "all" : `layer${layer}`] };
+  }
+
   /** Shown again after another view: the graph keeps its view; the minimap re-measures. */
   private shown(): void {
     this.pane.minimap.schedule();
@@ -791,7 +823,7 @@ export class LayerView {
     return {
       nextDraw: waitDrawn,
       timing: (): Timing | null => this.timing,
-      expanded: () => [...this.pane.expanded].filter((k) => k !== SCENE).map(publicId),
+      expanded: () => this.expandedIds(),
       kernelsHighlighted: (): number[] => this.timeline.highlighted().sort((a, b) => a - b),
       selectKernel: async (id: number): Promise<boolean> => {
         const r = this.timeline.kernelById(id);

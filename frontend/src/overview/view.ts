@@ -10,6 +10,7 @@ import { fmtPct, fmtUs } from "../model/format";
 import { changedAny, shownRun, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
 import { clear, h, s, text } from "../ui/dom";
+import type { PanelView, ViewExport } from "../views/view";
 import { chartGeom, groupTotals, overviewModel, UNMAPPED, type ChartGeom, type OverviewMetric, type OverviewModel, type Outside } from "./model";
 
 export interface OverviewCallbacks {
@@ -30,7 +31,7 @@ function segColor(group: string, theme: Theme): string {
 }
 
 
-export class OverviewView {
+export class OverviewView implements PanelView {
   readonly el: HTMLDivElement;
   private chartEl: HTMLDivElement;
   private svg: SVGSVGElement;
@@ -82,11 +83,10 @@ export class OverviewView {
     });
     ro.observe(this.chartEl);
     this.theme = store.get().theme;
-    store.subscribe((st, changed) => this.follow(st, changed));
   }
 
   /** Follows the store: the theme; while shown, the run, stage and layer (outlined). */
-  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+  follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
     if (changed.has("theme")) this.setTheme(st.theme);
     if (st.view !== "overview" || !changedAny(changed, "view", "run", "runs", "stage", "layer")) return;
     const run = shownRun(st);
@@ -370,6 +370,13 @@ export class OverviewView {
     const r = this.svg.getBoundingClientRect();
     if (!this.model || r.width < 20) return null;
     return { svg: this.svg, width: r.width, height: r.height };
+  }
+
+  exportParts(st: Readonly<PanelState>): ViewExport | null {
+    const p = this.exportPart();
+    const run = shownRun(st);
+    if (!p || !run) return null;
+    return { parts: [{ ...p, title: `${t("overview")} · ${run.run}` }], restore: () => {}, name: [run.run, "overview", `stage${st.stage}`] };
   }
 
   testState() {

@@ -6,7 +6,7 @@ import type { Api } from "../api/client";
 import { ApiError } from "../api/client";
 import type { LayerResponse, RunInfo, StagesResponse } from "../api/types";
 import { GraphPane } from "../graph/pane";
-import type { LeafMark, Paint } from "../graph/renderer";
+import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, t } from "../i18n";
 import type { Theme } from "../model/colors";
 import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
@@ -14,6 +14,7 @@ import { aggregateStatus, countsBadge, STAGE_STATUSES, statusColor, type DiffSta
 import { changedAny, shownRun, singleLayer, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
 import { clear, h, text } from "../ui/dom";
+import type { PanelView, ViewExport } from "../views/view";
 import { stageDiff, stageLists, stageStatus, stageSteps, stepStage, type StageDiffModel, type StageListItem, type StageSide, type StageStep } from "./model";
 
 export interface StageCallbacks {
@@ -22,7 +23,7 @@ export interface StageCallbacks {
 
 const ST_LABEL = { same: "statusUnchanged", added: "statusAdded", changed: "statusChanged", removed: "statusRemoved" } as const;
 
-export class StageView {
+export class StageView implements PanelView {
   readonly el: HTMLDivElement;
   readonly pane: GraphPane;
   private stripEl: HTMLDivElement;
@@ -91,14 +92,13 @@ export class StageView {
     main.append(this.pane.el, side);
     this.el.appendChild(main);
     this.theme = store.get().theme;
-    store.subscribe((st, changed) => this.follow(st, changed));
   }
 
   /**
    * Follows the store: the theme; while shown, the run and layer (the stage's first for "all"),
    * its own stage (the panel's until it steps) and which side of the transform it shows.
    */
-  private follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
+  follow(st: Readonly<PanelState>, changed: ReadonlySet<keyof PanelState>): void {
     if (changed.has("theme")) this.setTheme(st.theme);
     if (st.view !== "stages" || !changedAny(changed, "view", "run", "runs", "layer", "layers", "stage", "stageShown", "stageSide")) return;
     const run = shownRun(st);
@@ -118,6 +118,18 @@ export class StageView {
 
   current(): { run: string | null; layer: number; stage: number; side: StageSide } {
     return { run: this.run?.run ?? null, layer: this.layer, stage: this.index, side: this.side };
+  }
+
+  exportParts(st: Readonly<PanelState>): ViewExport | null {
+    const run = shownRun(st);
+    const p = this.pane.graph.prepareExport();
+    const c = this.current();
+    if (!p || !run) return null;
+    const s = run.stages.find((x) => x.index === c.stage);
+    return {
+      parts: [{ svg: p.svg, width: p.width, height: p.height, title: `${run.run} · ${t("layerTitle", { n: c.layer })} · ${s?.transform ?? c.stage} (${t(c.side === "after" ? "showAfter" : "showBefore")})` }],
+      restore: p.restore, name: [run.run, `layer${c.layer}`, `stage${c.stage}`, c.side],
+    };
   }
 
   /** Shows (run, layer) at stage `index`, the graph after the transform or before it (reloads what changed). */

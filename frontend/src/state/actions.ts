@@ -3,10 +3,10 @@
 // then sets the store once; the views follow the store.
 import { Api, ApiError } from "../api/client";
 import type { LayerSummary, RunInfo, UnreadableRun } from "../api/types";
-import { defaultPair } from "../compare/model";
 import { t } from "../i18n";
+import { DEFAULT_VIEW, viewEntries, viewEntry } from "../views/table";
 import { runsForPhase, type PhaseFilter, type SideRef, type ViewName, type ViewState } from "./hash";
-import { shownRun, singleLayer, type PanelState, type Store } from "./store";
+import { shownRun, type PanelState, type Store } from "./store";
 
 export class PanelActions {
   constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly onError: (e: unknown) => void) {}
@@ -47,12 +47,13 @@ export class PanelActions {
     const run = named ?? (keepRun && !vs.run ? shownRun(st) : null) ?? shown[0] ?? st.runs[0];
     if (!run) return;
     const at = await this.resolve(run, vs.stage, vs.layer);
-    const view: ViewName = vs.view ?? "layer";
+    const view: ViewName = vs.view ?? DEFAULT_VIEW;
     const patch: Partial<PanelState> = {
-      phase: vs.phase, color: vs.color ?? "group", tl: vs.tl ?? "layer", stageSide: vs.sv ?? "after", ...at,
-      depth: vs.depth ?? null, selected: vs.node ?? null, stageShown: vs.ss ?? null, view,
+      phase: vs.phase, color: vs.color ?? "group", tl: vs.tl ?? "layer", ...at, depth: vs.depth ?? null, selected: vs.node ?? null, view,
     };
-    if (view === "compare") patch.compare = vs.a && vs.b ? { a: vs.a, b: vs.b, mp: vs.mp ?? "" } : st.compare ?? this.defaultCompare({ ...st, ...at });
+    // Each view's own part of the URL (its stage, its sides...).
+    const next = { ...st, ...at };
+    for (const e of viewEntries()) Object.assign(patch, e.fromUrl(vs as Record<string, unknown>, next, e.id === view));
     this.store.set(patch);
   }
 
@@ -89,23 +90,14 @@ export class PanelActions {
     this.store.set({ layer, selected: null, depth: null, stageShown: null });
   }
 
-  /** Shows a view; the comparison opens on a useful pair the first time. */
+  /** Shows a view, with what showing it sets (the comparison opens on a useful pair the first time). */
   showView(view: ViewName): void {
-    const st = this.store.get();
-    const patch: Partial<PanelState> = { view };
-    if (view === "compare" && !st.compare) patch.compare = this.defaultCompare(st);
-    this.store.set(patch);
+    this.store.set({ view, ...viewEntry(view)?.onShow?.(this.store.get()) });
   }
 
   /** Opens the comparison of two sides. */
   openCompare(a: SideRef, b: SideRef): void {
     this.store.set({ view: "compare", compare: { a, b, mp: "" } });
-  }
-
-  private defaultCompare(st: Readonly<PanelState>): PanelState["compare"] {
-    if (!st.run) return null;
-    const pair = defaultPair({ run: st.run, stage: st.stage, layer: singleLayer(st) }, st.runs);
-    return { a: pair.a, b: pair.b, mp: "" };
   }
 
   /** A run's stage (the asked one when it has it, else its default), its layers and the layer to show. */

@@ -1,9 +1,11 @@
-// View state <-> URL hash ("#run=dsv3&stage=12&layer=5&node=mm_3"). Pure.
+// View state <-> URL hash ("#run=dsv3&stage=12&layer=5&node=mm_3"). Pure. The panel's own keys
+// are here; each view's own keys are its URL fields in the table of views.
+import { DEFAULT_VIEW, viewEntries, viewEntry, type ViewId, type ViewTable } from "../views/table";
+import type { UrlValues } from "../views/view";
 
 export type ColorMode = "group" | "time";
 export type TimelineScope = "layer" | "all";
-export type ViewName = "layer" | "compare" | "stages" | "overview";
-export const VIEWS: ViewName[] = ["layer", "compare", "stages", "overview"];
+export type ViewName = ViewId;
 
 /** One side of a comparison. */
 export interface SideRef {
@@ -15,7 +17,14 @@ export interface SideRef {
 /** Which runs the run chooser lists: by the phase of their trace ("none": runs without one). */
 export type PhaseFilter = "decode" | "prefill" | "none";
 
-export interface ViewState {
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+/** The views' own URL state (the comparison's sides, the stage view's stage...), from the table. */
+export type ViewOwnState = UnionToIntersection<UrlValues<ViewTable[number]["url"]>>;
+
+/** What the URL carries: the panel's keys and every view's own. */
+export type ViewState = SharedViewState & ViewOwnState;
+
+export interface SharedViewState {
   /** Run chooser filter (undefined = every run). */
   phase?: PhaseFilter;
   run?: string;
@@ -28,20 +37,12 @@ export interface ViewState {
   /** "Collapse below depth N" (undefined = the default for the view). */
   depth?: number;
   tl?: TimelineScope;
-  /** Which view is open (undefined = the layer view). */
+  /** Which view is open (undefined = the default view, the table's first). */
   view?: ViewName;
-  /** Comparison sides (view=compare). */
-  a?: SideRef;
-  b?: SideRef;
-  /** Stage view: which graph is shown. */
-  sv?: "before" | "after";
-  /** Stage view: the stage it shows (its own, apart from the other views' stage). */
-  ss?: number;
-  /** Comparison: node pairs matched by hand ("a1>b1,a2>b2"). */
-  mp?: string;
 }
 
-const KEYS = ["view", "phase", "run", "stage", "layer", "node", "color", "depth", "tl", "sv", "ss", "mp"] as const;
+/** The panel's own URL keys, in the order they are written (the views' own keys follow). */
+export const KEYS = ["view", "phase", "run", "stage", "layer", "node", "color", "depth", "tl"] as const;
 
 function toInt(v: string | null): number | undefined {
   if (v === null || !/^-?\d+$/.test(v)) return undefined;
@@ -77,19 +78,14 @@ export function parseHash(hash: string): ViewState {
   const tl = p.get("tl");
   if (tl === "layer" || tl === "all") out.tl = tl;
   const view = p.get("view");
-  if (view && (VIEWS as string[]).includes(view) && view !== "layer") out.view = view as ViewName;
-  for (const side of ["a", "b"] as const) {
-    const run = p.get(`${side}run`);
-    const stage = toInt(p.get(`${side}stage`));
-    const layer = toInt(p.get(`${side}layer`));
-    if (run && stage !== undefined && stage >= 0 && layer !== undefined && layer >= 0) out[side] = { run, stage, layer };
+  if (view && viewEntry(view) && view !== DEFAULT_VIEW) out.view = view as ViewName;
+  const own = out as Record<string, unknown>;
+  for (const e of viewEntries()) {
+    for (const [name, field] of Object.entries(e.url)) {
+      const v = field.parse(p, out.view);
+      if (v !== undefined) own[name] = v;
+    }
   }
-  const sv = p.get("sv");
-  if (sv === "before" || sv === "after") out.sv = sv;
-  const ss = toInt(p.get("ss"));
-  if (ss !== undefined && ss >= 0) out.ss = ss;
-  const mp = p.get("mp");
-  if (mp && out.view === "compare") out.mp = mp;
   return out;
 }
 
@@ -98,15 +94,16 @@ export function formatHash(s: ViewState): string {
   for (const k of KEYS) {
     const v = s[k];
     if (v === undefined || v === null || v === "") continue;
-    if (k === "view" && v === "layer") continue;
+    if (k === "view" && v === DEFAULT_VIEW) continue;
     p.set(k, String(v));
   }
-  for (const side of ["a", "b"] as const) {
-    const r = s[side];
-    if (!r) continue;
-    p.set(`${side}run`, r.run);
-    p.set(`${side}stage`, String(r.stage));
-    p.set(`${side}layer`, String(r.layer));
+  const own = s as Record<string, unknown>;
+  for (const e of viewEntries()) {
+    for (const [name, field] of Object.entries(e.url)) {
+      const v = own[name];
+      if (v === undefined || v === null || v === "") continue;
+      for (const [k, x] of field.format(v)) p.set(k, x);
+    }
   }
   const q = p.toString();
   return q ? `#${q}` : "";

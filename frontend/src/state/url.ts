@@ -4,11 +4,12 @@
 import { hostWindow, readUrlPluginData, tensorBoardLink, writeUrlPluginData } from "../host/tensorboard";
 import { formatHash, parseHash, type ViewState } from "./hash";
 import { shownRun, type PanelState, type Store } from "./store";
+import { DEFAULT_VIEW, viewEntry } from "../views/table";
 
-/** The view state as the URL carries it (defaults left out). */
+/** The view state as the URL carries it (defaults left out; the current view's own keys). */
 export function viewState(st: Readonly<PanelState>): ViewState {
   const run = shownRun(st);
-  const stages = st.view === "stages";
+  const own = viewEntry(st.view)?.urlOf(st) ?? {};
   return {
     phase: st.phase,
     run: st.run ?? undefined,
@@ -18,12 +19,8 @@ export function viewState(st: Readonly<PanelState>): ViewState {
     color: st.color !== "group" ? st.color : undefined,
     depth: st.depth ?? undefined,
     tl: st.tl !== "layer" ? st.tl : undefined,
-    view: st.view !== "layer" ? st.view : undefined,
-    a: st.view === "compare" ? st.compare?.a : undefined,
-    b: st.view === "compare" ? st.compare?.b : undefined,
-    sv: stages && st.stageSide === "before" ? "before" : undefined,
-    ss: stages && st.stageShown !== null && st.stageShown !== st.stage ? st.stageShown : undefined,
-    mp: st.view === "compare" ? st.compare?.mp || undefined : undefined,
+    view: st.view !== DEFAULT_VIEW ? st.view : undefined,
+    ...own,
   };
 }
 

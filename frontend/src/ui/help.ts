@@ -1,10 +1,13 @@
 // Keyboard help overlay ("?"): every shortcut of the panel, grouped by view. Text only.
 import { t, type StringKey } from "../i18n";
+import { viewEntries } from "../views/table";
 import { h, text } from "./dom";
 
 export interface Shortcut {
   keys: string[];
   what: StringKey;
+  /** The placeholders of `what`, filled when the overlay is built (in the panel's language). */
+  params?: () => Record<string, string>;
 }
 
 export interface ShortcutSection {
@@ -17,7 +20,10 @@ export const SHORTCUTS: ShortcutSection[] = [
     title: "helpGeneral",
     items: [
       { keys: ["?"], what: "keyHelp" },
-      { keys: ["1", "2", "3", "4"], what: "keyViews" },
+      {
+        keys: viewEntries().map((e) => e.key), what: "keyViews",
+        params: () => ({ views: viewEntries().map((e) => t(e.tab).toLowerCase()).join(" / ") }),
+      },
       { keys: ["Esc"], what: "keyEscape" },
       { keys: ["/", "Ctrl+F"], what: "keySearch" },
       { keys: ["Enter", "Shift+Enter"], what: "keySearchStep" },
@@ -75,7 +81,7 @@ export class HelpOverlay {
           if (i) dt.appendChild(document.createTextNode(" "));
           dt.appendChild(text("kbd", k === "dblclick" ? t("keyDblclick") : k === "drag" ? t("keyDrag") : k === "wheel" ? t("keyWheel") : k));
         });
-        dl.append(dt, text("dd", t(it.what)));
+        dl.append(dt, text("dd", t(it.what, it.params?.())));
       }
       col.appendChild(dl);
       grid.appendChild(col);

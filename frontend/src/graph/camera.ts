@@ -1,0 +1,368 @@
+// Where the graph is looked at from (pan and zoom), where it goes (fit, the readable opening view,
+// centring, keeping a toggled group in place) and the mouse and keys that move it. The camera knows
+// boxes, not elements: what a move does to the drawing is the renderer's `apply`.
+import type { LayoutBox } from "../layout/protocol";
+import { isGroupKey, SCENE } from "../model/hierarchy";
+import { activity } from "../ui/activity";
+import { capture } from "../ui/dom";
+import type { GraphData } from "./scene";
+import { centreOn, clampK, fit, isVisible, keepInView, pan, zoomAt, type Viewport } from "./viewport";
+
+/** Zoom at which node text is drawn at its full size (FONT_PX = 11 CSS px). */
+export const READABLE_K = 1;
+/**
+ * The least zoom at which an expanded group is shown, and below which fitting a grown group does
+ * not zoom out: node text at 8.25 CSS px, just above SUMMARY_K, so its nodes are drawn and legible.
+ */
+export const LEGIBLE_K = 0.75;
+/** About how tall a collapsed group's box is (three lines of text). */
+const COLLAPSED_H_PX = 60;
+const KEY_PAN_PX = 80;
+
+export class Camera {
+  private view: Viewport = { x: 0, y: 0, k: 1 };
+  private anim = 0;
+  private animEnd: (() => void) | null = null;
+
+  /**
+   * `apply` draws a new view; `notify` is false for a view set from outside, `auto` for moves the
+   * camera made itself (fit, centring, their animation frames). `bounds`: the graph's size.
+   */
+  constructor(private readonly el: HTMLElement, private readonly apply: (v: Viewport, notify: boolean, auto: boolean) => void,
+              private readonly bounds: () => { width: number; height: number } | null) {}
+
+  size(): { w: number; h: number } {
+    const r = this.el.getBoundingClientRect();
+    return { w: Math.max(1, r.width), h: Math.max(1, r.height) };
+  }
+
+  get(): Viewport {
+    return { ...this.view };
+  }
+
+  /** The current view itself (not a copy), for the renderer's per-frame work. */
+  current(): Readonly<Viewport> {
+    return this.view;
+  }
+
+  set(v: Viewport, notify = true, auto = false): void {
+    this.view = v;
+    this.apply(v, notify, auto);
+  }
+
+  /** A view from outside (a synchronised pane, the minimap): any animation stops. */
+  setViewport(v: Viewport, notify: boolean): void {
+    this.stop();
+    this.set({ x: v.x, y: v.y, k: clampK(v.k) }, notify);
+  }
+
+  private animateTo(target: Viewport, ms = 220): void {
+    this.stop();
+    const from = { ...this.view };
+    const t0 = performance.now();
+    const step = () => {
+      const f = Math.min(1, (performance.now() - t0) / ms);
+      const e = f < 0.5 ? 2 * f * f : 1 - Math.pow(-2 * f + 2, 2) / 2;
+      this.set({ x: from.x + (target.x - from.x) * e, y: from.y + (target.y - from.y) * e, k: from.k + (target.k - from.k) * e }, true, true);
+      if (f < 1) this.anim = requestAnimationFrame(step);
+      else this.stop();
+    };
+    if (ms <= 0) this.set(target, true, true);
+    else {
+      // Tests wait for the panel to be idle: an animation under way is activity.
+      this.animEnd = activity.begin();
+      this.anim = requestAnimationFrame(step);
+    }
+  }
+
+  private stop(): void {
+    cancelAnimationFrame(this.anim);
+    this.animEnd?.();
+    this.animEnd = null;
+  }
+
+  private goTo(target: Viewport, animate: boolean): void {
+    if (animate) this.animateTo(target);
+    else this.set(target, true, true);
+  }
+
+  /** Fits the whole graph. `initial`: for very tall graphs, fit the width instead and start at the top. */
+  fit(animate = false, initial = false): void {
+    const L = this.bounds();
+    if (!L) return;
+    const { w, h } = this.size();
+    let target = fit({ x: 0, y: 0, w: L.width, h: L.height }, w, h, 24, 1);
+    if (initial && target.k < 0.2) {
+      const k = Math.min(1, Math.max(target.k, Math.min(0.45, (w - 48) / Math.max(1, L.width))));
+      target = { k, x: (w - L.width * k) / 2, y: 16 };
+    }
+    this.goTo(target, animate);
+  }
+
+  /**
+   * The readable default view: zoom 1 (node text at its full 11 px) and the graph's top at the top
+   * of the view. Across, a graph that fits is centred; a wider one starts at the left edge of the
+   * top-most layer box, so that the layer's title is in view. Returns the expanded groups of depth
+   * 2 drawn above the hottest group (`hot`, a drawn key) when it starts below the fold (collapsing
+   * them brings it up), else nothing; when `mayCollapse` is false the view starts at `hot`'s top
+   * instead, across on its first row (the layer's title is then above the view anyway).
+   */
+  readableView(d: GraphData, boxes: Map<string, LayoutBox>, hot: string | null, mayCollapse = true): string[] {
+    const L = d.layout;
+    const { w, h } = this.size();
+    const k = READABLE_K;
+    const b = hot ? boxes.get(hot) : undefined;
+    const clampX = (x: number) => Math.min(16, Math.max(w - 16 - L.width * k, x));
+    const layer = topLayerBox(d);
+    const x = L.width * k <= w - 32 ? (w - L.width * k) / 2 : clampX(16 - (layer ? layer.x : 0) * k);
+    this.set({ x, y: 16, k }, true, true);
+    if (!b || b.y * k + 16 < h * 0.6) return [];
+    if (!mayCollapse) {
+      let hx = x;
+      if (L.width * k > w - 32) {
+        // Wider than the view: centre on its first row (the top-most box inside it).
+        const first = b.w * k > w - 32 ? topBoxInside(d, b.key) : b;
+        hx = first ? w / 2 - (first.x + first.w / 2) * k : 16 - b.x * k;
+        hx = clampX(Math.min(16 - b.x * k, Math.max(w - 16 - (b.x + b.w) * k, hx)));
+      }
+      this.set({ x: hx, y: 40 - b.y * k, k }, true, true);
+      return [];
+    }
+    // The tallest groups above it first, as many as it takes to lift it into the upper part.
+    const above: LayoutBox[] = [];
+    for (const c of d.vis.containers) {
+      const it = d.h.items.get(c.key);
+      const cb = boxes.get(c.key);
+      if (it && cb && it.depth === 2 && c.key !== hot && cb.y + cb.h <= b.y) above.push(cb);
+    }
+    above.sort((p, q) => q.h - p.h);
+    let lift = b.y * k + 16 - h * 0.35;
+    const out: string[] = [];
+    for (const cb of above) {
+      if (lift <= 0) break;
+      out.push(cb.key);
+      lift -= (cb.h - COLLAPSED_H_PX) * k;
+    }
+    return out;
+  }
+
+  /** Centres a box; zooms in to a readable scale when the graph is zoomed far out. */
+  centreOn(b: LayoutBox, animate = true): void {
+    const { w, h } = this.size();
+    const k = this.view.k < 0.55 ? Math.min(1, Math.max(0.8, this.view.k)) : this.view.k;
+    const target = centreOn(this.view, b.x + b.w / 2, b.y + b.h / 2, w, h, k);
+    // A box larger than the view: show its top-left part (header) instead of its middle.
+    if (b.h * k > h - 48) target.y = 32 - b.y * k;
+    if (b.w * k > w - 48) target.x = 32 - b.x * k;
+    this.goTo(target, animate);
+  }
+
+  ensureVisible(b: LayoutBox): void {
+    const { w, h } = this.size();
+    if (!isVisible(this.view, b, w, h, 20)) this.centreOn(b);
+  }
+
+  zoomBy(f: number, cx?: number, cy?: number): void {
+    const { w, h } = this.size();
+    this.set(zoomAt(this.view, f, cx ?? w / 2, cy ?? h / 2));
+  }
+
+  panBy(dx: number, dy: number): void {
+    this.set(pan(this.view, dx, dy));
+  }
+
+  setScale(k: number): void {
+    const { w, h } = this.size();
+    this.set(zoomAt(this.view, clampK(k) / this.view.k, w / 2, h / 2));
+  }
+
+  /** Where a box is on screen now. */
+  screenOf(b: LayoutBox): { x: number; y: number } {
+    return { x: b.x * this.view.k + this.view.x, y: b.y * this.view.k + this.view.y };
+  }
+
+  /** See keepInView; `legible`: the box was expanded, so the zoom is raised to LEGIBLE_K. */
+  keeping(b: LayoutBox, before: { x: number; y: number } | null, legible: boolean): Viewport {
+    const { w, h } = this.size();
+    return keepInView(this.view, b, before, w, h, legible ? LEGIBLE_K : 0);
+  }
+
+  /**
+   * What a change of expansion keeps in place: the selected box when it is in view, else the
+   * innermost group box under the view's centre, else the drawn box nearest that centre.
+   */
+  anchorKey(d: GraphData, boxes: Map<string, LayoutBox>, selected: string | null): string | null {
+    const { w, h } = this.size();
+    const sel = selected ? boxes.get(selected) : undefined;
+    if (sel && selected && isVisible(this.view, sel, w, h)) return selected;
+    const cx = (w / 2 - this.view.x) / this.view.k;
+    const cy = (h / 2 - this.view.y) / this.view.k;
+    let best: string | null = null;
+    let bestDepth = -1;
+    let near: string | null = null;
+    let nearD = Infinity;
+    for (const b of d.layout.boxes) {
+      if (b.key === SCENE) continue;
+      const inside = cx >= b.x && cx <= b.x + b.w && cy >= b.y && cy <= b.y + b.h;
+      const depth = d.h.items.get(b.key)?.depth ?? 0;
+      if (inside && isGroupKey(b.key) && depth > bestDepth) {
+        best = b.key;
+        bestDepth = depth;
+      }
+      const dx = Math.max(b.x - cx, 0, cx - b.x - b.w);
+      const dy = Math.max(b.y - cy, 0, cy - b.y - b.h);
+      const dist = dx * dx + dy * dy;
+      if (dist < nearD) {
+        nearD = dist;
+        near = b.key;
+      }
+    }
+    return best ?? near;
+  }
+
+  /** W/S and +/- zoom, A/D and the arrows pan, F fits; true when the key was one of them. */
+  handleKey(ev: KeyboardEvent): boolean {
+    switch (ev.key.toLowerCase()) {
+      case "w":
+      case "+":
+      case "=":
+        this.zoomBy(1.2);
+        return true;
+      case "s":
+      case "-":
+        this.zoomBy(1 / 1.2);
+        return true;
+      case "a":
+      case "arrowleft":
+        this.panBy(KEY_PAN_PX, 0);
+        return true;
+      case "d":
+      case "arrowright":
+        this.panBy(-KEY_PAN_PX, 0);
+        return true;
+      case "arrowup":
+        this.panBy(0, KEY_PAN_PX);
+        return true;
+      case "arrowdown":
+        this.panBy(0, -KEY_PAN_PX);
+        return true;
+      case "f":
+        this.fit(true);
+        return true;
+      default:
+        return false;
+    }
+  }
+}
+
+/** What the pointer does to the graph besides moving the camera. */
+export interface PointerTarget {
+  /** The drawn key under an event target (a node, input or group element), or null. */
+  keyAt(target: EventTarget | null): string | null;
+  boxOf(key: string): LayoutBox | undefined;
+  /** The pointer is over `key` (null: over nothing); `left`: it left the graph. */
+  hover(key: string | null, left: boolean): void;
+  select(key: string | null): void;
+  toggle(key: string): void;
+}
+
+/**
+ * Mouse input on `el`: a drag pans (a press that moves less than 3 px is a click: it selects, or
+ * toggles a group on its header's chevron), the wheel zooms at the pointer (sideways it pans), a
+ * double-click toggles a group.
+ */
+export function bindPointer(el: HTMLElement, camera: Camera, target: PointerTarget): void {
+  let drag: { x: number; y: number; moved: boolean; id: number } | null = null;
+  el.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0) return;
+    drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
+  });
+  el.addEventListener("pointermove", (ev) => {
+    if (drag && ev.pointerId === drag.id) {
+      const dx = ev.clientX - drag.x;
+      const dy = ev.clientY - drag.y;
+      if (!drag.moved && Math.hypot(dx, dy) > 3) {
+        drag.moved = true;
+        capture(el, ev.pointerId);
+        el.classList.add("panning");
+      }
+      if (drag.moved) {
+        drag.x = ev.clientX;
+        drag.y = ev.clientY;
+        camera.panBy(dx, dy);
+      }
+      return;
+    }
+    target.hover(target.keyAt(ev.target), false);
+  });
+  const end = (ev: PointerEvent) => {
+    if (!drag || ev.pointerId !== drag.id) return;
+    const moved = drag.moved;
+    drag = null;
+    el.classList.remove("panning");
+    if (el.hasPointerCapture(ev.pointerId)) el.releasePointerCapture(ev.pointerId);
+    if (!moved && ev.type === "pointerup") {
+      const k = target.keyAt(ev.target);
+      const tgt = ev.target as Element;
+      if (k && isGroupKey(k) && tgt.classList?.contains("chead") && ev.offsetX >= 0) {
+        const b = target.boxOf(k);
+        const v = camera.current();
+        const wx = (ev.offsetX - v.x) / v.k;
+        if (b && wx - b.x < 22) {
+          target.toggle(k);
+          return;
+        }
+      }
+      target.select(k);
+    }
+  };
+  el.addEventListener("pointerup", end);
+  el.addEventListener("pointercancel", end);
+  el.addEventListener("pointerleave", () => target.hover(null, true));
+  el.addEventListener("dblclick", (ev) => {
+    const k = target.keyAt(ev.target);
+    if (k && isGroupKey(k)) {
+      ev.preventDefault();
+      target.toggle(k);
+    }
+  });
+  el.addEventListener(
+    "wheel",
+    (ev) => {
+      ev.preventDefault();
+      const r = el.getBoundingClientRect();
+      if (!ev.ctrlKey && Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+        camera.panBy(-ev.deltaX, 0);
+        return;
+      }
+      const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
+      const f = Math.exp((-ev.deltaY * unit) / (ev.ctrlKey ? 100 : 500));
+      camera.zoomBy(f, ev.clientX - r.left, ev.clientY - r.top);
+    },
+    { passive: false },
+  );
+}
+
+/** The top-most drawn box below group `key` (nearest the left on a tie), if any. */
+function topBoxInside(d: GraphData, key: string): LayoutBox | null {
+  let best: LayoutBox | null = null;
+  for (const bx of d.layout.boxes) {
+    if (bx.key === key) continue;
+    let p = d.h.items.get(bx.key)?.parent ?? null;
+    while (p !== null && p !== key) p = d.h.items.get(p)?.parent ?? null;
+    if (p !== key) continue;
+    if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
+  }
+  return best;
+}
+
+/** The box of the top-most layer drawn (the left-most on a tie), if any. */
+function topLayerBox(d: GraphData): LayoutBox | null {
+  let best: LayoutBox | null = null;
+  for (const bx of d.layout.boxes) {
+    const it = d.h.items.get(bx.key);
+    if (!it || it.kind !== "group" || it.depth !== 1) continue;
+    if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
+  }
+  return best;
+}
