@@ -16,6 +16,7 @@ are never guessed.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -130,8 +131,20 @@ def shape_dims(shape: str, dims: Mapping[str, int]) -> list[int]:
 
 
 def tensor_bytes(shape: str, dtype: str, dims: Mapping[str, int]) -> float:
-    """Bytes of one tensor."""
-    return math.prod(shape_dims(shape, dims)) * dtype_bytes(dtype)
+    """Bytes of one tensor (raises :class:`Unknown`)."""
+    got = _tensor_bytes(shape, dtype, tuple(sorted(dims.items())))
+    if isinstance(got, str):
+        raise Unknown(got)
+    return got
+
+
+@functools.lru_cache(maxsize=4096)
+def _tensor_bytes(shape: str, dtype: str, dims: tuple[tuple[str, int], ...]) -> float | str:
+    """:func:`tensor_bytes`, or why not, cached: the same shapes recur in every layer."""
+    try:
+        return math.prod(shape_dims(shape, dict(dims))) * dtype_bytes(dtype)
+    except Unknown as e:
+        return str(e)
 
 
 def _operands(node: Node) -> list[tuple[str, str]]:

@@ -84,28 +84,35 @@ def load_run(store: RunStore, categories: Categories) -> RunData:
     stages = store.stages()
     stage = stages[-1].idx if stages else 0
     trace = store.meta.trace
+    timings = store.kernel_timings()
+    # Only the nodes some kernel names are built: a 61-layer stage has thousands of nodes that
+    # launch nothing (views, getitems), and the analysis has nothing to say about them.
+    wanted = {(k.layer, k.node) for k in timings if k.node is not None}
     nodes: dict[tuple[int | None, str], Node] = {}
     kinds: dict[int, str] = {}
     for row in store.layers(stage):
         kinds[row.layer] = row.kind
+        if not any(key[0] == row.layer for key in wanted):
+            continue
         doc = store.layer_document(stage, row.layer)
         if doc is None:
             continue
         values = {n.id: (n.shape, n.dtype) for n in doc.nodes}
         values.update({x.id: (x.shape, x.dtype) for x in doc.external_inputs})
         for n in doc.nodes:
-            if n.node_kind == "call":
+            if (row.layer, n.id) in wanted:
                 nodes[(row.layer, n.id)] = _node(row.layer, n, values)
-    outside = store.nodes(stage, -1)
-    out_values = {d["id"]: (d["shape"], d["dtype"]) for d in outside}
-    for d in outside:
-        if d.get("node_kind") == "call":
-            nodes[(None, d["id"])] = _node(None, d, out_values)
+    if any(key[0] is None for key in wanted):
+        outside = store.nodes(stage, -1)
+        out_values = {d["id"]: (d["shape"], d["dtype"]) for d in outside}
+        for d in outside:
+            if (None, d["id"]) in wanted:
+                nodes[(None, d["id"])] = _node(None, d, out_values)
     activities = []
     notes = []
     blocks = 0
     replays = 1
-    for k in store.kernel_timings():
+    for k in timings:
         if k.short == GRAPH_BLOCK and k.node is None and k.layer is None:
             blocks += 1
             continue
