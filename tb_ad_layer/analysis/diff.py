@@ -2,7 +2,8 @@
 from the replay statistics, and a verdict CI can gate on.
 
 A side's time is the sum of its kernels' medians over the replays. A node's noise is the sum of
-its kernels' spread (p90 - p50); a layer's or group's adds its nodes' in quadrature, and the two
+its kernels' spread (p90 - p50; the whole duration of an activity seen in one replay of many,
+whose spread is unknown); a layer's or group's adds its nodes' in quadrature, and the two
 sides' combine the same way. A change counts when it is beyond the gate (``--gate PCT`` of the
 first run's time), beyond :data:`NOISE_FACTOR` times the noise, and at least
 :data:`MIN_DELTA_US`: a change a replay-to-replay wobble could make is not a regression.
@@ -40,7 +41,13 @@ def _levels(data: RunData) -> dict[Key, list[float]]:
         layer = a.k.layer
         group: str | None = a.group
         node = a.node.id if a.node is not None else None
-        spread = max(0.0, (a.k.p90_ns if a.k.p90_ns is not None else a.typical_ns) - a.typical_ns)
+        if data.replays > 1 and (a.k.replays or 0) <= 1:
+            # Seen once in a run of many replays (an eager copy between replays): its spread
+            # is unknown, so the whole of it may be noise.
+            spread = a.typical_ns
+        else:
+            spread = max(0.0, (a.k.p90_ns if a.k.p90_ns is not None else a.typical_ns)
+                         - a.typical_ns)
         keys: list[Key] = [("step", None, None, None), ("layer", layer, None, None),
                            ("group", layer, group, None)]
         if node is not None:

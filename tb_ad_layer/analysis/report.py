@@ -40,6 +40,8 @@ from tb_ad_layer.store.reader import RunStore
 #: Findings listed at most; roofline findings at most (the rest are in ``roofline``).
 MAX_FINDINGS = 25
 MAX_ROOFLINE_FINDINGS = 10
+#: Beyond this many layers with the same finding, it is reported once for the model.
+MAX_LAYER_FINDINGS = 3
 #: A node achieving less than this share of the peak of its bound resource is a finding.
 LOW_PEAK_SHARE = 0.5
 _DIM = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)=([0-9]+)")
@@ -128,13 +130,26 @@ def findings(layers: Sequence[LayerBreakdown], report_tails: Sequence[NodeTail],
                                message=f"{t.node} ({_where(t.layer)}): p99 {t.p99_us:g} µs is "
                                        f"{t.p99_us / t.p50_us if t.p50_us else 0:.1f}x its median "
                                        f"{t.p50_us:g} µs over {t.replays} replays"))
-    for b in layers:
-        if b.overlap.exposed_us > 0:
-            out.append(Finding(kind="exposed_communication", layer=b.layer, node=None,
-                               time_at_stake_us=b.overlap.exposed_us,
-                               message=f"{_where(b.layer)}: {b.overlap.exposed_us:g} µs of "
-                                       f"{b.overlap.communication_us:g} µs communication is not "
-                                       f"hidden behind compute"))
+    exposed = sorted((b for b in layers if b.overlap.exposed_us > 0),
+                     key=lambda b: -b.overlap.exposed_us)
+    if len(exposed) > MAX_LAYER_FINDINGS:
+        # The same finding in every layer is one finding about the model, not sixty.
+        total = round(sum(b.overlap.exposed_us for b in exposed), 3)
+        comm = sum(b.overlap.communication_us for b in exposed)
+        worst = ", ".join(f"{b.layer}: {b.overlap.exposed_us:g} µs"
+                          for b in exposed[:MAX_LAYER_FINDINGS])
+        out.append(Finding(kind="exposed_communication", layer=None, node=None,
+                           time_at_stake_us=total,
+                           message=f"{len(exposed)} layers: {total:g} µs of {comm:g} µs "
+                                   f"communication is not hidden behind compute (largest: "
+                                   f"layer {worst})"))
+        exposed = []
+    for b in exposed:
+        out.append(Finding(kind="exposed_communication", layer=b.layer, node=None,
+                           time_at_stake_us=b.overlap.exposed_us,
+                           message=f"{_where(b.layer)}: {b.overlap.exposed_us:g} µs of "
+                                   f"{b.overlap.communication_us:g} µs communication is not "
+                                   f"hidden behind compute"))
     unexplained = 0.0
     for g in host.gaps:
         if g.cause == "unexplained":

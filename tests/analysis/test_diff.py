@@ -91,3 +91,14 @@ def test_bad_input_is_one_line_and_status_2(runs: dict[str, Path], tmp_path: Pat
     assert "expected NAME=N" in capsys.readouterr().err
     assert main(["diff", str(runs["base"]), str(runs["base"]), "--gate", "-1"]) == 2
     assert main(["report", str(runs["base"]), "--gpu", "Voodoo 3"]) == 2
+
+
+def test_an_activity_seen_in_one_replay_of_many_counts_as_noise(tmp_path: Path) -> None:
+    """An eager copy between replays has no replay statistics: its change is not evidence."""
+    def with_copy(name: str, copy_us: float) -> Path:
+        kernels = [K("nvjet_gemm", 0, 10, node="qkv", median=10, p90=10.1, p99=10.2),
+                   K("[CUDA memset]", 10, 10 + copy_us, node=None)]
+        return build(tmp_path, name, [L(0, nodes=NODES)], kernels)
+
+    d = diff(with_copy("a", 1.0), with_copy("b", 1.3))
+    assert d.verdict == "unchanged" and d.step.delta_us == pytest.approx(0.3)
