@@ -18,6 +18,7 @@ from tb_ad_layer.analysis.categories import Categories, load_categories
 from tb_ad_layer.analysis.run import RunData, load_run
 from tb_ad_layer.analysis.timeline import us
 from tb_ad_layer.contract.analysis import Diff, DiffEntry, Verdict
+from tb_ad_layer.errors import InputError
 from tb_ad_layer.store.reader import RunStore
 
 #: Default gate, percent.
@@ -119,8 +120,23 @@ def diff_runs(a: RunData, b: RunData, gate_pct: float = DEFAULT_GATE_PCT) -> Dif
                 regressions=regressions, improvements=improvements, notes=notes)
 
 
+def untraced(store: RunStore) -> str | None:
+    """Why ``store`` cannot be compared (it has no trace), or None."""
+    if store.meta.trace is None:
+        return f"run {store.meta.run!r} has no trace: there is no time to compare"
+    return None
+
+
 def diff_stores(a: RunStore, b: RunStore, gate_pct: float = DEFAULT_GATE_PCT,
                 categories: Categories | None = None) -> Diff:
-    """Load both stores and compare them (the one function the CLI and the plugin call)."""
+    """Load both stores and compare them (the one function the CLI and the plugin call).
+
+    Raises:
+        InputError: a run has no trace.
+    """
+    for store in (a, b):
+        reason = untraced(store)
+        if reason is not None:
+            raise InputError(reason, path=store.path)
     cats = categories if categories is not None else load_categories()
     return diff_runs(load_run(a, cats), load_run(b, cats), gate_pct)

@@ -8,12 +8,12 @@ answer, so a run converted again is analysed again.
 """
 from __future__ import annotations
 
-from tb_ad_layer.analysis.diff import DEFAULT_GATE_PCT, diff_stores
+from tb_ad_layer.analysis.diff import DEFAULT_GATE_PCT, diff_stores, untraced
 from tb_ad_layer.analysis.gpus import known_gpus, lookup
 from tb_ad_layer.analysis.report import ReportOptions, parse_dims, report_for_store
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.plugin.data import PluginData, parse_float
-from tb_ad_layer.plugin.errors import BAD_REQUEST, ApiError, show
+from tb_ad_layer.plugin.errors import BAD_REQUEST, UNREADABLE, ApiError, show
 from tb_ad_layer.plugin.responses import Payload, json_payload
 from tb_ad_layer.plugin.routes import Query
 
@@ -49,6 +49,13 @@ class AnalysisRoutes:
         if gate_pct is not None and gate_pct < 0:
             raise ApiError(BAD_REQUEST, f"parameter 'gate' must be >= 0, got {show(gate)}")
         pct = DEFAULT_GATE_PCT if gate_pct is None else gate_pct
+        for handle in (a, b):
+            try:
+                reason = untraced(handle.store())
+            except InputError as e:
+                raise ApiError(UNREADABLE, e.message) from None
+            if reason is not None:
+                raise ApiError(BAD_REQUEST, reason)
 
         def compute() -> Payload:
             return json_payload(diff_stores(a.store(), b.store(), pct))

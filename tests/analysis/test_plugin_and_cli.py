@@ -53,3 +53,17 @@ def test_routes_refuse_bad_parameters(logdir: Path) -> None:
     assert client.get(f"{prefix}/report?run=base&gpu=Voodoo").status_code == 400
     assert client.get(f"{prefix}/diff?a_run=base&b_run=slower&gate=-3").status_code == 400
     assert client.get(f"{prefix}/diff?a_run=base").status_code == 400
+
+
+def test_a_run_without_a_trace_is_not_compared(logdir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import DUMPS
+
+    assert main(["convert", str(DUMPS / "ad_llama"), "--logdir", str(logdir), "--run", "bare",
+                 "-q"]) == 0
+    assert main(["diff", str(logdir / "bare"), str(logdir / "base")]) == 2
+    assert "has no trace" in capsys.readouterr().err
+    client, _ = make_client(logdir)
+    assert client.get("/data/plugin/ad_layer/api/diff?a_run=bare&b_run=base").status_code == 400
+    assert main(["report", str(logdir / "bare")]) == 0  # says so in its notes
+    assert "the run has no trace" in capsys.readouterr().out
