@@ -2,12 +2,13 @@
 and whether the node is compute- or memory-bound against the GPU's peak.
 
 Counted: GEMMs (``linear``: x [..., K] by a weight [N, K]; ``mm`` [M, K] x [K, N]; ``bmm``) as
-2*M*N*K FLOPs and their operands' and output's bytes; attention from heads, head size and sequence
-and KV length (4*B*H*S*S_kv*D FLOPs), with the KV length read from the k input's shape, or for
-ops that read a KV cache from ``--dim kv_len=N`` (a paged cache's shape does not say how much of
-it a step reads); every other op as bytes only (inputs and output: elementwise ops, norms,
-copies are memory-bound). MoE and communication ops are not counted: their work depends on the
-routing or on the other ranks.
+2*M*N*K FLOPs and their operands' and output's bytes (weight scales included), fused ops of
+several linears (a gated MLP's gate/up and down) as the sum over their 2-D weights; attention
+from heads, head size and sequence and KV length (4*B*H*S*S_kv*D FLOPs), with the KV length read
+from the k input's shape, or for ops that read a KV cache from ``--dim kv_len=N`` (a paged
+cache's shape does not say how much of it a step reads); every other op as bytes only (inputs
+and output: elementwise ops, norms, copies are memory-bound). MoE and communication ops are not
+counted: their work depends on the routing or on the other ranks.
 
 Symbolic sizes (``s70``, ``(s27 + 1)//2``) are resolved only from ``--dim s70=1024``; an
 unresolved one makes the node's figures unknown, and its reason says which size to pass. Sizes
@@ -157,32 +158,54 @@ def _operands(node: Node) -> list[tuple[str, str]]:
     return out + [(shape, dtype) for _, shape, dtype in node.weights]
 
 
+_NOT_A_MATRIX = re.compile(r"scale|bias|zero|amax", re.IGNORECASE)
+_FUSED_LINEARS = re.compile(r"mlp|swiglu|gated|fused_gemm", re.IGNORECASE)
+
+
+def _linears(node: Node, x_sd: tuple[str, str], dims: Mapping[str, int]
+             ) -> tuple[float, float, str, str]:
+    """A linear, or a fused op of several (a gated MLP: gate/up then down), over ``x``: each of
+    its 2-D weights ``[N, K]`` adds 2*M*N*K; scales and biases count as bytes only."""
+    x = shape_dims(x_sd[0], dims)
+    matrices = [(s, d) for name, s, d in node.weights
+                if not _NOT_A_MATRIX.search(name) and len(split_dims(s)) == 2]
+    if not matrices or not x:
+        raise Unknown("GEMM operand shapes are not matrices")
+    m = math.prod(x[:-1])
+    first = shape_dims(matrices[0][0], dims)
+    if first[-1] != x[-1]:
+        raise Unknown(f"GEMM shapes do not agree (K {x[-1]} vs {first[-1]})")
+    flops = 0.0
+    sizes = []
+    for shape, _ in matrices:
+        n, k = shape_dims(shape, dims)
+        flops += 2.0 * m * n * k
+        sizes.append(f"N={n} K={k}")
+    nbytes = tensor_bytes(x_sd[0], x_sd[1], dims) \
+        + sum(tensor_bytes(s, d, dims) for _, s, d in node.weights) \
+        + m * shape_dims(node.shape, dims)[-1] * dtype_bytes(node.dtype)
+    what = "gemm 2*M*N*K" if len(matrices) == 1 else f"{len(matrices)} gemms, sum of 2*M*N*K"
+    return flops, nbytes, f"{what}, M={m} " + "; ".join(sizes), matrices[0][1]
+
+
 def _gemm(node: Node, dims: Mapping[str, int]) -> tuple[float, float, str, str]:
     x_sd = next((node.values[i] for i in node.inputs if i in node.values), None)
     if x_sd is None:
         raise Unknown("GEMM input shape unknown")
-    x = shape_dims(x_sd[0], dims)
-    linear = "linear" in node.op.lower() or bool(node.weights)
     if node.weights:
-        w_shape, w_dtype = node.weights[0][1], node.weights[0][2]
-    else:
-        rest = [node.values[i] for i in node.inputs[1:] if i in node.values]
-        if not rest:
-            raise Unknown("GEMM second operand unknown")
-        w_shape, w_dtype = rest[0]
+        return _linears(node, x_sd, dims)
+    x = shape_dims(x_sd[0], dims)
+    rest = [node.values[i] for i in node.inputs[1:] if i in node.values]
+    if not rest:
+        raise Unknown("GEMM second operand unknown")
+    w_shape, w_dtype = rest[0]
     w = shape_dims(w_shape, dims)
-    if len(x) < 1 or len(w) < 2:
+    if len(x) < 2 or len(w) < 2:
         raise Unknown("GEMM operand shapes are not matrices")
-    if linear:
-        n, k = w[0], w[-1]
-        if x[-1] != k:
-            raise Unknown(f"GEMM shapes do not agree (K {x[-1]} vs {k})")
-        m = math.prod(x[:-1])
-        batch = 1
-    else:
-        k, n = w[-2], w[-1]
-        m = x[-2] if len(x) >= 2 else 1
-        batch = math.prod(x[:-2]) if len(x) > 2 else 1
+    m, k, n = x[-2], w[-2], w[-1]
+    if x[-1] != k:
+        raise Unknown(f"GEMM shapes do not agree (K {x[-1]} vs {k})")
+    batch = math.prod(x[:-2]) if len(x) > 2 else 1
     flops = 2.0 * batch * m * n * k
     out_bytes = batch * m * n * dtype_bytes(node.dtype)
     nbytes = tensor_bytes(x_sd[0], x_sd[1], dims) + tensor_bytes(w_shape, w_dtype, dims) + out_bytes
@@ -242,7 +265,7 @@ def node_roofline(node: Node, time_ns: float, dims: Mapping[str, int], peak: Pea
             raise Unknown("MoE and communication work depends on routing or on the other ranks")
         if _ATTENTION.search(node.op):
             flops, nbytes, formula, dtype = _attention(node, dims)
-        elif _GEMM.search(node.op):
+        elif _GEMM.search(node.op) or (_FUSED_LINEARS.search(node.op) and node.weights):
             flops, nbytes, formula, dtype = _gemm(node, dims)
         else:
             flops, nbytes, formula, dtype = _bytes_only(node, dims)

@@ -260,3 +260,19 @@ def test_markdown_names_the_findings(moe_run: Path) -> None:
     text = report_markdown(report(moe_run))
     assert text.startswith("# Where the time goes: moe (stage 0, decode)")
     assert "| 1 | 15.0 | exposed_communication | 0 |" in text
+
+
+def test_a_fused_gated_mlp_is_the_sum_of_its_gemms_with_scales_as_bytes(tmp_path: Path) -> None:
+    weights = [("gate_up_weight", "256x512", "torch.float8_e4m3fn"),
+               ("down_proj_weight", "512x128", "torch.float8_e4m3fn"),
+               ("gate_up_weight_scale", "2x4", "torch.float32")]
+    nodes = [N("mlp", "auto_deploy.fused_finegrained_fp8_swiglu_mlp.default", "mlp",
+               inputs=["h"], weights=weights, shape="2x4x512")]
+    run = build(tmp_path, "mlp", [L(0, nodes=nodes, externals=[("h", "2x4x512",
+                                                                 "torch.bfloat16")])],
+                [K("deep_gemm_fp8", 0, 10, node="mlp", median=10)], gpu="H200")
+    r = next(x for x in report(run).roofline if x.node == "mlp")
+    assert r.flops == 2 * 8 * 256 * 512 + 2 * 8 * 512 * 128
+    assert r.bytes == 8 * 512 * 2 + 256 * 512 + 512 * 128 + 2 * 4 * 4 + 8 * 512 * 2
+    assert r.formula == "2 gemms, sum of 2*M*N*K, M=8 N=256 K=512; N=512 K=128"
+    assert r.bound == "memory"  # fp8 intensity 4.2 FLOP/byte, the H200's ridge is 412
