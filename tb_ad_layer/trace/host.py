@@ -24,6 +24,7 @@ RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
 GPU_TABLE = "TARGET_INFO_GPU"
+CUDA_DEVICE_TABLE = "TARGET_INFO_CUDA_DEVICE"
 #: ``host_calls.kind`` values.
 KIND_RUNTIME = "runtime"
 KIND_SYNC = "sync"
@@ -102,8 +103,14 @@ def _nsys(db: TraceDB, kernels: Sequence[Kernel], window: tuple[int, int] | None
     conn = db.conn
     tables = _tables(conn)
     if GPU_TABLE in tables and {"id", "name"} <= _columns(conn, GPU_TABLE):
-        out.gpus = {int(d): str(n) for d, n in conn.execute(f"SELECT id, name FROM {GPU_TABLE}")
-                    if isinstance(d, int) and n}
+        names = {d: str(n) for d, n in conn.execute(f"SELECT id, name FROM {GPU_TABLE}")
+                 if isinstance(d, int) and n}
+        # Kernels name the CUDA device; TARGET_INFO_CUDA_DEVICE says which GPU id that is.
+        cuda = {}
+        if CUDA_DEVICE_TABLE in tables and {"gpuId", "cudaId"} <= _columns(conn, CUDA_DEVICE_TABLE):
+            cuda = {c: g for g, c in conn.execute(f"SELECT gpuId, cudaId FROM {CUDA_DEVICE_TABLE}")
+                    if isinstance(g, int) and isinstance(c, int)}
+        out.gpus = {c: names[g] for c, g in cuda.items() if g in names} or names
     if window is None:
         return
     lo, hi = window
