@@ -54,7 +54,8 @@ setup(
     python_requires=">=3.11",
     packages=find_packages(include=["tb_ad_layer", "tb_ad_layer.*"]),
     package_data={
-        "tb_ad_layer": ["trace/kernel_map.json", "plugin/static/*", "plugin/static/**/*"],
+        "tb_ad_layer": ["trace/kernel_map.json", "analysis/categories.json", "analysis/gpus.json",
+                        "plugin/static/*", "plugin/static/**/*"],
     },
     include_package_data=True,
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2", "msgspec>=0.18"],

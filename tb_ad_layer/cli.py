@@ -39,6 +39,9 @@ examples:
   tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json --dump /data/ad_dumps/dsv3
   # a converted run's kernels as Chrome trace JSON for Perfetto
   tb-ad-layer export-trace logs/dsv3_decode --chrome dsv3.trace.json
+  # where one step's time goes; two runs compared, exit 1 on a regression beyond 5 %
+  tb-ad-layer report logs/dsv3_decode --dim s70=1024
+  tb-ad-layer diff logs/dsv3_before logs/dsv3_after --gate 5
 then: tensorboard --logdir logs   (the "AD Layers" tab)
 """
 
@@ -124,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("run", metavar="RUN", help="run directory (or its run.sqlite)")
     x.add_argument("--chrome", required=True, metavar="OUT.json")
     x.add_argument("-q", "--quiet", action="store_true")
+
+    from tb_ad_layer.analysis.commands import add_parsers
+    add_parsers(sub)
     return parser
 
 
@@ -285,8 +291,19 @@ def _ranges(values: list[int]) -> str:
     return ", ".join(out)
 
 
+def _cmd_report(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.analysis.commands import cmd_report
+    return cmd_report(args)
+
+
+def _cmd_diff(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.analysis.commands import cmd_diff
+    return cmd_diff(args)
+
+
 COMMANDS = {"convert": _cmd_convert, "extract": _cmd_extract, "kernels": _cmd_kernels,
-            "inspect": _cmd_inspect, "export-trace": _cmd_export_trace}
+            "inspect": _cmd_inspect, "export-trace": _cmd_export_trace, "report": _cmd_report,
+            "diff": _cmd_diff}
 
 #: Signals that stop a command the way Ctrl-C does.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)

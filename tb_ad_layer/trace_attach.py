@@ -14,7 +14,7 @@ from tb_ad_layer.layers.document import outside_nodes
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.options import TraceOptions
 from tb_ad_layer.progress import Progress
-from tb_ad_layer.store.records import KernelRow, StreamRow
+from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
@@ -127,8 +127,10 @@ def attach_trace(
                       k.stream_key, k.graph_id, k.graph_node_id, k.correlation, k.layer, k.node,
                       k.unmapped_reason, k.stats.count if k.stats else None,
                       k.stats.median_ns if k.stats else None,
-                      k.stats.min_ns if k.stats else None, k.stats.max_ns if k.stats else None)
+                      k.stats.min_ns if k.stats else None, k.stats.max_ns if k.stats else None,
+                      k.stats.p90_ns if k.stats else None, k.stats.p99_ns if k.stats else None)
             for k in sorted(result.kernels, key=lambda k: k.start_ns))
+        _store_host(result, writer)
         launch_origin = min((b.start_ns for b in result.graph_launches), default=origin) \
             if not result.kernels else origin
         writer.add_kernels(
@@ -150,6 +152,22 @@ def attach_trace(
         summary["unmapped"] = summary["unmapped"][:20]
         meta["outside_summary"] = summary
     return meta
+
+
+def _store_host(result: TraceResult, writer: StoreWriter) -> None:
+    """Store the host rows around the shown replay on the kernels' origin; a kind of row the
+    trace does not record leaves its table out."""
+    host, origin = result.host, result.origin_ns
+    if host is None:
+        return
+    if host.calls is not None:
+        writer.add_host_calls(HostCallRow(s - origin, e - origin, t, c, n, kind)
+                              for s, e, t, c, n, kind in host.calls)
+    if host.copies is not None:
+        writer.add_memcpy(MemcpyRow(s - origin, e - origin, st, c, d, b, sk, dk)
+                          for s, e, st, c, d, b, sk, dk in host.copies)
+    if host.gpus:
+        writer.add_gpus(GpuRow(d, n) for d, n in sorted(host.gpus.items()))
 
 
 def _outside_records(lg: LayeredGraph, result: TraceResult) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "store": frozenset({"contract", "errors", "metadata"}),
     # What reads the store: exports, analysis, the plugin.
     "export": frozenset({"contract", "errors", "store"}),
-    "analysis": frozenset({"contract", "errors", "store"}),
+    "analysis": frozenset({"contract", "errors", "metadata", "store"}),
     "plugin": frozenset({"analysis", "contract", "errors", "export", "metadata", "store"}),
     # The pipeline: joins the readers and writes the store; the command line drives it.
     "trace_attach": frozenset({"contract", "errors", "layers", "options", "progress", "store",

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the panel's API types (frontend/src/api/contract.ts) from the contract Structs.
 
-Every record of :mod:`tb_ad_layer.contract.api` (and the layer document records they use) becomes
+Every record of :mod:`tb_ad_layer.contract.api` and :mod:`tb_ad_layer.contract.analysis` (and the
+layer document records they use) becomes
 a TypeScript interface with the same JSON field names, in the order the Python modules declare
 them; a field's ``msgspec.Meta(description=...)`` and a record's docstring become doc comments.
 ``tests/contract`` fails when the committed file differs from what this writes.
@@ -24,10 +25,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tb_ad_layer import metadata  # noqa: E402
-from tb_ad_layer.contract import api, document  # noqa: E402
+from tb_ad_layer.contract import analysis, api, document  # noqa: E402
 
 OUT = REPO / "frontend" / "src" / "api" / "contract.ts"
-MODULES = (document, api)
+MODULES = (document, api, analysis)
 #: Named vocabularies: each becomes a TypeScript union type and a constant array of its values,
 #: and fields of that type are spelled by the name (the panel and the converter share the names).
 VOCABULARIES: tuple[tuple[str, object, str], ...] = (

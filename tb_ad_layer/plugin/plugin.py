@@ -17,6 +17,7 @@ import logging
 from tensorboard.plugins import base_plugin
 
 from tb_ad_layer.metadata import DISPLAY_NAME, PLUGIN_NAME
+from tb_ad_layer.plugin.analysis import AnalysisRoutes
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.errors import NOT_FOUND, ApiError, show
 from tb_ad_layer.plugin.responses import Payload
@@ -41,6 +42,7 @@ def route_table(data: PluginData, static: StaticFiles) -> tuple[Route, ...]:
         return payload
 
     layer = ("run", "stage", "layer")
+    analysis = AnalysisRoutes(data)
     return (
         Route("/index.js", (), lambda q: static.index_js(), GZIP_CACHED),
         Route("/static/*", (), static_file, GZIP_CACHED),
@@ -55,6 +57,8 @@ def route_table(data: PluginData, static: StaticFiles) -> tuple[Route, ...]:
         Route("/api/download/layer.json", layer, data.layer_json_payload, GZIP_CACHED),
         Route("/api/download/layer.dot", layer, data.layer_dot_payload, GZIP_CACHED),
         Route("/api/download/trace.json", ("run",), data.trace_json_payload, GZIP_CACHED),
+        Route("/api/report", ("run", "dim", "gpu"), analysis.report_payload, GZIP_CACHED),
+        Route("/api/diff", ("a_run", "b_run", "gate"), analysis.diff_payload, GZIP_CACHED),
     )
 
 

@@ -31,8 +31,12 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.metadata import STORE_DIR
 from tb_ad_layer.store.records import (
     FileRecord,
+    GpuRow,
+    HostCallRow,
     KernelSpan,
+    KernelTiming,
     LayerRecord,
+    MemcpyRow,
     StageRecord,
     StoredKernel,
     StoreMeta,
@@ -365,7 +369,7 @@ class RunStore:
         time window (ns)."""
         sql = ("SELECT id, name, short, start_ns, end_ns, device, stream, graph_id, "
                "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, "
-               "max_ns FROM kernels WHERE 1=1")
+               "max_ns, p90_ns, p99_ns FROM kernels WHERE 1=1")
         params: tuple[Any, ...] = ()
         if layer is not None:
             sql += " AND layer=?"
@@ -387,6 +391,47 @@ class RunStore:
         spans = self._json_rows(columns, "kernels" + where, params, KernelSpan, "kernels")
         spans.sort(key=attrgetter("stream", "start_ns", "id"))
         return spans
+
+    def kernel_timings(self) -> list[KernelTiming]:
+        """Every stored kernel with its mapping and its statistics over the replays, in start
+        order (then id): what the analysis (``tb-ad-layer report``) reads."""
+        columns = ("id, short, name, start_ns, end_ns, stream, correlation, layer, node, reason, "
+                   "count, median_ns, min_ns, max_ns, p90_ns, p99_ns")
+        rows = self._json_rows(columns, "kernels", (), KernelTiming, "kernels")
+        rows.sort(key=attrgetter("start_ns", "id"))
+        return rows
+
+    def has_table(self, table: str) -> bool:
+        """Whether the store holds ``table`` (the optional tables exist only when the trace
+        held their rows)."""
+        rows = self._fetch("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,),
+                           "sqlite_master")
+        return bool(rows)
+
+    def host_calls(self) -> list[HostCallRow] | None:
+        """The CUDA runtime calls and synchronisations around the stored replay, in start
+        order; None when the trace recorded none (no ``host_calls`` table)."""
+        if not self.has_table("host_calls"):
+            return None
+        rows = self._fetch("SELECT start_ns, end_ns, tid, correlation, name, kind FROM host_calls "
+                           "ORDER BY start_ns, end_ns", (), "host_calls")
+        return self._records(rows, HostCallRow, "host_calls")
+
+    def memcpy(self) -> list[MemcpyRow] | None:
+        """The memory copies of the stored replay with direction, bytes and memory kinds;
+        None when the trace recorded none (no ``memcpy`` table)."""
+        if not self.has_table("memcpy"):
+            return None
+        rows = self._fetch("SELECT start_ns, end_ns, stream, correlation, direction, bytes, "
+                           "src_kind, dst_kind FROM memcpy ORDER BY start_ns", (), "memcpy")
+        return self._records(rows, MemcpyRow, "memcpy")
+
+    def gpus(self) -> list[GpuRow]:
+        """The GPU name of each device the trace names; empty when it names none."""
+        if not self.has_table("gpus"):
+            return []
+        rows = self._fetch("SELECT device, name FROM gpus ORDER BY device", (), "gpus")
+        return self._records(rows, GpuRow, "gpus")
 
     def files(self) -> list[FileRecord]:
         """The conversion's input files (dumps, trace) with their hashes."""

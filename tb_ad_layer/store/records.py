@@ -35,6 +35,8 @@ class KernelRow(NamedTuple):
     median_ns: float | None  #: duration statistics over those replays (a median may be x.5)
     min_ns: int | None
     max_ns: int | None
+    p90_ns: float | None = None  #: 90th and 99th percentiles over those replays (nearest rank)
+    p99_ns: float | None = None
 
 
 class StoredKernel(NamedTuple):
@@ -57,6 +59,8 @@ class StoredKernel(NamedTuple):
     median_ns: float | None
     min_ns: int | None
     max_ns: int | None
+    p90_ns: float | None = None
+    p99_ns: float | None = None
 
 
 class KernelSpan(NamedTuple):
@@ -82,6 +86,60 @@ class StreamRow(NamedTuple):
     pid: int | None
     context: int | None
     stream: int | None      #: the CUDA stream id
+
+
+class KernelTiming(NamedTuple):
+    """A stored kernel as the analysis reads it (:meth:`RunStore.kernel_timings`): where it ran
+    in the stored replay, what it was mapped to, and its statistics over every replay."""
+
+    id: int
+    short: str
+    name: str
+    start_ns: int
+    end_ns: int
+    stream: str
+    correlation: int | None
+    layer: int | None
+    node: str | None
+    reason: str | None
+    replays: int | None
+    median_ns: float | None
+    min_ns: int | None
+    max_ns: int | None
+    p90_ns: float | None
+    p99_ns: float | None
+
+
+class HostCallRow(NamedTuple):
+    """One CUDA runtime API call or synchronisation on the host (``host_calls`` row); times are
+    ns on the kernels' clock, relative to the stored replay's start (negative: before it)."""
+
+    start_ns: int
+    end_ns: int
+    tid: int | None
+    correlation: int | None
+    name: str               #: API name, e.g. cudaGraphLaunch, cudaStreamSynchronize
+    kind: str               #: runtime | sync
+
+
+class MemcpyRow(NamedTuple):
+    """One memory copy of the stored replay (``memcpy`` row)."""
+
+    start_ns: int
+    end_ns: int
+    stream: str | None
+    correlation: int | None
+    direction: str          #: HtoD, DtoH, DtoD, HtoH, PtoP or Unknown
+    bytes: int | None
+    src_kind: str | None    #: memory kind of the source: Pageable, Pinned, Device, Array...
+    dst_kind: str | None
+
+
+class GpuRow(NamedTuple):
+    """A device's GPU name as the trace records it (``gpus`` row)."""
+
+    device: int
+    name: str
 
 
 class StageRecord(NamedTuple):

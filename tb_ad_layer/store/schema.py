@@ -23,20 +23,35 @@ Tables:
                                            every input kept
     streams(key, label, device, pid, context, stream)
     kernels(id, name, short, start_ns, end_ns, device, stream, graph_id, graph_node_id,
-            correlation, layer, node, reason, count, median_ns, min_ns, max_ns)
+            correlation, layer, node, reason, count, median_ns, min_ns, max_ns, p90_ns, p99_ns)
                                            kernels of the stored replay / forward pass; times
-                                           relative to its start
+                                           relative to its start; the statistics are over every
+                                           replay (p90/p99: nearest rank)
+
+Tables written only when the trace holds what they need (a reader treats an absent one as
+"the trace did not record this", never as damage; :data:`OPTIONAL_DDL`):
+    host_calls(start_ns, end_ns, tid, correlation, name, kind)
+                                           CUDA runtime API calls (kind ``runtime``) and
+                                           synchronisations (kind ``sync``) around the stored
+                                           replay / pass, on the kernels' clock and origin
+    memcpy(start_ns, end_ns, stream, correlation, direction, bytes, src_kind, dst_kind)
+                                           memory copies of the stored replay / pass with their
+                                           direction (HtoD, DtoH, DtoD...), size and memory kinds
+                                           (pageable, pinned, device...)
+    gpus(device, name)                     the GPU name of each device the trace names
 
 Rows are written and read as the named records of :mod:`tb_ad_layer.store.records`; JSON
 columns hold records of :mod:`tb_ad_layer.contract`. Every node of a stage is in exactly one
 layer document or in ``outside``. Version 1 also kept one
 row per node and per weight beside the documents, which repeated them; writing those rows took a
 quarter of a conversion. Version 3 added the doubts about a layering (``stages.doubts``, and
-``doubts`` in every layer document).
+``doubts`` in every layer document). Version 4 added the kernels' p90/p99 over the replays and the
+optional host-side tables, which ``tb-ad-layer report`` and ``diff`` read
+(:mod:`tb_ad_layer.analysis`).
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,8 +74,19 @@ CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT
                       start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, device INTEGER,
                       stream TEXT NOT NULL, graph_id INTEGER, graph_node_id INTEGER,
                       correlation INTEGER, layer INTEGER, node TEXT, reason TEXT,
-                      count INTEGER, median_ns INTEGER, min_ns INTEGER, max_ns INTEGER);
+                      count INTEGER, median_ns INTEGER, min_ns INTEGER, max_ns INTEGER,
+                      p90_ns REAL, p99_ns REAL);
 """
+
+#: Tables created only when the trace holds their rows: table -> its DDL.
+OPTIONAL_DDL = {
+    "host_calls": "CREATE TABLE host_calls (start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, "
+                  "tid INTEGER, correlation INTEGER, name TEXT NOT NULL, kind TEXT NOT NULL)",
+    "memcpy": "CREATE TABLE memcpy (start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, "
+              "stream TEXT, correlation INTEGER, direction TEXT NOT NULL, bytes INTEGER, "
+              "src_kind TEXT, dst_kind TEXT)",
+    "gpus": "CREATE TABLE gpus (device INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+}
 
 INDEXES = """
 CREATE INDEX kernels_layer ON kernels (layer, start_ns);

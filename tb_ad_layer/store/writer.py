@@ -33,8 +33,8 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.document import layer_document_json, outside_nodes_json
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
-from tb_ad_layer.store.records import KernelRow, StreamRow
-from tb_ad_layer.store.schema import DDL, INDEXES, SCHEMA_VERSION
+from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
+from tb_ad_layer.store.schema import DDL, INDEXES, OPTIONAL_DDL, SCHEMA_VERSION
 
 TMP_PREFIX = f".{STORE_FILE}.tmp-"
 _TMP_NAME = re.compile(re.escape(TMP_PREFIX) + r"([1-9][0-9]{0,9})")
@@ -304,8 +304,27 @@ class StoreWriter:
         """Store kernels; each gets the next ``id`` (insertion order)."""
         self.conn.executemany(
             "INSERT INTO kernels (name, short, start_ns, end_ns, device, stream, graph_id, "
-            "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, max_ns)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, max_ns,"
+            " p90_ns, p99_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+    def _add_optional(self, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` into optional ``table`` (:data:`OPTIONAL_DDL`), created on first use:
+        a trace that lacks such rows leaves the table absent."""
+        self.conn.execute(OPTIONAL_DDL[table].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+        width = OPTIONAL_DDL[table].count(",") + 1
+        self.conn.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * width)})", rows)
+
+    def add_host_calls(self, rows: Iterable[HostCallRow]) -> None:
+        """Store CUDA runtime calls and synchronisations (creates ``host_calls``)."""
+        self._add_optional("host_calls", rows)
+
+    def add_memcpy(self, rows: Iterable[MemcpyRow]) -> None:
+        """Store memory copies with direction, size and memory kinds (creates ``memcpy``)."""
+        self._add_optional("memcpy", rows)
+
+    def add_gpus(self, rows: Iterable[GpuRow]) -> None:
+        """Store the GPU name of each device (creates ``gpus``)."""
+        self._add_optional("gpus", rows)
 
     def commit(self, meanwhile: Callable[[], object] | None = None) -> Path:
         """Finish the store and atomically move it into place; return its path.

@@ -17,6 +17,7 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.activity import stream_counts
 from tb_ad_layer.trace.annotations import annotated_layers
 from tb_ad_layer.trace.graph_nodes import KernelMatcher, LayerNodes, ModelNodes
+from tb_ad_layer.trace.host import HostActivity, read_host
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import KernelMap, load_kernel_map
 from tb_ad_layer.trace.mapping import REASON_OUTSIDE, map_kernels
@@ -62,6 +63,8 @@ class TraceResult:
     segmentation: Segmentation | None = field(default=None, repr=False)
     outside_summary: dict[str, Any] | None = None
     no_layers: str | None = None
+    #: Runtime calls, synchronisations, copy details and GPU names around the shown replay/pass.
+    host: HostActivity | None = field(default=None, repr=False)
 
 
 def _timed(progress: Progress | None, what: str, t0: float) -> float:
@@ -227,7 +230,7 @@ def ingest_trace(
         return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
                            node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,
                            origin_ns=origin, segmentation=seg, outside_summary=outside_summary,
-                           no_layers=no_layers)
+                           no_layers=no_layers, host=read_host(db, kernels))
     finally:
         db.close()
 

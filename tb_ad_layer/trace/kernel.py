@@ -22,13 +22,16 @@ def stream_key(pid: int, device: int, context: int, stream: int) -> str:
 class ReplayStats:
     """Duration statistics of one kernel position over every replay (or forward pass) seen.
 
-    ``count`` is the number of replays that ran it; times are nanoseconds.
+    ``count`` is the number of replays that ran it; times are nanoseconds; ``p90_ns``/``p99_ns``
+    are nearest-rank percentiles (None where not computed).
     """
 
     count: int
     median_ns: float
     min_ns: int
     max_ns: int
+    p90_ns: float | None = None
+    p99_ns: float | None = None
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ Prefill: kernels outside graphs, within the chosen profiler step (the last compl
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,7 +62,11 @@ class Selection:
 def _stats(ordered: Sequence[int]) -> ReplayStats:
     n = len(ordered)
     median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-    return ReplayStats(count=n, median_ns=float(median), min_ns=ordered[0], max_ns=ordered[-1])
+    # Nearest-rank percentiles: the tails the analysis reports (tb_ad_layer.analysis).
+    p90 = ordered[max(0, math.ceil(0.9 * n) - 1)]
+    p99 = ordered[max(0, math.ceil(0.99 * n) - 1)]
+    return ReplayStats(count=n, median_ns=float(median), min_ns=ordered[0], max_ns=ordered[-1],
+                       p90_ns=float(p90), p99_ns=float(p99))
 
 
 def choose_device(db: TraceDB, device: int | None) -> int:

@@ -113,6 +113,19 @@ def _id(value: Any) -> int | None:
     return value
 
 
+def _gpu_names(doc: Any) -> dict[int, str]:
+    """Device -> GPU name from the trace's ``deviceProperties`` (what the roofline's peak is
+    looked up by)."""
+    props = doc.get("deviceProperties") if isinstance(doc, dict) else None
+    out: dict[int, str] = {}
+    for p in props if isinstance(props, list) else []:
+        if isinstance(p, dict) and isinstance(p.get("name"), str):
+            device = _id(p.get("id", len(out)))
+            if device is not None:
+                out[device] = p["name"][:200]
+    return out
+
+
 def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> TraceDB:
     """Read GPU activities, CUDA calls, annotations and module ranges of a profiler trace.
 
@@ -135,6 +148,7 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     ranges: list[tuple[Any, ...]] = []
     cpu_pids: Counter[int] = Counter()
     runtime_names: dict[str, str] = {}
+    copy_bytes: dict[int, int] = {}  # event index -> bytes of a copy (the host-side analysis)
     skips = _Skips()
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("ph") != "X":
@@ -181,6 +195,9 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
                 kernels.append((start, end, device, context, stream, idx, corr, gid, gnid, i))
             else:
                 copies.append((start, end, device, context, stream, kind, full, corr, gid, gnid, i))
+                size = _id(args.get("bytes"))
+                if size is not None:
+                    copy_bytes[i] = size
         elif cat in _RUNTIME_CATS:
             start = _time_ns(ev.get("ts"))
             dur = _time_ns(ev.get("dur", 0))
@@ -223,6 +240,8 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     if isinstance(doc, dict) and doc.get("schemaVersion") is not None:
         db.schema_version = str(doc.get("schemaVersion"))[:40]
     db.runtime_names = runtime_names
+    db.memo["copy_bytes"] = copy_bytes
+    db.memo["gpu_names"] = _gpu_names(doc)
     for what, n in skips.count.items():
         db.skipped[what] = n
         db.warnings.append(f"{path.name}: {n:,} {what} (first: {skips.first[what]})")

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tb_ad_layer.contract import api, cli, document
+from tb_ad_layer.contract import analysis, api, cli, document
 from tb_ad_layer.contract.document import LayerDocument, OutsideNodes
 from tb_ad_layer.convert import load_stage, resolve_inputs
 from tb_ad_layer.layers.document import (
@@ -66,7 +66,7 @@ def test_generated_typescript_spells_every_field() -> None:
 
 
 def contract_type(name: str) -> Any:
-    for module in (api, document, cli):
+    for module in (api, document, cli, analysis):
         if hasattr(module, name):
             return getattr(module, name)
     raise AssertionError(f"docs/API.md names no record of the contract: {name}")

@@ -160,6 +160,9 @@ def test_a_store_of_schema_version_2_asks_to_convert_again(tmp_path: Path) -> No
     conn.execute("ALTER TABLE stages DROP COLUMN doubts")
     conn.commit()
     conn.close()
+    from tb_ad_layer.store.schema import SCHEMA_VERSION
+
     with pytest.raises(StoreVersionError, match=r"run store schema version 2 is older than this "
-                                                r"tb-ad-layer reads \(3\); convert the run again"):
+                                                rf"tb-ad-layer reads \({SCHEMA_VERSION}\); convert "
+                                                r"the run again"):
         RunStore(path)

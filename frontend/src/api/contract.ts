@@ -502,3 +502,296 @@ export interface ErrorBody {
   /** The values that do exist (runs, stages, layers, downloads), when that helps. */
   known: (string | number)[];
 }
+
+/**
+ * GPU time of one functional group (norm, mla, moe...; unmapped for kernels no node
+ * claimed).
+ */
+export interface GroupTime {
+  group: string;
+  /** Sum over the group's nodes of each node's median kernel time over the replays. */
+  gpu_time_us: number;
+}
+
+/**
+ * GPU time of one category (attention, moe_experts, moe_router, shared_experts, gemm, norm,
+ * communication, memory...; categories are data, --categories FILE adds rules).
+ */
+export interface CategoryTime {
+  category: string;
+  gpu_time_us: number;
+  /** Share of the GPU time it is part of (0..1). */
+  share: number;
+}
+
+/** One CUDA stream's busy and idle wall time in the stored replay (of a layer or the step). */
+export interface StreamIdle {
+  /** Stream key, e.g. pid1234/dev0/ctx1/s7. */
+  stream: string;
+  /** Display name, e.g. 'GPU 0 · stream 7'. */
+  label: string;
+  kernel_count: number;
+  /** Wall time with at least one of its activities running. */
+  busy_us: number;
+  /** Its first start to its last end. */
+  span_us: number;
+  /** Idle within the span of the layer (or step) it is reported for: that span minus busy_us. */
+  idle_us: number;
+}
+
+/** Compute and communication on a layer's streams, in the stored replay's wall time. */
+export interface Overlap {
+  /** Wall time with compute (anything but communication and memory operations) running. */
+  compute_us: number;
+  /** Wall time with communication running. */
+  communication_us: number;
+  /** Communication overlapped by compute. */
+  hidden_us: number;
+  /** Communication with no compute beside it: what it adds to the layer's wall time. */
+  exposed_us: number;
+  /** hidden_us / communication_us; null without communication. */
+  overlap_share: number | null;
+}
+
+/** One kernel on the critical path, for drawing on the timeline. */
+export interface PathStep {
+  /** Stored kernel id (api/timeline's id). */
+  kernel_id: number;
+  stream: string;
+  start_us: number;
+  end_us: number;
+  /** Idle wall time between the previous step's end and this start. */
+  wait_us: number;
+}
+
+/**
+ * The chain of kernels that sets a layer's wall time: from its last kernel back, each step
+ * is the kernel that ended last before the current one began, on any of the layer's streams
+ * (the trace records no dependencies, so the latest predecessor stands for the one waited
+ * on).
+ */
+export interface CriticalPath {
+  /** The layer's wall time: first start to last end. */
+  span_us: number;
+  /** Time on the path with a kernel running. */
+  busy_us: number;
+  /** Idle time on the path (span_us - busy_us). */
+  wait_us: number;
+  /** Busy time on the path per stream. */
+  streams: Record<string, number>;
+  steps: PathStep[];
+}
+
+/** One layer's GPU time by group and category, with its streams, overlap and critical path. */
+export interface LayerBreakdown {
+  /** Layer index; null for the work outside every layer (embedding, final norm, lm head). */
+  layer: number | null;
+  kind: string;
+  /** Sum of its activities' median durations, memory operations included. */
+  gpu_time_us: number;
+  /** GPU time of its memory copies and fills. */
+  memory_us: number;
+  /** Wall time in the stored replay. */
+  span_us: number;
+  groups: GroupTime[];
+  categories: CategoryTime[];
+  streams: StreamIdle[];
+  overlap: Overlap;
+  critical_path: CriticalPath;
+}
+
+/** A kernel's duration over every replay. */
+export interface KernelTail {
+  kernel_id: number;
+  /** Short kernel name. */
+  kernel: string;
+  replays: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  max_us: number;
+}
+
+/**
+ * A node's time over the replays: the sum of its kernels' percentiles (an upper bound of
+ * the node's own percentile when it launches several kernels).
+ */
+export interface NodeTail {
+  layer: number | null;
+  node: string;
+  replays: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  max_us: number;
+  /** p99 at least 1.5x the median and at least 1 µs above it. */
+  flagged: boolean;
+  kernels: KernelTail[];
+}
+
+/** The GPU the figures are measured against. */
+export interface GpuPeak {
+  /** As the trace (or --gpu) names it; null when unknown. */
+  name: string | null;
+  source: "trace" | "option" | "none";
+  /** The peak table's entry it matched; null when none did. */
+  entry: string | null;
+  /** Dense peak TFLOP/s by dtype class (bf16, fp16, fp8, fp4, tf32, fp32). */
+  peak_tflops: Record<string, number>;
+  /** Peak memory bandwidth, TB/s. */
+  peak_tbs: number | null;
+}
+
+/** A node's FLOPs and bytes from its op, shapes and dtypes, and its achieved rates. */
+export interface NodeRoofline {
+  layer: number | null;
+  node: string;
+  op: string;
+  /** The node's median GPU time. */
+  time_us: number;
+  /** Null when unknown (see reason) or counted as bytes only. */
+  flops: number | null;
+  /** Bytes read and written; null when unknown. */
+  bytes: number | null;
+  /** How flops and bytes were counted, e.g. 'gemm 2*M*N*K, M=4 N=2112 K=7168'. */
+  formula: string;
+  /** FLOPs per byte. */
+  intensity: number | null;
+  achieved_tflops: number | null;
+  achieved_tbs: number | null;
+  /** Null when unknown. */
+  bound: "compute" | "memory" | null;
+  /** Achieved / peak of the bound resource (0..1); null without a peak. */
+  peak_share: number | null;
+  /** Why a figure is unknown, e.g. 'symbolic size s70: pass --dim s70=N'. */
+  reason: string | null;
+}
+
+/** A stretch of the stored replay with no GPU activity on any stream, and what the host did. */
+export interface HostGap {
+  start_us: number;
+  duration_us: number;
+  /** sync: a host synchronisation ran across it; late_launch: the next kernel's launch call began after the GPU had gone idle. */
+  cause: "sync" | "late_launch" | "unexplained";
+  /** The host call that explains it. */
+  call: string | null;
+  /** Layer of the kernel that ends the gap. */
+  layer: number | null;
+  node: string | null;
+}
+
+/** Memory copies of one direction and memory kinds. */
+export interface CopyGroup {
+  /** HtoD, DtoH, DtoD, PtoP... */
+  direction: string;
+  src_kind: string | null;
+  dst_kind: string | null;
+  /** A host side in pageable memory: the copy is synchronous and staged. */
+  pageable: boolean;
+  count: number;
+  bytes: number | null;
+  time_us: number;
+}
+
+/** What the host did around the step; fields are null when the trace lacks their table. */
+export interface HostSide {
+  /** Whether the trace holds CUDA runtime API rows. */
+  runtime_recorded: boolean;
+  /** Kernel and graph launch calls in the step. */
+  launches: number | null;
+  graph_launches: number | null;
+  sync_calls: number | null;
+  /** Host time in synchronisations. */
+  sync_us: number | null;
+  /** GPU idle gaps of at least 1 µs, longest first. */
+  gaps: HostGap[];
+  /** GPU idle wall time in the step. */
+  idle_us: number;
+  /** Idle time a host call explains. */
+  explained_us: number;
+  /** Null when the trace holds no copy details. */
+  copies: CopyGroup[] | null;
+}
+
+/** One thing worth looking at, ranked by the time at stake. */
+export interface Finding {
+  /** tail, exposed_communication, host_gap, memory_bound, compute_bound, pageable_copy, idle. */
+  kind: string;
+  message: string;
+  layer: number | null;
+  node: string | null;
+  /** GPU or wall time that fixing it could save at most, per step. */
+  time_at_stake_us: number;
+}
+
+/** The whole step (the stored replay or pass). */
+export interface StepSummary {
+  /** Sum of every activity's median duration. */
+  gpu_time_us: number;
+  memory_us: number;
+  /** Wall time, first start to last end. */
+  span_us: number;
+  /** Wall time with any stream busy. */
+  busy_us: number;
+  /** span_us - busy_us: no stream busy. */
+  idle_us: number;
+  kernel_count: number;
+  memory_op_count: number;
+  /** Replays the statistics are over (1 for a pass). */
+  replays: number;
+}
+
+/** tb-ad-layer report RUN --format json and api/report. */
+export interface Report {
+  run: string;
+  stage: number;
+  phase: string | null;
+  step: StepSummary;
+  categories: CategoryTime[];
+  groups: GroupTime[];
+  streams: StreamIdle[];
+  layers: LayerBreakdown[];
+  /** Work outside every layer. */
+  outside: LayerBreakdown | null;
+  /** Per node, largest p99 - p50 first. */
+  tails: NodeTail[];
+  gpu: GpuPeak;
+  /** Per node with GPU time, longest first. */
+  roofline: NodeRoofline[];
+  /** Symbolic sizes resolved (--dim). */
+  dims: Record<string, number>;
+  host: HostSide;
+  findings: Finding[];
+  /** What could not be reported, and why. */
+  notes: string[];
+}
+
+/** One step, layer, group or node compared between two runs. */
+export interface DiffEntry {
+  level: "step" | "layer" | "group" | "node";
+  layer: number | null;
+  group: string | null;
+  node: string | null;
+  a_us: number;
+  b_us: number;
+  /** b_us - a_us. */
+  delta_us: number;
+  /** delta_us / a_us in percent; null when a_us is 0. */
+  delta_pct: number | null;
+  /** Replay-to-replay spread of the two sides (p90 - p50, combined): a change within it is noise. */
+  noise_us: number;
+}
+
+/** tb-ad-layer diff RUN_A RUN_B --format json and api/diff. */
+export interface Diff {
+  a_run: string;
+  b_run: string;
+  /** A change counts when beyond this percentage and beyond the noise. */
+  gate_pct: number;
+  verdict: "regression" | "improvement" | "unchanged";
+  step: DiffEntry;
+  /** Slower beyond gate and noise, largest first. */
+  regressions: DiffEntry[];
+  improvements: DiffEntry[];
+  notes: string[];
+}
