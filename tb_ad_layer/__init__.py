@@ -2,7 +2,9 @@
 
 Data flows one way through the subpackages: ``dump`` (read graph dumps) -> ``layers`` (assign
 nodes to decoder layers) -> ``trace`` (read GPU traces, map kernels to nodes) -> ``store`` (the
-run store on disk) -> ``plugin`` (TensorBoard backend serving the store to the panel).
+run store on disk) -> ``plugin`` (TensorBoard backend serving the store to the panel), with
+``contract`` (the records every stage builds or reads) and ``export`` (stored records in other
+formats: DOT, seed-schema JSON, Chrome trace).
 
 Importing the package installs the guard that refuses compiled modules built from other
 sources than the ones beside them (:mod:`tb_ad_layer._compiled`).
