@@ -6,6 +6,9 @@ A document is built once, complete: :func:`layer_record` takes the trace's times
 (:class:`LayerTimes`: its nodes' kernels and its summary) when a trace was mapped onto the
 stage, and leaves the trace fields empty (``kernels``, ``time_us`` 0, ``trace_summary`` null)
 otherwise; :func:`layer_document_json` encodes a document as the run store keeps it.
+
+Each weight's ``role`` (:func:`~tb_ad_layer.layers.weights.weight_role`) is stored here, at
+conversion, so that the plugin reads it instead of deriving it again from the name.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from tb_ad_layer.contract.document import (
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.dump.graph import Graph, friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
+from tb_ad_layer.layers.weights import weight_role
 
 ARGS_SHOWN: Final = 2000  # characters of a node's argument text in a document
 
@@ -109,7 +113,7 @@ class _Records:
         self.node_kernels = node_kernels
 
     def weight(self, name: str, shape: str, dtype: str) -> Weight:
-        return Weight(name=name, shape=shape, dtype=dtype)
+        return Weight(name=name, shape=shape, dtype=dtype, role=weight_role(name))
 
     def node(self, j: int, inputs: list[str], weights: list[Weight]) -> LayerNode:
         lg = self.lg

@@ -32,11 +32,12 @@ columns hold records of :mod:`tb_ad_layer.contract`. Every node of a stage is in
 layer document or in ``outside``. Version 1 also kept one
 row per node and per weight beside the documents, which repeated them; writing those rows took a
 quarter of a conversion. Version 3 added the doubts about a layering (``stages.doubts``, and
-``doubts`` in every layer document).
+``doubts`` in every layer document); version 4 each weight's ``role`` (its part in its layer,
+which compare matches nodes by), stored at conversion instead of derived by every reader.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 STORE_DIR = ("plugins", "ad_layer")
 STORE_FILE = "run.sqlite"
 

@@ -111,7 +111,7 @@ def test_external_inputs_and_edges(tmp_path: Path) -> None:
     assert len(edges) == sum(len(n.inputs) for n in doc.nodes)
     q1 = next(n for n in doc.nodes if n.id == "q_1")
     assert q1.weights == [Weight(name="model_layers_1_self_attn_q_proj_weight", shape="16x16",
-                                 dtype="torch.bfloat16")]
+                                 dtype="torch.bfloat16", role="self_attn_q_proj_weight")]
 
 
 def test_ad_dsv3_layer3_against_truth() -> None:

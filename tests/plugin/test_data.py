@@ -38,7 +38,7 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     assert list(runs) == ["dsv3", "llama", "traced/decode", "traced/faster"]
     dsv3 = runs["dsv3"]
     assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3"
-    assert dsv3["schema_version"] == SCHEMA_VERSION == 3
+    assert dsv3["schema_version"] == SCHEMA_VERSION == 4
     assert [s["index"] for s in dsv3["stages"]] == [0, 1, 2, 3] and dsv3["default_stage"] == 3
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",
@@ -208,8 +208,10 @@ def test_compare_matches_across_layers_by_weight_role(data: PluginData) -> None:
     nodes4 = {n["id"]: n for n in call(data, "layer", run="dsv3", layer=3)["nodes"]}
     for n in doc2["nodes"]:
         if n["weights"] and n["id"] in by_a:
-            roles = sorted(weight_role(w["name"]) for w in n["weights"])
-            other = sorted(weight_role(w["name"]) for w in nodes4[by_a[n["id"]]]["weights"])
+            # Stored at conversion: the converter's rule, which the compare reads.
+            assert all(w["role"] == weight_role(w["name"]) for w in n["weights"])
+            roles = sorted(w["role"] for w in n["weights"])
+            other = sorted(w["role"] for w in nodes4[by_a[n["id"]]]["weights"])
             assert roles == other and roles != sorted(w["name"] for w in n["weights"])
     assert out["counts"]["same"] + out["counts"]["changed"] == len(out["matches"])
     assert len(out["matches"]) + out["counts"]["only_a"] == len(doc2["nodes"])

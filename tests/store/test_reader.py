@@ -148,9 +148,10 @@ def test_damaged_doubts_are_reported_as_damage(tmp_path: Path) -> None:
         RunStore(path).stages()
 
 
-@pytest.mark.parametrize("version", [2])
+@pytest.mark.parametrize("version", [2, 3])
 def test_an_older_store_asks_to_convert_again(tmp_path: Path, version: int) -> None:
-    """Version 2 stores have no doubts: they are refused with what to do, never misread."""
+    """Version 2 stores have no doubts, version 3 stores no weight roles: they are refused with
+    what to do, never misread."""
     from tb_ad_layer.store.reader import StoreVersionError
     from tb_ad_layer.store.schema import SCHEMA_VERSION
 
