@@ -106,7 +106,9 @@ PHASES = r"""
 import json, sys, tempfile, time
 from pathlib import Path
 from tb_ad_layer.dump.reader import parse_dump
+from tb_ad_layer.convert import stage_documents
 from tb_ad_layer.gc_pause import gc_paused
+from tb_ad_layer.layers.document import outside_records
 from tb_ad_layer.layers.layered import layer_graph
 from tb_ad_layer.store.writer import StoreWriter, store_path
 src = sorted(Path(sys.argv[1]).glob("*.txt"))[-1]  # the stage convert() takes by default
@@ -123,8 +125,11 @@ with gc_paused(), tempfile.TemporaryDirectory() as tmp:
     with StoreWriter(store_path(tmp, "p")) as w:
         t0 = clock()
         idx = w.add_stage(file=src.name, order_no=0, stage="s", transform="t",
-                          modules=[graph.module], lg=lg); t0 = lap("stage+outside", t0)
-        w.add_layers(idx, lg); t0 = lap("layer documents", t0)
+                          module=graph.module, modules=[graph.module],
+                          node_count=len(graph.nodes), call_count=graph.call_count,
+                          layer_count=len(lg.layers), doubts=lg.doubts,
+                          outside=outside_records(lg)); t0 = lap("stage+outside", t0)
+        w.add_layers(idx, stage_documents(lg)); t0 = lap("layer documents", t0)
         w.commit(); lap("commit", t0)
 print(json.dumps(t))
 """

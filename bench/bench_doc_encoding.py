@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import msgspec  # noqa: E402
 from bench_convert import generate  # noqa: E402
 
 from tb_ad_layer.dump.reader import parse_dump  # noqa: E402
-from tb_ad_layer.layers.document import layer_document  # noqa: E402
+from tb_ad_layer.layers.document import layer_record  # noqa: E402
 from tb_ad_layer.layers.layered import layer_graph  # noqa: E402
 
 
@@ -73,7 +74,7 @@ def main() -> None:
     for dequant in ("none", "op", "aten"):
         src = next(generate("dsv3_61", 61, dequant).glob("*.txt"))
         lg = layer_graph(parse_dump(src).select())
-        docs = [layer_document(lg, i) for i in sorted(lg.layers)]
+        docs = [msgspec.to_builtins(layer_record(lg, i)) for i in sorted(lg.layers)]
         reference = [dumps(d) for d in docs]
         mb = sum(map(len, reference)) / 1e6
         for name, codec in codecs().items():

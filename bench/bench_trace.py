@@ -77,14 +77,14 @@ def measure(path: Path) -> dict:
     t1 = time.perf_counter()
     floor_rows = seed_baseline().first_replay_query(path, truth["graph_id"])
     floor = time.perf_counter() - t1
-    return {"rows": sum(t["kernels"] for t in result.meta["stream_totals"]),
-            "replays": result.meta["replays"], "replay_kernels": result.meta["kernel_count"],
-            "layers": result.meta["layers_found"], "streams": len(result.meta["stream_totals"]),
+    return {"rows": sum(t.kernels for t in result.info.stream_totals),
+            "replays": result.info.replays, "replay_kernels": result.info.kernel_count,
+            "layers": result.info.layers_found, "streams": len(result.info.stream_totals),
             "total_s": total, "steps": steps, "peak_rss_mb": peak, "floor_s": floor,
             "floor_rows": floor_rows, "layer_share": got.layer_share, "node_share": got.node_share,
             "outside_share": got.outside_share, "seed_layers": layers_found,
             "seed_layer_share": seed.layer_share, "seed_node_share": seed.node_share,
-            "segmentation": result.meta["segmentation"]}
+            "segmentation": result.info.segmentation}
 
 
 def main() -> int:

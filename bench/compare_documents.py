@@ -11,7 +11,8 @@ the same message.
 
 Only versions that store the same format compare equal: a revision from before a format change
 differs on every stage. Run store schema version 3 added the doubts (``doubts`` in every layer
-document, and a ``doubts`` part here); compare with a revision from that change on.
+document, and a ``doubts`` part here), version 4 each weight's ``role``; compare with a
+revision from the last of those changes on.
 
 Inputs: the fixture dumps (``tests/fixtures/dumps``), the real writer's dumps
 (``../shared/dumps/real_writer``) and, with ``--bench``, the benchmark dumps of

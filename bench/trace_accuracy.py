@@ -45,12 +45,12 @@ def _row(label: str, path: Path, truth: dict[str, Any], model: Any) -> str:
         seq = kernel_sequences(path)
         alone = ingest_trace(path, None)
         share = agreement(truth, alone.kernels).layer_share
-        conf = seq["segmentation"]["confidence"]
-        nodump = f"{seq['num_layers']:>3} {share:>7.1%} {conf:>5.2f}" if conf is not None else \
-            f"{seq['num_layers']:>3} {share:>7.1%}  {seq['segmentation']['method'][:5]}"
+        conf = seq.segmentation.confidence
+        nodump = f"{seq.num_layers:>3} {share:>7.1%} {conf:>5.2f}" if conf is not None else \
+            f"{seq.num_layers:>3} {share:>7.1%}  {(seq.segmentation.method or '')[:5]}"
     except InputError:
         nodump = f"{'exit 2':>17}"
-    return (f"{label:44} {result.meta['layers_found']:>3}/{truth['num_layers']:<3} {got.layer_share:>7.1%} "
+    return (f"{label:44} {result.info.layers_found:>3}/{truth['num_layers']:<3} {got.layer_share:>7.1%} "
             f"{got.node_share:>7.1%} {got.outside_share:>8.1%} | {found:>5} {seed.layer_share:>7.1%} "
             f"{seed.node_share:>7.1%} | {nodump}")
 
@@ -83,8 +83,8 @@ def _grown(mt: Any) -> None:
                 truth = load_truth(paths["truth"])
                 result = ingest_trace(paths["sqlite"], None)
                 share = agreement(truth, result.kernels).layer_share
-                conf = result.meta["confidence"] or 0.0
-                cells.append(f"{result.meta['layers_found']:>3}/24 {share:>7.1%} {conf:>5.2f}"
+                conf = result.info.confidence or 0.0
+                cells.append(f"{result.info.layers_found:>3}/24 {share:>7.1%} {conf:>5.2f}"
                              f"{' low' if conf < CONFIDENT else '    '}")
             print(f"  {name:20} " + " | ".join(cells), flush=True)
     finally:
@@ -171,12 +171,12 @@ def main() -> int:
     for name in ("b300_r1_distill_sglang_decode.trace.json.gz", "h100_qwen1.5_0.5b_hf_eager.trace.json.gz",
                  "h100_2gpu_1s.sqlite"):
         seq = kernel_sequences(SHARED_TRACES / name)
-        sizes = Counter(layer["kernel_count"] for layer in seq["layers"])
-        outside = sum(1 for k in seq["outside"] if k["kind"] == "kernel")
-        seg = seq["segmentation"]
+        sizes = Counter(layer.kernel_count for layer in seq.layers)
+        outside = sum(1 for k in seq.outside if k.kind == "kernel")
+        seg = seq.segmentation
         print(
-            f"  {name:48} {seq['num_layers']:>3} layers, kernels per layer {dict(sizes)}, {outside} outside "
-            f"(step {seq['step']}), {seg['method']} confidence {seg['confidence']}"
+            f"  {name:48} {seq.num_layers:>3} layers, kernels per layer {dict(sizes)}, {outside} outside "
+            f"(step {seq.step}), {seg.method} confidence {seg.confidence}"
         )
     return 0
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.options import PHASES, ConvertOptions, TraceOptions
+from tb_ad_layer.options import PHASES, ConvertOptions, TraceChoice, TraceOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.version import __version__
 
@@ -46,17 +46,30 @@ then: tensorboard --logdir logs   (the "AD Layers" tab)
 """
 
 
+def add_choice_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of a :class:`~tb_ad_layer.options.TraceChoice` (``--phase``, ``--device``,
+    ``--graph-id``, ``--step``), declared once for every command that reads a trace."""
+    p.add_argument("--phase", choices=PHASES,
+                   help="what the trace captured (default: detect; decode = CUDA graph replays)")
+    p.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
+    p.add_argument("--graph-id", type=int, metavar="ID",
+                   help="CUDA graph to use (default: the one with the most kernels)")
+    p.add_argument("--step", type=int, metavar="N",
+                   help="profiler step to use (ProfilerStep#N; default: the last complete step)")
+
+
+def trace_choice(args: argparse.Namespace) -> TraceChoice:
+    """The :class:`~tb_ad_layer.options.TraceChoice` of the options :func:`add_choice_args`
+    declared."""
+    return TraceChoice(phase=args.phase, device=args.device, graph_id=args.graph_id,
+                       step=args.step)
+
+
 def _add_trace_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("trace")
     g.add_argument("--trace", metavar="TRACE",
                    help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
-    g.add_argument("--phase", choices=PHASES,
-                   help="what the trace captured (default: detect; decode = CUDA graph replays)")
-    g.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
-    g.add_argument("--graph-id", type=int, metavar="ID",
-                   help="CUDA graph to use (default: the one with the most kernels)")
-    g.add_argument("--step", type=int, metavar="N",
-                   help="profiler step to use (ProfilerStep#N; default: the last complete step)")
+    add_choice_args(g)
     g.add_argument("--kernel-map", metavar="FILE",
                    help="extra op -> kernel-name rules (JSON), taking precedence over the built-in table")
 
@@ -103,11 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("trace", metavar="TRACE")
     k.add_argument("--layer", type=int, metavar="N")
     k.add_argument("-o", "--output", metavar="kernels.json")
-    k.add_argument("--phase", choices=PHASES)
-    k.add_argument("--device", type=int, metavar="N")
-    k.add_argument("--graph-id", type=int, metavar="ID")
-    k.add_argument("--step", type=int, metavar="N",
-                   help="profiler step to use (default: the last complete one)")
+    add_choice_args(k)
     k.add_argument("--dump", metavar="DUMP_DIR",
                    help="cut the trace by this dump's layers and map kernels to its nodes; without "
                         "it, layers come from the trace's own layer ranges or from repetition, "
@@ -118,10 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="list what a trace holds and what convert would pick from it")
     i.add_argument("trace", metavar="TRACE")
     i.add_argument("--json", action="store_true", help="write the inventory as JSON on stdout")
-    i.add_argument("--phase", choices=PHASES)
-    i.add_argument("--device", type=int, metavar="N")
-    i.add_argument("--graph-id", type=int, metavar="ID")
-    i.add_argument("--step", type=int, metavar="N")
+    add_choice_args(i)
 
     x = sub.add_parser("export-trace", help="write a run's stored kernels as Chrome trace JSON")
     x.add_argument("run", metavar="RUN", help="run directory (or its run.sqlite)")
@@ -137,8 +143,7 @@ def trace_options(args: argparse.Namespace) -> TraceOptions | None:
     """The trace options of ``convert`` or ``extract``; None without ``--trace``."""
     if not args.trace:
         return None
-    return TraceOptions(path=Path(args.trace), phase=args.phase, device=args.device,
-                        graph_id=args.graph_id, step=args.step,
+    return TraceOptions(path=Path(args.trace), choice=trace_choice(args),
                         kernel_map=Path(args.kernel_map) if args.kernel_map else None)
 
 
@@ -160,10 +165,10 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
-    from tb_ad_layer.convert import load_history, load_stage, resolve_inputs, warn_doubts
-    from tb_ad_layer.layers.document import layer_document
-    from tb_ad_layer.layers.dot import render_png, to_dot
-    from tb_ad_layer.layers.seed_json import to_seed_json
+    from tb_ad_layer.convert import MappedTrace, load_history, load_stage, resolve_inputs, warn_doubts
+    from tb_ad_layer.export.dot import render_png, to_dot
+    from tb_ad_layer.export.seed_json import seed_json_text
+    from tb_ad_layer.layers.document import layer_record
     from tb_ad_layer.trace_attach import trace_attacher
 
     stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
@@ -174,17 +179,18 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
         have = sorted(ls.lg.layers)
         raise InputError(f"layer {args.layer} does not exist; layers here: "
                          f"{_ranges(have) if have else 'none'}", path=stage.path, field="--layer")
-    docs = [layer_document(ls.lg, i) for i in sorted(ls.lg.layers)]
-    trace = trace_options(args)
-    if trace is not None:
-        trace_attacher(trace, progress)(ls.lg, docs, None)
-    doc = next(d for d in docs if d["layer"] == args.layer)
+    trace_opts = trace_options(args)
+    # The trace is mapped across every layer at once; only the asked layer's document is built.
+    mapped: MappedTrace | None = None
+    if trace_opts is not None:
+        mapped = trace_attacher(trace_opts, progress)(ls.lg, None)
+    doc = layer_record(ls.lg, args.layer, mapped.times(args.layer) if mapped is not None else None)
     out = Path(args.output) if args.output else (
         Path(args.dump_dir) if Path(args.dump_dir).is_dir() else Path(args.dump_dir).parent
     ) / f"{stage.path.stem}_layer{args.layer}.json"
-    _write_text(out, json.dumps(to_seed_json(doc), indent=2, ensure_ascii=False) + "\n")
-    progress(f"wrote {out} ({len(doc['nodes'])} nodes, {len(doc['edges'])} edges, "
-             f"{len(doc['external_inputs'])} external inputs)")
+    _write_text(out, seed_json_text(doc))
+    progress(f"wrote {out} ({len(doc.nodes)} nodes, {len(doc.edges)} edges, "
+             f"{len(doc.external_inputs)} external inputs)")
     if args.dot or args.png:
         dot = to_dot(doc)
         if args.dot:
@@ -208,14 +214,14 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
         stage = resolve_inputs(args.dump)[-1]
         layers = model_nodes(load_stage(stage, args.module,
                                         lambda: load_history(args.dump, stage, progress)).lg)
-    data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
-                            graph_id=args.graph_id, step=args.step, layers=layers, progress=progress)
-    seg = data["segmentation"]
-    sure = f", confidence {seg['confidence']:.2f}" if seg["confidence"] is not None else ""
-    progress(f"{data['num_layers']} layers by {seg['method']}{sure}: {seg['detail']}")
-    for w in data["warnings"]:
+    data = kernel_sequences(args.trace, args.layer, choice=trace_choice(args), layers=layers,
+                            progress=progress)
+    seg = data.segmentation
+    sure = f", confidence {seg.confidence:.2f}" if seg.confidence is not None else ""
+    progress(f"{data.num_layers} layers by {seg.method}{sure}: {seg.detail}")
+    for w in data.warnings:
         progress.warn(w)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = _json_text(data)
     if args.output:
         _write_text(Path(args.output), text)
         progress(f"wrote {args.output}")
@@ -225,28 +231,26 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace, progress: Progress) -> int:
-    from tb_ad_layer.trace.inventory import inventory, inventory_text, pick
+    from tb_ad_layer.trace.inventory import inventory, inventory_text
     from tb_ad_layer.trace.reader import read_trace
 
     db = read_trace(args.trace)
     try:
-        inv = inventory(db)
-        if args.phase or args.device is not None or args.graph_id is not None or args.step is not None:
-            inv["pick"] = pick(db, args.phase, args.device, args.graph_id, args.step)
+        report = inventory(db, trace_choice(args))
         for w in db.warnings:
             progress.warn(w)
         if args.json:
-            sys.stdout.write(json.dumps(inv, indent=2, ensure_ascii=False) + "\n")
+            sys.stdout.write(_json_text(report))
         else:
-            sys.stdout.write(inventory_text(db, inv))
+            sys.stdout.write(inventory_text(db, report))
     finally:
         db.close()
     return 0
 
 
 def _cmd_export_trace(args: argparse.Namespace, progress: Progress) -> int:
+    from tb_ad_layer.export.chrome import export_chrome_trace
     from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
-    from tb_ad_layer.store.chrome_export import export_chrome_trace
     from tb_ad_layer.store.reader import RunStore
 
     p = Path(args.run)
@@ -262,6 +266,14 @@ def _cmd_export_trace(args: argparse.Namespace, progress: Progress) -> int:
     _write_text(Path(args.chrome), text)
     progress(f"wrote {args.chrome}")
     return 0
+
+
+def _json_text(record: object) -> str:
+    """A contract record as the indented JSON the commands print (``kernels``,
+    ``inspect --json``)."""
+    import msgspec
+
+    return json.dumps(msgspec.to_builtins(record), indent=2, ensure_ascii=False) + "\n"
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from tb_ad_layer.contract.document import LayeringDoubt
+from tb_ad_layer.contract.api import TraceInfo
+from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, TraceSummary
 from tb_ad_layer.dump.reader import DumpFile, parse_dump, read_header
 from tb_ad_layer.dump.stages import StageFile, discover_stages, select_stages
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.gc_pause import gc_paused
-from tb_ad_layer.layers.document import layer_document
+from tb_ad_layer.layers.document import LayerTimes, NodeKernels, layer_record, outside_records
 from tb_ad_layer.layers.history import StageHistory, needs_history
 from tb_ad_layer.layers.layered import LayeredGraph, layer_graph, stage_history
 from tb_ad_layer.layers.seed_json import read_seed_json
@@ -28,10 +28,49 @@ from tb_ad_layer.store.events import write_run_events
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tb_ad_layer.version import __version__
 
-#: Maps a trace onto the last converted stage: called with the stage's layered graph, its layer
-#: documents (filled in place with kernels and timings) and the store writer (``None`` when
-#: nothing is stored, as in ``tb-ad-layer extract``); returns the run's ``trace`` summary.
-TraceAttacher = Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None], dict[str, Any]]
+
+@dataclass(frozen=True, slots=True)
+class MappedTrace:
+    """A trace mapped onto a stage: the run's ``trace`` record, the kernels of the stage's nodes
+    (by node id) and each layer's summary (by layer index), as the layer documents store them."""
+
+    info: TraceInfo
+    node_kernels: NodeKernels
+    summaries: Mapping[int, TraceSummary]
+
+    def times(self, layer: int) -> LayerTimes:
+        """What the trace says about ``layer``, for :func:`~tb_ad_layer.layers.document.layer_record`."""
+        return LayerTimes(self.node_kernels, self.summaries.get(layer))
+
+
+#: Maps a trace onto the last converted stage: called with the stage's layered graph and the
+#: store writer (``None`` when nothing is stored, as in ``tb-ad-layer extract``), into which it
+#: writes the trace's streams and kernels; returns what the stage's documents take of it.
+TraceAttacher = Callable[[LayeredGraph, StoreWriter | None], MappedTrace]
+
+
+def stage_documents(lg: LayeredGraph, trace: MappedTrace | None = None) -> Iterator[LayerDocument]:
+    """The layer documents of ``lg`` in layer order, each built once, with the trace's times
+    when ``trace`` is given; made one at a time, as the store takes them (a layer document can
+    be megabytes)."""
+    for index in sorted(lg.layers):
+        yield layer_record(lg, index, trace.times(index) if trace is not None else None)
+
+
+def store_stage(writer: StoreWriter, lg: LayeredGraph, *, file: str, order_no: int, stage: str,
+                transform: str, modules: Sequence[str], trace: MappedTrace | None = None) -> int:
+    """Store a layered stage: its row, its nodes outside every layer and its layer documents,
+    each built once as the contract's records (with ``trace``'s times when a trace was mapped
+    onto it); return the stage's index."""
+    graph = lg.graph
+    idx = writer.add_stage(file=file, order_no=order_no, stage=stage, transform=transform,
+                           module=graph.module, modules=modules, node_count=len(graph.nodes),
+                           call_count=graph.call_count, layer_count=len(lg.layers),
+                           doubts=lg.doubts,
+                           outside=outside_records(
+                               lg, trace.node_kernels if trace is not None else None))
+    writer.add_layers(idx, stage_documents(lg, trace))
+    return idx
 
 
 @dataclass(slots=True)
@@ -66,7 +105,7 @@ class ConvertResult:
     store: Path
     run: str
     stages: list[StageSummary] = field(default_factory=list)
-    trace: dict[str, Any] | None = None
+    trace: TraceInfo | None = None
 
 
 def _mb(size_bytes: int) -> str:
@@ -166,9 +205,10 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
 
     Args:
         options: what to convert into which run (:class:`~tb_ad_layer.options.ConvertOptions`).
-        attach_trace: called as ``attach_trace(lg, docs, writer)`` for the last stage, to map a
-            trace onto its layer documents and store its kernels; its return value becomes
-            :attr:`ConvertResult.trace` and the run's ``trace`` metadata. Required when
+        attach_trace: called as ``attach_trace(lg, writer)`` for the last stage, to map a trace
+            onto it and store its kernels; the stage's documents are built with what it
+            returns, and its ``info`` becomes :attr:`ConvertResult.trace` and the run's
+            ``trace`` metadata. Required when
             ``options.trace`` is set: the caller builds it from that record
             (:func:`tb_ad_layer.trace_attach.trace_attacher`).
         progress: progress printer; ``None`` prints only warnings (once the store is
@@ -203,18 +243,15 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             held.append(ls)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
             lg = ls.lg
-            idx = writer.add_stage(file=sf.path.name, order_no=sf.order, stage=sf.stage,
-                                   transform=sf.transform,
-                                   modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
-                                   lg=lg)
+            trace: MappedTrace | None = None
             if k == len(files) and attach_trace is not None:
-                # The trace is mapped across all layers at once, so it needs every document.
-                docs = [layer_document(lg, i) for i in sorted(lg.layers)]
-                result.trace = attach_trace(lg, docs, writer)
-                writer.add_layer_docs(idx, docs)
-                del docs
-            else:
-                writer.add_layers(idx, lg)
+                trace = attach_trace(lg, writer)
+                result.trace = trace.info
+            store_stage(writer, lg, file=sf.path.name, order_no=sf.order, stage=sf.stage,
+                        transform=sf.transform,
+                        modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
+                        trace=trace)
+            del trace
             # Only a summary is kept (and the stage in `held`), so memory holds one stage's
             # graph at a time.
             result.stages.append(StageSummary(file=sf.path.name, nodes=len(lg.graph.nodes),

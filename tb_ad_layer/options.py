@@ -17,27 +17,44 @@ PHASES: tuple[Phase, ...] = ("decode", "prefill")
 
 
 @dataclass(frozen=True, slots=True)
-class TraceOptions:
-    """Which trace to map onto the converted graph, and which part of it to use.
+class TraceChoice:
+    """Which part of a trace to use: one record, so that ``convert``, ``kernels`` and
+    ``inspect`` (and every function between the command line and the replay picker) choose
+    alike and a new criterion is added in one place.
 
     Every ``None`` means: choose as ``tb-ad-layer inspect`` explains.
 
     Attributes:
-        path: an Nsight Systems ``.nsys-rep`` or ``.sqlite`` export, or a PyTorch profiler
-            ``.json`` / ``.json.gz`` trace.
         phase: what the trace captured; ``None`` detects it.
         device: the GPU to use; ``None`` takes the busiest.
         graph_id: the CUDA graph to use; ``None`` takes the one with the most kernels.
         step: the profiler step (``ProfilerStep#N``); ``None`` takes the last complete one.
+    """
+
+    phase: Phase | None = None
+    device: int | None = None
+    graph_id: int | None = None
+    step: int | None = None
+
+
+#: The choice that detects everything (what a command without those options does).
+AUTO_CHOICE = TraceChoice()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceOptions:
+    """Which trace to map onto the converted graph, and which part of it to use.
+
+    Attributes:
+        path: an Nsight Systems ``.nsys-rep`` or ``.sqlite`` export, or a PyTorch profiler
+            ``.json`` / ``.json.gz`` trace.
+        choice: which phase, device, graph and step to use (:class:`TraceChoice`).
         kernel_map: a JSON file of extra op -> kernel-name rules, taking precedence over the
             built-in table; ``None`` uses the built-in table alone.
     """
 
     path: Path
-    phase: Phase | None = None
-    device: int | None = None
-    graph_id: int | None = None
-    step: int | None = None
+    choice: TraceChoice = AUTO_CHOICE
     kernel_map: Path | None = None
 
 

@@ -1,16 +1,15 @@
-"""Put a trace onto a converted stage: map its kernels to the stage's nodes, fill the layer
-documents' ``kernels``/``time_us``/``trace_summary``, and store kernels and streams in the run store.
+"""Put a trace onto a converted stage: map its kernels to the stage's nodes, store kernels and
+streams in the run store, and hand the converter what the stage's documents take of it (the
+nodes' kernels and each layer's summary, :class:`~tb_ad_layer.convert.MappedTrace`).
 
 This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces and the store.
 """
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from tb_ad_layer.layers.document import outside_nodes
+from tb_ad_layer.convert import MappedTrace, TraceAttacher
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.options import TraceOptions
 from tb_ad_layer.progress import Progress
@@ -18,6 +17,7 @@ from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow,
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
+from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import load_kernel_map
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
@@ -78,25 +78,47 @@ def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> st
     return f"{label} (pid {pid})" if pids > 1 else label
 
 
-def attach_trace(
-    result: TraceResult,
-    docs: list[dict[str, Any]],
-    writer: StoreWriter | None,
-    progress: Progress,
-    lg: LayeredGraph | None = None,
-) -> dict[str, Any]:
-    """Fill ``docs`` from ``result``; store kernels and streams when ``writer`` is given, and
-    (with ``lg``) the kernels of the nodes outside every layer.
+def kernel_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock],
+                origin_ns: int) -> Iterator[KernelRow]:
+    """The rows the run store keeps of a trace's activities, in start order, then of its whole
+    CUDA graph launches; times relative to ``origin_ns`` (the stored replay or pass's start;
+    without kernels, the first launch's)."""
+    for k in sorted(kernels, key=lambda k: k.start_ns):
+        s = k.stats
+        yield KernelRow(k.name, k.short, k.start_ns - origin_ns, k.end_ns - origin_ns, k.device,
+                        k.stream_key, k.graph_id, k.graph_node_id, k.correlation, k.layer,
+                        k.node, k.unmapped_reason, s.count if s else None,
+                        s.median_ns if s else None, s.min_ns if s else None,
+                        s.max_ns if s else None, s.p90_ns if s else None,
+                        s.p99_ns if s else None)
+    launch_origin = min((b.start_ns for b in launches), default=origin_ns) \
+        if not kernels else origin_ns
+    for b in launches:
+        yield KernelRow(f"CUDA graph {b.graph_id if b.graph_id is not None else '?'} launch",
+                        "cudaGraphLaunch", b.start_ns - launch_origin, b.end_ns - launch_origin,
+                        b.device, b.stream_key, b.graph_id, None, b.correlation, None, None,
+                        GRAPH_BLOCK_REASON, None, None, None, None, None, None)
 
-    Returns the trace metadata recorded in the run store (``meta.trace``).
+
+def stream_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock]) -> list[StreamRow]:
+    """The rows the run store keeps of the streams of a trace's activities, labelled for
+    people."""
+    keys: dict[str, tuple[int, int, int, int]] = {}
+    for k in kernels:
+        keys.setdefault(k.stream_key, (k.device, k.pid, k.context, k.stream))
+    for b in launches:
+        keys.setdefault(b.stream_key, (b.device, b.pid, b.context, b.stream))
+    pids = len({v[1] for v in keys.values()})
+    return [StreamRow(key, _stream_label(key, d, s, p, pids), d, p, c, s)
+            for key, (d, p, c, s) in keys.items()]
+
+
+def attach_trace(result: TraceResult, writer: StoreWriter | None,
+                 progress: Progress) -> MappedTrace:
+    """Report how ``result`` mapped; store its kernels and streams when ``writer`` is given.
+
+    Returns what the stage's documents take of the trace, with the run's ``trace`` record.
     """
-    origin = result.origin_ns
-    for doc in docs:
-        for node in doc["nodes"]:
-            ks = result.node_kernels.get(node["id"], [])
-            node["kernels"] = ks
-            node["time_us"] = round(sum(k["duration_us"] for k in ks), 3)
-        doc["trace_summary"] = result.layer_summaries.get(doc["layer"])
     per_layer: dict[int, list[int]] = {}
     for k in result.kernels:
         if k.layer is not None:
@@ -106,52 +128,21 @@ def attach_trace(
     if per_layer:
         shares = " ".join(f"{layer}:{m / t:.0%}" for layer, (m, t) in sorted(per_layer.items()))
         progress(f"mapped share per layer: {shares}")
-    m = result.meta
-    if m.get("outside_kernel_count"):
-        share = m.get("outside_mapped_share")
-        progress(f"outside layers: {m['outside_kernel_count']:,} kernels, {m['outside_time_us']:,.1f} us"
+    info = result.info
+    if info.outside_kernel_count:
+        share = info.outside_mapped_share
+        progress(f"outside layers: {info.outside_kernel_count:,} kernels, "
+                 f"{info.outside_time_us or 0.0:,.1f} us"
                  + (f", {share:.0%} on the nodes outside the layers" if share is not None else ""))
     for w in result.warnings:
         progress.warn(w)
     if writer is not None:
-        keys: dict[str, tuple[int, int, int, int]] = {}
-        for k in result.kernels:
-            keys.setdefault(k.stream_key, (k.device, k.pid, k.context, k.stream))
-        for b in result.graph_launches:
-            keys.setdefault(b.stream_key, (b.device, b.pid, b.context, b.stream))
-        pids = len({v[1] for v in keys.values()})
-        writer.add_streams(StreamRow(key, _stream_label(key, d, s, p, pids), d, p, c, s)
-                           for key, (d, p, c, s) in keys.items())
-        writer.add_kernels(
-            KernelRow(k.name, k.short, k.start_ns - origin, k.end_ns - origin, k.device,
-                      k.stream_key, k.graph_id, k.graph_node_id, k.correlation, k.layer, k.node,
-                      k.unmapped_reason, k.stats.count if k.stats else None,
-                      k.stats.median_ns if k.stats else None,
-                      k.stats.min_ns if k.stats else None, k.stats.max_ns if k.stats else None,
-                      k.stats.p90_ns if k.stats else None, k.stats.p99_ns if k.stats else None)
-            for k in sorted(result.kernels, key=lambda k: k.start_ns))
+        writer.add_streams(stream_rows(result.kernels, result.graph_launches))
+        writer.add_kernels(kernel_rows(result.kernels, result.graph_launches, result.origin_ns))
         _store_host(result, writer)
-        launch_origin = min((b.start_ns for b in result.graph_launches), default=origin) \
-            if not result.kernels else origin
-        writer.add_kernels(
-            KernelRow(f"CUDA graph {b.graph_id if b.graph_id is not None else '?'} launch",
-                      "cudaGraphLaunch", b.start_ns - launch_origin, b.end_ns - launch_origin,
-                      b.device, b.stream_key, b.graph_id, None, b.correlation, None, None,
-                      GRAPH_BLOCK_REASON, None, None, None, None)
-            for b in result.graph_launches)
-        writer.add_file(result.meta["source"], "trace")
-        if lg is not None:
-            writer.set_outside_nodes(writer.last_stage, _outside_records(lg, result))
-    meta = dict(result.meta)
-    meta["warnings"] = list(result.warnings)
-    meta["unmapped"] = dict(Counter(k.unmapped_reason for k in result.kernels
-                                    if k.unmapped_reason).most_common(10))
-    meta["graph_launch_blocks"] = len(result.graph_launches)
-    if result.outside_summary is not None:
-        summary = dict(result.outside_summary)
-        summary["unmapped"] = summary["unmapped"][:20]
-        meta["outside_summary"] = summary
-    return meta
+        writer.add_file(info.source, "trace")
+    return MappedTrace(info=info, node_kernels=result.node_kernels,
+                       summaries=result.layer_summaries)
 
 
 def _store_host(result: TraceResult, writer: StoreWriter) -> None:
@@ -170,32 +161,16 @@ def _store_host(result: TraceResult, writer: StoreWriter) -> None:
         writer.add_gpus(GpuRow(d, n) for d, n in sorted(host.gpus.items()))
 
 
-def _outside_records(lg: LayeredGraph, result: TraceResult) -> list[dict[str, Any]]:
-    """The stage's nodes outside every layer, as stored, with their kernels and time."""
-    nodes = outside_nodes(lg)
-    for node in nodes:
-        ks = result.node_kernels.get(node["id"], [])
-        node["kernels"] = ks
-        node["time_us"] = round(sum(k["duration_us"] for k in ks), 3)
-    return nodes
-
-
-#: Puts a trace onto a converted stage: ``(lg, docs, writer) -> meta.trace``.
-TraceAttacher = Callable[[LayeredGraph, list[dict[str, Any]], StoreWriter | None], dict[str, Any]]
-
-
 def trace_attacher(options: TraceOptions, progress: Progress) -> TraceAttacher:
     """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert`: reads the trace
     ``options`` name when called. The kernel map is read here, so a bad ``--kernel-map`` fails
     before anything is converted."""
     kmap = load_kernel_map(options.kernel_map)
 
-    def attach(lg: LayeredGraph, docs: list[dict[str, Any]],
-               writer: StoreWriter | None) -> dict[str, Any]:
+    def attach(lg: LayeredGraph, writer: StoreWriter | None) -> MappedTrace:
         progress(f"reading trace {options.path}")
-        result = ingest_trace(options.path, model_nodes(lg), phase=options.phase,
-                              device=options.device, graph_id=options.graph_id, step=options.step,
+        result = ingest_trace(options.path, model_nodes(lg), choice=options.choice,
                               kernel_map=kmap, progress=progress)
-        return attach_trace(result, docs, writer, progress, lg)
+        return attach_trace(result, writer, progress)
 
     return attach

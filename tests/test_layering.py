@@ -42,10 +42,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "analysis": frozenset({"contract", "errors", "metadata", "store"}),
     "plugin": frozenset({"analysis", "contract", "errors", "export", "metadata", "store"}),
     # The pipeline: joins the readers and writes the store; the command line drives it.
-    "trace_attach": frozenset({"contract", "errors", "layers", "options", "progress", "store",
-                               "trace"}),
     "convert": frozenset({"contract", "dump", "errors", "gc_pause", "layers", "metadata",
-                          "options", "progress", "store", "trace", "trace_attach", "version"}),
+                          "options", "progress", "store", "version"}),
+    # Puts a trace onto a converted stage: the one place where trace/ meets layers/.
+    "trace_attach": frozenset({"contract", "convert", "errors", "layers", "options", "progress",
+                               "store", "trace"}),
     "cli": frozenset({"analysis", "contract", "convert", "dump", "errors", "export", "layers",
                       "metadata", "options", "progress", "store", "trace", "trace_attach",
                       "version"}),

@@ -1,7 +1,9 @@
-"""The JSON that the command line writes for people and scripts: ``tb-ad-layer inspect --json``.
+"""The JSON that the command line writes for people and scripts: ``tb-ad-layer inspect --json``
+(:class:`InspectReport`) and ``tb-ad-layer kernels`` (:class:`KernelSequences`).
 
 docs/API.md ("Command-line JSON") describes it for people; tests decode the output of
-``inspect --json`` on real traces with :class:`InspectReport`, so the two cannot drift apart.
+``inspect --json`` and ``kernels`` on real traces with these records, so the two cannot drift
+apart. The commands build these records and nothing else, so what they print is the contract.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from tb_ad_layer.contract.document import NodeKernel, StreamFigures
 from tb_ad_layer.contract.record import Record
 
 
@@ -71,3 +74,60 @@ class InspectReport(Record):
     nvtx_ranges: int
     profiler_steps: int
     pick: InspectPick
+
+
+# -- tb-ad-layer kernels ----------------------------------------------------------------------
+
+
+class SequenceKernel(NodeKernel):
+    """One GPU activity of a layer's sequence: a node's kernel record, plus what it is and the
+    node it was mapped to."""
+
+    kind: Annotated[str, Meta(description="kernel, memcpy or memset.")]
+    node: Annotated[str | None, Meta(description="Id of the node it was mapped to; null when "
+                                                 "unmapped or without --dump.")]
+
+
+class LayerSequence(Record):
+    """One layer's activities in start order, with its figures."""
+
+    layer: int
+    kind: Annotated[str | None, Meta(description="The layer's kind, when the segmentation "
+                                                 "names one.")]
+    kernel_count: int
+    memcpy_count: int
+    memset_count: int
+    total_duration_us: float
+    num_streams: int
+    streams: list[StreamFigures]
+    kernels: list[SequenceKernel]
+
+
+class SequenceSegmentation(Record):
+    """How the layers were found; every field null when the trace was not segmented."""
+
+    method: str | None
+    confidence: float | None
+    detail: str | None
+    inferred: Annotated[bool | None, Meta(description="Whether the layers were inferred from "
+                                                      "repetition.")]
+
+
+class KernelSequences(Record):
+    """``tb-ad-layer kernels TRACE``: per-layer kernel sequences of one replay or pass."""
+
+    source: str
+    format: str
+    phase: str
+    graph_id: int | None
+    replays: int
+    device: int
+    step: int | None
+    pick: str
+    num_layers: int
+    segmentation: SequenceSegmentation
+    warnings: list[str]
+    layers: list[LayerSequence]
+    outside: Annotated[list[SequenceKernel], Meta(description="Activities outside every "
+                                                              "layer; empty when one layer "
+                                                              "was asked for.")]

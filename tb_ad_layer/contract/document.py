@@ -42,6 +42,11 @@ class Weight(Record):
                                           "model_layers_5_mlp_gate_weight.")]
     shape: Annotated[str, Meta(description="Shape as printed by the dump, e.g. 256x7168.")]
     dtype: str
+    role: Annotated[str, Meta(description="The weight's part in its layer, the same in every "
+                                          "layer and run: its name without the layer prefix "
+                                          "(mlp_gate_weight), a counter of a transform-made "
+                                          "weight as N (fused_weight_N); a model-level name "
+                                          "as is. Compare matches nodes by it.")]
 
 
 class KernelStats(Record):

@@ -8,5 +8,6 @@ consumes) ->
 ``groups`` (group and sub-group inside a layer, with ``moe_blocks``, ``subgroups`` and the
 names of ``vocabulary``) -> ``external`` (a layer's inputs from outside it) -> ``layered`` (the
 :class:`~tb_ad_layer.layers.layered.LayeredGraph` of a whole graph) -> ``document`` (one layer
-as the stored JSON document); ``dot`` and ``seed_json`` write a document in other formats.
+as the stored JSON document, built once with a trace's times); ``seed_json`` reads a seed-schema
+layer back (:mod:`tb_ad_layer.export` writes documents in other formats).
 """

@@ -2,18 +2,19 @@
 serves, and the seed-schema exporter and DOT renderer read (the shape is
 :class:`~tb_ad_layer.contract.document.LayerDocument`'s; see docs/API.md, ``api/layer``).
 
-Trace fields (``kernels``, ``time_us``, ``trace_summary``) are left empty here; the converter
-fills them when a trace is given.
+A document is built once, complete: :func:`layer_record` takes the trace's times of the layer
+(:class:`LayerTimes`: its nodes' kernels and its summary) when a trace was mapped onto the
+stage, and leaves the trace fields empty (``kernels``, ``time_us`` 0, ``trace_summary`` null)
+otherwise; :func:`layer_document_json` encodes a document as the run store keeps it.
 
-:func:`layer_record` builds a document as contract records, which :func:`layer_document_json`
-encodes as the run store keeps it; :func:`layer_document` gives the same document as plain JSON
-values (dicts and lists), for code that fills it in place.
+Each weight's ``role`` (:func:`~tb_ad_layer.layers.weights.weight_role`) is stored here, at
+conversion, so that the plugin reads it instead of deriving it again from the name.
 """
 from __future__ import annotations
 
-from typing import Any, Final, cast
-
-import msgspec
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, cast
 
 from tb_ad_layer.contract.document import (
     Edge,
@@ -21,21 +22,38 @@ from tb_ad_layer.contract.document import (
     LayerDocument,
     LayeringDoubt,
     LayerNode,
+    NodeKernel,
     NodeKind,
     StreamRole,
+    TraceSummary,
     Weight,
 )
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.dump.graph import Graph, friendly_op_name
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.layers.vocabulary import as_group, as_sub_group
+from tb_ad_layer.layers.weights import weight_role
 
 ARGS_SHOWN: Final = 2000  # characters of a node's argument text in a document
 
+#: Node id -> the kernels it launched, in start order (the nodes of a whole stage).
+NodeKernels = Mapping[str, Sequence[NodeKernel]]
+_NO_KERNELS: Final[NodeKernels] = {}
 
-def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
+
+@dataclass(frozen=True, slots=True)
+class LayerTimes:
+    """What a trace says about one layer: the kernels of the stage's nodes (by node id; a map
+    of the whole stage serves every layer) and the layer's summary (None when the trace found
+    no such layer)."""
+
+    node_kernels: NodeKernels
+    summary: TraceSummary | None
+
+
+def layer_record(lg: LayeredGraph, index: int, times: LayerTimes | None = None) -> LayerDocument:
     """The document of layer ``index`` of ``lg`` (nodes, edges, external inputs, the doubts
-    about it).
+    about it), with ``times`` of a trace when one was mapped onto the stage.
 
     A node's inputs are the nodes of the layer and the external inputs it reads, in argument
     order; a model-level buffer it reads is one of its inputs, not one of its weights.
@@ -48,7 +66,7 @@ def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
     external = [ExternalInput(id=e.id, label=e.label, kind=e.kind, shape=e.shape,
                               dtype=e.dtype, layer=e.layer) for e in info.external_inputs]
     ext = {e.id: e for e in external}
-    records = _Records(lg)
+    records = _Records(lg, times.node_kernels if times is not None else _NO_KERNELS)
     weight_records = graph.weight_records()
     out_nodes: list[LayerNode] = []
     edges: list[Edge] = []
@@ -71,13 +89,14 @@ def layer_record(lg: LayeredGraph, index: int) -> LayerDocument:
                     inputs.append(w)
                     edges.append(Edge(from_=w, to=to, shape=e.shape))
                 else:
-                    weights.append(Weight(name=w, shape=wt.shape, dtype=wt.dtype))
+                    weights.append(records.weight(w, wt.shape, wt.dtype))
         out_nodes.append(records.node(j, inputs, weights))
     return LayerDocument(
         layer=index, kind=info.kind, attention=info.attention,
         source_file=graph.source.rsplit("/", 1)[-1], module=graph.module,
         nodes=out_nodes, edges=edges, external_inputs=external,
-        group_counts=info.group_counts, trace_summary=None,
+        group_counts=info.group_counts,
+        trace_summary=times.summary if times is not None else None,
         doubts=layer_doubts(lg, index))
 
 
@@ -89,9 +108,13 @@ def layer_doubts(lg: LayeredGraph, index: int) -> list[LayeringDoubt]:
 class _Records:
     """Makes the node and weight records of one graph's documents."""
 
-    def __init__(self, lg: LayeredGraph) -> None:
+    def __init__(self, lg: LayeredGraph, node_kernels: NodeKernels) -> None:
         self.lg = lg
         self.graph: Graph = lg.graph
+        self.node_kernels = node_kernels
+
+    def weight(self, name: str, shape: str, dtype: str) -> Weight:
+        return Weight(name=name, shape=shape, dtype=dtype, role=weight_role(name))
 
     def node(self, j: int, inputs: list[str], weights: list[Weight]) -> LayerNode:
         lg = self.lg
@@ -102,22 +125,23 @@ class _Records:
             op = target
         else:
             label = op = node.kind
+        kernels = self.node_kernels.get(node.name)
+        if kernels:
+            kernel_list = list(kernels)
+            time_us = round(sum(k.duration_us for k in kernel_list), 3)
+        else:
+            kernel_list, time_us = [], 0.0
         return LayerNode(
             id=node.name, op=op, label=label, node_kind=cast(NodeKind, node.kind),
             shape=node.shape, dtype=node.dtype, group=as_group(lg.group[j]),
             sub_group=as_sub_group(lg.sub_group[j]),
             stream=cast(StreamRole, lg.stream[j]), inputs=inputs, weights=weights,
-            args=node.args[:ARGS_SHOWN], line=node.line, kernels=[], time_us=0.0)
-
-
-def layer_document(lg: LayeredGraph, index: int) -> dict[str, Any]:
-    """:func:`layer_record` as plain JSON values (dicts, lists, strings, numbers)."""
-    doc: dict[str, Any] = msgspec.to_builtins(layer_record(lg, index))
-    return doc
+            args=node.args[:ARGS_SHOWN], line=node.line, kernels=kernel_list, time_us=time_us)
 
 
 def layer_document_json(lg: LayeredGraph, index: int) -> bytes:
-    """Layer ``index``'s document as the JSON the run store keeps, UTF-8 encoded."""
+    """Layer ``index``'s document without a trace as the JSON the run store keeps, UTF-8
+    encoded."""
     return encode(layer_record(lg, index))
 
 
@@ -126,25 +150,20 @@ def layer_document_text(lg: LayeredGraph, index: int) -> str:
     return layer_document_json(lg, index).decode("utf-8")
 
 
-def outside_records(lg: LayeredGraph) -> list[LayerNode]:
+def outside_records(lg: LayeredGraph, node_kernels: NodeKernels | None = None) -> list[LayerNode]:
     """The nodes outside every layer (embedding, model-level preparation, final norm, lm head),
-    as node records of a layer document, with every input kept."""
+    as node records of a layer document, with every input kept, and their kernels in
+    ``node_kernels`` when a trace was mapped onto the stage."""
     graph = lg.graph
-    records = _Records(lg)
+    records = _Records(lg, node_kernels if node_kernels is not None else _NO_KERNELS)
     weight_records = graph.weight_records()
     out: list[LayerNode] = []
     for j in outside_members(lg):
         node = graph.nodes[j]
         out.append(records.node(j, list(node.inputs),
-                                [Weight(name=wt.name, shape=wt.shape, dtype=wt.dtype)
+                                [records.weight(wt.name, wt.shape, wt.dtype)
                                  for wt in weight_records[j]]))
     return out
-
-
-def outside_nodes(lg: LayeredGraph) -> list[dict[str, Any]]:
-    """:func:`outside_records` as plain JSON values."""
-    nodes: list[dict[str, Any]] = msgspec.to_builtins(outside_records(lg))
-    return nodes
 
 
 def outside_members(lg: LayeredGraph) -> list[int]:
@@ -153,10 +172,10 @@ def outside_members(lg: LayeredGraph) -> list[int]:
 
 
 def outside_nodes_json(lg: LayeredGraph) -> bytes:
-    """``outside_nodes(lg)`` as the JSON the run store keeps, UTF-8 encoded."""
+    """``outside_records(lg)`` (no trace) as the JSON the run store keeps, UTF-8 encoded."""
     return encode(outside_records(lg))
 
 
 def outside_nodes_text(lg: LayeredGraph) -> str:
-    """``outside_nodes(lg)`` as the JSON text the run store keeps."""
+    """``outside_records(lg)`` (no trace) as the JSON text the run store keeps."""
     return outside_nodes_json(lg).decode("utf-8")

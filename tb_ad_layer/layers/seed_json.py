@@ -1,6 +1,5 @@
-"""Write and read the seed-schema layer JSON (``<dump_stem>_layer<N>.json``).
-
-Written from a layer document; read (hand-made, or from another tool) back into a
+"""Read the seed-schema layer JSON (``<dump_stem>_layer<N>.json``): hand-made, or written by
+this tool (:mod:`tb_ad_layer.export.seed_json`) or another, back into a
 :class:`~tb_ad_layer.layers.layered.LayeredGraph`.
 
 Schema (seed 000): ``layer``, ``source_file``, ``nodes[id, op, shape, dtype, group, sub_group?,
@@ -19,36 +18,6 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.external import ExternalInput
 from tb_ad_layer.layers.layered import LayeredGraph, LayerInfo, _layer_kind
 from tb_ad_layer.layers.vocabulary import GROUPS, SUB_GROUPS
-
-
-def to_seed_json(doc: dict[str, Any]) -> dict[str, Any]:
-    """Convert a layer document (see :mod:`tb_ad_layer.layers.document`) to the seed schema."""
-    nodes = []
-    for n in doc["nodes"]:
-        item: dict[str, Any] = {
-            "id": n["id"], "op": n["op"], "shape": n["shape"], "dtype": n["dtype"],
-            "group": n["group"],
-        }
-        if n.get("sub_group"):
-            item["sub_group"] = n["sub_group"]
-        item["inputs"] = list(n["inputs"])
-        item["weight_inputs"] = [{"name": w["name"], "shape": w["shape"], "dtype": w["dtype"]}
-                                 for w in n["weights"]]
-        if n.get("kernels"):
-            item["trace_kernels"] = [
-                {"kernel": k["kernel"], "duration_us": round(k["duration_us"], 3),
-                 "name": k.get("name", k["kernel"]), "stream": k.get("stream")}
-                for k in n["kernels"]]
-        nodes.append(item)
-    out: dict[str, Any] = {
-        "layer": doc["layer"], "source_file": doc["source_file"], "nodes": nodes,
-        "edges": [{"from": e["from"], "to": e["to"]} for e in doc["edges"]],
-        "external_inputs": [{"id": e["id"], "label": e["label"], "shape": e["shape"]}
-                            for e in doc["external_inputs"]],
-    }
-    if doc.get("trace_summary"):
-        out["trace_summary"] = doc["trace_summary"]
-    return out
 
 
 def _require(obj: dict[str, Any], key: str, typ: type, path: Path, where: str) -> Any:

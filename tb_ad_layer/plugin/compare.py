@@ -2,8 +2,8 @@
 
 Node ids are useless across layers and runs (``mm_3`` in layer 3 is ``mm_117`` in layer 40), so
 nodes are matched by what they are: op target plus the roles of their weights with the layer
-index removed (``weight_role``: ``model_layers_3_mlp_gate_weight`` and
-``model_layers_40_mlp_gate_weight`` are both ``mlp_gate_weight``), then by position among nodes
+index removed (each weight's ``role``, stored by the converter: ``model_layers_3_mlp_gate_weight``
+and ``model_layers_40_mlp_gate_weight`` are both ``mlp_gate_weight``), then by position among nodes
 of that kind. A second pass pairs what is left by op target and position alone, which catches
 ops whose weights were renamed or fused by a transform.
 
@@ -25,7 +25,6 @@ from tb_ad_layer.contract.api import (
     GroupDelta,
 )
 from tb_ad_layer.contract.document import LayerDocument, LayerNode
-from tb_ad_layer.layers.weights import weight_role
 
 #: A node's input in the other side's terms: a matched node id, an external input's kind, or
 #: an unmatched node's own id.
@@ -33,7 +32,7 @@ Wire = tuple[str, str]
 
 
 def _roles(node: LayerNode) -> tuple[str, ...]:
-    return tuple(sorted(weight_role(w.name) for w in node.weights))
+    return tuple(sorted(w.role for w in node.weights))
 
 
 def _pair(a_nodes: Sequence[LayerNode], b_nodes: Sequence[LayerNode],
@@ -77,7 +76,7 @@ def _wiring(node: LayerNode, rename: dict[str, str], ext_kind: dict[str, str]) -
 
 
 def _weights(node: LayerNode) -> list[tuple[str, str, str]]:
-    return sorted((weight_role(w.name), w.shape, w.dtype) for w in node.weights)
+    return sorted((w.role, w.shape, w.dtype) for w in node.weights)
 
 
 def _changes(a: LayerNode, b: LayerNode, rename: dict[str, str], a_ext: dict[str, str],

@@ -15,7 +15,6 @@ request costs a stat and a dictionary lookup.
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -42,15 +41,15 @@ from tb_ad_layer.contract.api import (
 )
 from tb_ad_layer.contract.document import LayerDocument
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.layers.dot import to_dot
-from tb_ad_layer.layers.seed_json import to_seed_json
+from tb_ad_layer.export.chrome import export_chrome_trace
+from tb_ad_layer.export.dot import to_dot
+from tb_ad_layer.export.seed_json import seed_json_text
 from tb_ad_layer.plugin.compare import compare_docs, layer_time_us
 from tb_ad_layer.plugin.discovery import RunDiscovery, RunHandle
 from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
 from tb_ad_layer.plugin.responses import JSON, Payload, json_payload, safe_filename
 from tb_ad_layer.plugin.routes import Query
 from tb_ad_layer.plugin.timeline import DEFAULT_MAX_ITEMS, MAX_MAX_ITEMS, KernelIndex, timeline
-from tb_ad_layer.store.chrome_export import export_chrome_trace
 from tb_ad_layer.store.records import LayerRecord, StageRecord
 
 logger = logging.getLogger(__name__)
@@ -383,7 +382,7 @@ class PluginData:
     # -- downloads --------------------------------------------------------------------------
 
     def _layer_download(self, q: Query, suffix: str,
-                        render: Callable[[dict[str, Any]], tuple[bytes, str]]) -> Payload:
+                        render: Callable[[LayerDocument], tuple[bytes, str]]) -> Payload:
         run, stage, layer = q.values
         handle = self.discovery.get(run)
 
@@ -392,15 +391,14 @@ class PluginData:
             n = self._layer(handle, s, layer)
             doc = self._document(handle, s, n)
             stem = safe_filename(Path(doc.source_file or handle.name).stem, "layer")
-            body, content_type = render(msgspec.to_builtins(doc))
+            body, content_type = render(doc)
             return Payload(body, content_type, filename=f"{stem}_layer{n}{suffix}")
         return self._cached((q.path, q.values, handle.identity), compute)
 
     def layer_json_payload(self, q: Query) -> Payload:
         """``api/download/layer.json``: the layer as seed-schema JSON."""
         return self._layer_download(q, ".json", lambda doc: (
-            (json.dumps(to_seed_json(doc), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
-            JSON))
+            seed_json_text(doc).encode("utf-8"), JSON))
 
     def layer_dot_payload(self, q: Query) -> Payload:
         """``api/download/layer.dot``: the layer as Graphviz DOT."""

@@ -47,11 +47,12 @@ row per node and per weight beside the documents, which repeated them; writing t
 quarter of a conversion. Version 3 added the doubts about a layering (``stages.doubts``, and
 ``doubts`` in every layer document). Version 4 added the kernels' p90/p99 over the replays and the
 optional host-side tables, which ``tb-ad-layer report`` and ``diff`` read
-(:mod:`tb_ad_layer.analysis`).
+(:mod:`tb_ad_layer.analysis`); version 5 each weight's ``role`` (its part in its layer, which
+compare matches nodes by), stored at conversion instead of derived by every reader.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -27,11 +27,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tb_ad_layer.contract.document import LayerDocument
+from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, LayerNode
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.layers.document import layer_document_json, outside_nodes_json
-from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
 from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
 from tb_ad_layer.store.schema import DDL, INDEXES, OPTIONAL_DDL, SCHEMA_VERSION
@@ -233,47 +231,31 @@ class StoreWriter:
             self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-store-io")
         return self._io
 
-    def add_stage(self, *, file: str, order_no: int, stage: str, transform: str,
-                  modules: Sequence[str], lg: LayeredGraph) -> int:
+    def add_stage(self, *, file: str, order_no: int, stage: str, transform: str, module: str,
+                  modules: Sequence[str], node_count: int, call_count: int, layer_count: int,
+                  doubts: Sequence[LayeringDoubt], outside: Sequence[LayerNode]) -> int:
         """Store a stage (with the doubts about its layering) and its nodes outside every
-        layer; return its index. The layer
-        documents come separately (:meth:`add_layers`, or :meth:`add_layer_docs` once a trace
-        has been mapped onto them)."""
+        layer (``outside``, with their kernels when a trace was mapped onto the stage); return
+        its index. The layer documents come separately (:meth:`add_layers`): the store takes
+        contract records only, whatever made them."""
         idx = self._stage_count
         self._stage_count += 1
-        graph = lg.graph
         self.conn.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                          (idx, file, order_no, stage, transform, graph.module,
-                           _json_text(list(modules)), len(graph.nodes), graph.call_count,
-                           len(lg.layers), _json_text(lg.doubts)))
+                          (idx, file, order_no, stage, transform, module,
+                           _json_text(list(modules)), node_count, call_count, layer_count,
+                           _json_text(list(doubts))))
         self.conn.execute(f"INSERT INTO outside VALUES (?,?,{_AS_TEXT})",
-                          (idx, lg.layer.count(None), outside_nodes_json(lg)))
+                          (idx, len(outside), encode(outside)))
         return idx
 
-    def add_layers(self, stage: int, lg: LayeredGraph) -> None:
-        """Store every layer document of ``lg`` as is (no trace), one at a time: a layer
-        document can be megabytes."""
-        for index in sorted(lg.layers):
-            info = lg.layers[index]
-            self._store_doc((stage, index, info.kind, info.attention, info.node_count, None,
-                             _json_text(info.group_counts)), layer_document_json(lg, index))
-
-    def add_layer_docs(self, stage: int,
-                       docs: Iterable[LayerDocument | dict[str, Any]]) -> None:
-        """Store each layer document of ``stage``: :class:`LayerDocument` records, or the same
-        shape as plain dicts (see :mod:`tb_ad_layer.layers.document`)."""
+    def add_layers(self, stage: int, docs: Iterable[LayerDocument]) -> None:
+        """Store each layer document of ``stage``, with the row that lists it (kind, node
+        count, GPU time from its trace summary)."""
         for doc in docs:  # one at a time: a layer document can be megabytes
-            if isinstance(doc, LayerDocument):
-                layer, kind, attention = doc.layer, doc.kind, doc.attention
-                node_count, group_counts = len(doc.nodes), doc.group_counts
-                gpu = doc.trace_summary.total_duration_us if doc.trace_summary else None
-            else:
-                summary = doc.get("trace_summary")
-                layer, kind, attention = doc["layer"], doc["kind"], doc.get("attention")
-                node_count, group_counts = len(doc["nodes"]), doc.get("group_counts", {})
-                gpu = summary.get("total_duration_us") if summary else None
-            self._store_doc((stage, layer, kind, attention, node_count, gpu,
-                             _json_text(group_counts)), encode(doc))
+            summary = doc.trace_summary
+            self._store_doc((stage, doc.layer, doc.kind, doc.attention, len(doc.nodes),
+                             summary.total_duration_us if summary is not None else None,
+                             _json_text(doc.group_counts)), encode(doc))
 
     def _store_doc(self, row: tuple[Any, ...], doc: bytes) -> None:
         """Insert a ``layers`` row (``row``, then the document's JSON), and begin a sync of the
@@ -284,17 +266,6 @@ class StoreWriter:
                 and (self._syncing is None or self._syncing.done()):
             self._unsynced_bytes = 0
             self._syncing = self._thread().submit(_fsync, self.tmp_path, None)
-
-    def set_outside_nodes(self, stage: int, nodes: list[dict[str, Any]]) -> None:
-        """Replace the stored nodes outside every layer of ``stage`` (with their kernels once a
-        trace has been mapped onto them)."""
-        self.conn.execute(f"UPDATE outside SET nodes={_AS_TEXT} WHERE stage=?",
-                          (encode(nodes), stage))
-
-    @property
-    def last_stage(self) -> int:
-        """Index of the stage stored last."""
-        return self._stage_count - 1
 
     def add_streams(self, rows: Iterable[StreamRow]) -> None:
         """Store the trace's streams (a later row with the same key replaces an earlier one)."""

@@ -8,12 +8,18 @@ layers inferred and a stated confidence when no graph is given.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+import msgspec
+
+from tb_ad_layer.contract.api import StreamTotal, TraceInfo
+from tb_ad_layer.contract.cli import KernelSequences, LayerSequence, SequenceSegmentation
+from tb_ad_layer.contract.document import NodeKernel, TraceSummary
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import AUTO_CHOICE, TraceChoice
 from tb_ad_layer.trace.activity import stream_counts
 from tb_ad_layer.trace.annotations import annotated_layers
 from tb_ad_layer.trace.graph_nodes import KernelMatcher, LayerNodes, ModelNodes
@@ -25,7 +31,7 @@ from tb_ad_layer.trace.no_layers import no_layers_reason
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import Selection, select
 from tb_ad_layer.trace.segment import Segmentation, segment_layers
-from tb_ad_layer.trace.summary import kernel_record, layer_summary, node_trace_kernels, stream_figures
+from tb_ad_layer.trace.summary import layer_summary, node_trace_kernels, sequence_kernel, stream_figures
 from tb_ad_layer.trace.tracedb import TraceDB
 
 Progress = Callable[[str], None]
@@ -37,6 +43,8 @@ MIN_INFERRED_CONFIDENCE = 0.5
 #: or three times, layer kinds that occur once, or layers that do not open with a norm.
 CONFIDENT = 0.9
 _STREAM_LINES = 12
+#: Unmapped kernels of the activities outside every layer kept in the run's trace record.
+OUTSIDE_UNMAPPED_SHOWN = 20
 
 
 @dataclass
@@ -48,20 +56,21 @@ class TraceResult:
     ``graph_launches``: whole-graph blocks (graph-mode captures). ``layer_summaries``: layer index
     -> ``trace_summary``. ``outside_summary``: the same figures for the activities outside every
     layer (embedding, final norm, lm head, sampling...), None without a segmentation.
-    ``node_kernels``: node name -> ``trace_kernels`` records (nodes outside layers included).
-    ``origin_ns``: start of the shown replay/pass, the zero of every ``start_us``. ``meta``: see
-    ``_meta``. ``no_layers``: why no layer was found, None when some were.
+    ``node_kernels``: node name -> its ``kernels`` records (nodes outside layers included).
+    ``origin_ns``: start of the shown replay/pass, the zero of every ``start_us``. ``info``: the
+    run's ``trace`` record, as stored. ``no_layers``: why no layer was found, None when some
+    were. Every record is the contract's, as the run store keeps it.
     """
 
     kernels: list[Kernel]
     graph_launches: list[GraphLaunchBlock]
-    layer_summaries: dict[int, dict[str, Any]]
-    node_kernels: dict[str, list[dict[str, Any]]]
+    layer_summaries: dict[int, TraceSummary]
+    node_kernels: dict[str, list[NodeKernel]]
     warnings: list[str]
-    meta: dict[str, Any]
+    info: TraceInfo
     origin_ns: int = 0
     segmentation: Segmentation | None = field(default=None, repr=False)
-    outside_summary: dict[str, Any] | None = None
+    outside_summary: TraceSummary | None = None
     no_layers: str | None = None
     #: Runtime calls, synchronisations, copy details and GPU names around the shown replay/pass.
     host: HostActivity | None = field(default=None, repr=False)
@@ -74,46 +83,67 @@ def _timed(progress: Progress | None, what: str, t0: float) -> float:
     return now
 
 
-def stream_totals(db: TraceDB) -> list[dict[str, Any]]:
+def stream_totals(db: TraceDB) -> list[StreamTotal]:
     """Per device and stream: kernels, memcpy and memset counts (``inspect`` counts the same)."""
-    return [{"device": sc.stream.device, "stream": sc.stream.stream, "process": sc.stream.pid,
-             "kernels": sc.kernels, "memcpy": sc.memcpy, "memset": sc.memset} for sc in stream_counts(db)]
+    return [StreamTotal(device=sc.stream.device, stream=sc.stream.stream, process=sc.stream.pid,
+                        kernels=sc.kernels, memcpy=sc.memcpy, memset=sc.memset)
+            for sc in stream_counts(db)]
 
 
 def _report_totals(db: TraceDB, progress: Progress | None) -> None:
     if progress is None:
         return
     totals = stream_totals(db)
-    kernels = sum(t["kernels"] for t in totals)
-    copies = sum(t["memcpy"] for t in totals)
-    fills = sum(t["memset"] for t in totals)
+    kernels = sum(t.kernels for t in totals)
+    copies = sum(t.memcpy for t in totals)
+    fills = sum(t.memset for t in totals)
     progress(f"{db.source.name}: {kernels:,} kernels, {copies:,} memcpy, {fills:,} memset on "
-             f"{len({t['device'] for t in totals})} device(s), {len(totals)} stream(s)")
-    ranked = sorted(totals, key=lambda t: (-t["kernels"], t["device"], t["stream"]))
+             f"{len({t.device for t in totals})} device(s), {len(totals)} stream(s)")
+    ranked = sorted(totals, key=lambda t: (-t.kernels, t.device, t.stream))
     for t in ranked[:_STREAM_LINES]:
-        progress(f"  device {t['device']} stream {t['stream']}: {t['kernels']:,} kernels, "
-                 f"{t['memcpy']:,} memcpy, {t['memset']:,} memset")
+        progress(f"  device {t.device} stream {t.stream}: {t.kernels:,} kernels, "
+                 f"{t.memcpy:,} memcpy, {t.memset:,} memset")
     if len(ranked) > _STREAM_LINES:
         rest = ranked[_STREAM_LINES:]
-        progress(f"  ... {len(rest)} more stream(s) with {sum(t['kernels'] for t in rest):,} kernels")
+        progress(f"  ... {len(rest)} more stream(s) with {sum(t.kernels for t in rest):,} kernels")
 
 
-def _meta(db: TraceDB, sel: Selection, seg: Segmentation | None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Outside:
+    """What was found of the activities outside every layer."""
+
+    time_us: float | None = None
+    kernel_count: int | None = None
+    mapped_share: float | None = None
+    summary: TraceSummary | None = None
+
+
+def _info(path: Path | str, db: TraceDB, sel: Selection, seg: Segmentation | None,
+          mapped_share: float | None, outside: _Outside, warnings: list[str]) -> TraceInfo:
+    """The run's ``trace`` record: what was read, picked, found and mapped."""
     kinds = [k.kind for k in sel.kernels]
-    return {
-        "source": str(db.source), "read_from": str(db.source), "format": db.format, "phase": sel.phase,
-        "schema_version": db.schema_version, "graph_trace_mode": db.graph_trace_mode,
-        "graph_id": sel.graph_id, "graph_node_count": sel.graph_node_count, "replays": sel.replays,
-        "devices": sorted({t["device"] for t in stream_totals(db)}), "device": sel.device,
-        "step": sel.step.number if sel.step is not None else None, "method": sel.method, "pick": sel.reason,
-        "num_streams": len({k.stream_key for k in sel.kernels}),
-        "kernel_count": kinds.count(KIND_KERNEL), "memcpy_count": kinds.count(KIND_MEMCPY),
-        "memset_count": kinds.count(KIND_MEMSET), "stream_totals": stream_totals(db),
-        "layers_found": len(seg.layers) if seg else 0, "segmentation": seg.method if seg else None,
-        "confidence": seg.confidence if seg else None, "segmentation_detail": seg.detail if seg else None,
-        "mapped_share": None, "outside_time_us": None, "outside_kernel_count": None,
-        "outside_mapped_share": None,
-    }
+    totals = stream_totals(db)
+    summary = outside.summary
+    if summary is not None:
+        summary = msgspec.structs.replace(summary,
+                                          unmapped=summary.unmapped[:OUTSIDE_UNMAPPED_SHOWN])
+    return TraceInfo(
+        source=str(path), read_from=str(db.source), format=db.format, phase=sel.phase,
+        schema_version=db.schema_version, graph_trace_mode=db.graph_trace_mode,
+        graph_id=sel.graph_id, graph_node_count=sel.graph_node_count, replays=sel.replays,
+        devices=sorted({t.device for t in totals}), device=sel.device,
+        step=sel.step.number if sel.step is not None else None, method=sel.method,
+        pick=sel.reason, num_streams=len({k.stream_key for k in sel.kernels}),
+        kernel_count=kinds.count(KIND_KERNEL), memcpy_count=kinds.count(KIND_MEMCPY),
+        memset_count=kinds.count(KIND_MEMSET), stream_totals=totals,
+        layers_found=len(seg.layers) if seg else 0, segmentation=seg.method if seg else None,
+        confidence=seg.confidence if seg else None,
+        segmentation_detail=seg.detail if seg else None, mapped_share=mapped_share,
+        outside_time_us=outside.time_us, outside_kernel_count=outside.kernel_count,
+        outside_mapped_share=outside.mapped_share, warnings=list(warnings),
+        unmapped=dict(Counter(k.unmapped_reason for k in sel.kernels
+                              if k.unmapped_reason).most_common(10)),
+        graph_launch_blocks=len(sel.launches), outside_summary=summary)
 
 
 def _expected(layers: Sequence[LayerNodes] | ModelNodes | None) -> ModelNodes | None:
@@ -126,18 +156,15 @@ def ingest_trace(
     path: Path | str,
     layers: Sequence[LayerNodes] | ModelNodes | None,
     *,
-    phase: str | None = None,
-    device: int | None = None,
-    graph_id: int | None = None,
-    step: int | None = None,
+    choice: TraceChoice = AUTO_CHOICE,
     kernel_map: KernelMap | None = None,
     progress: Progress | None = None,
 ) -> TraceResult:
     """Read ``path`` and annotate the graph's layers (``layers``: the layers in model order, or a
     ``ModelNodes`` with the nodes outside them too) with its kernels.
 
-    ``phase``: "decode" (a CUDA-graph replay), "prefill" (an eager pass) or None (auto);
-    ``step``: the profiler step to use (default: the last complete one). ``layers=None`` finds
+    ``choice``: the phase, device, graph and profiler step to use (what it leaves None is
+    detected, as ``tb-ad-layer inspect`` explains). ``layers=None`` finds
     layers from the trace alone and maps nothing. Raises ``InputError`` for bad input, a phase,
     device, graph or step the trace does not hold, a graph the trace cannot fit, or a graph with
     layers and a trace in which no layer is found (a ``--cuda-graph-trace=graph`` capture, no
@@ -149,7 +176,7 @@ def ingest_trace(
     try:
         _report_totals(db, progress)
         t1 = _timed(progress, "counted activities per stream", t0)
-        sel = select(db, phase, device, graph_id, step)
+        sel = select(db, choice)
         if progress is not None:
             kernel_count = sum(1 for k in sel.kernels if k.kind == KIND_KERNEL)
             what = "replay" if sel.phase == "decode" else "pass"
@@ -169,7 +196,7 @@ def ingest_trace(
         seg: Segmentation | None = None
         node_group: dict[str, str] = {}
         mapped_share: float | None = None
-        outside_summary: dict[str, Any] | None = None
+        outside_summary: TraceSummary | None = None
         if sel.graph_mode_capture or not kernels:
             for k in kernels:
                 k.unmapped_reason = REASON_OUTSIDE
@@ -211,48 +238,44 @@ def ingest_trace(
         if no_layers is not None and expected is not None and expected.layers:
             # Stored, a result without the graph's layers would read as an answer.
             raise InputError(no_layers, path=path, field="layers")
-        summaries: dict[int, dict[str, Any]] = {}
+        summaries: dict[int, TraceSummary] = {}
         if seg is not None:
             indices = [layer.index for layer in expected.layers] if expected is not None \
                 else list(range(len(seg.layers)))
             for idx, ks in zip(indices, seg.layers, strict=True):
                 summaries[idx] = layer_summary(ks, node_group, origin)
-        meta = _meta(db, sel, seg)
-        meta["source"] = str(path)
-        meta["mapped_share"] = mapped_share
+        outside = _Outside()
         if outside_summary is not None and seg is not None:
-            meta["outside_time_us"] = outside_summary["total_duration_us"]
             outside_kernels = [k for k in seg.outside if k.kind == KIND_KERNEL]
-            meta["outside_kernel_count"] = len(outside_kernels)
+            share = None
             if expected is not None and outside_kernels:
-                meta["outside_mapped_share"] = round(
-                    sum(1 for k in outside_kernels if k.node is not None) / len(outside_kernels), 4)
+                share = round(sum(1 for k in outside_kernels if k.node is not None)
+                              / len(outside_kernels), 4)
+            outside = _Outside(time_us=outside_summary.total_duration_us,
+                               kernel_count=len(outside_kernels), mapped_share=share,
+                               summary=outside_summary)
         return TraceResult(kernels=kernels, graph_launches=sel.launches, layer_summaries=summaries,
-                           node_kernels=node_trace_kernels(kernels, origin), warnings=warnings, meta=meta,
+                           node_kernels=node_trace_kernels(kernels, origin), warnings=warnings,
+                           info=_info(path, db, sel, seg, mapped_share, outside, warnings),
                            origin_ns=origin, segmentation=seg, outside_summary=outside_summary,
                            no_layers=no_layers, host=read_host(db, kernels))
     finally:
         db.close()
 
 
-def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str | None = None,
-                     device: int | None = None, graph_id: int | None = None, step: int | None = None,
+def kernel_sequences(path: Path | str, layer: int | None = None, *,
+                     choice: TraceChoice = AUTO_CHOICE,
                      layers: Sequence[LayerNodes] | ModelNodes | None = None,
-                     progress: Progress | None = None) -> dict[str, Any]:
+                     progress: Progress | None = None) -> KernelSequences:
     """Per-layer kernel sequences of one replay/pass: the graph's layers when ``layers`` is given,
     else the trace's own layer ranges, else layers inferred from repetition with their
     confidence.
 
-    Returns ``{"source", "format", "phase", "graph_id", "replays", "device", "step", "pick",
-    "num_layers", "segmentation": {"method", "confidence", "detail", "inferred"}, "warnings",
-    "layers": [{"layer", "kind", "kernel_count", "memcpy_count", "memset_count",
-    "total_duration_us", "num_streams", "streams", "kernels": [{kernel, name, kind, duration_us,
-    replay_duration_us, stream, start_us, stats, node}]}], "outside": [...]}``; ``layer`` keeps
-    only that layer. Raises ``InputError`` when the trace has no such layer, or no layer at all
-    (the message says why).
+    Returns the ``tb-ad-layer kernels`` record (:class:`~tb_ad_layer.contract.cli.KernelSequences`);
+    ``layer`` keeps only that layer. Raises ``InputError`` when the trace has no such layer, or
+    no layer at all (the message says why).
     """
-    result = ingest_trace(path, layers, phase=phase, device=device, graph_id=graph_id, step=step,
-                          progress=progress)
+    result = ingest_trace(path, layers, choice=choice, progress=progress)
     seg = result.segmentation
     origin = result.origin_ns
     found = seg.layers if seg else []
@@ -273,36 +296,28 @@ def kernel_sequences(path: Path | str, layer: int | None = None, *, phase: str |
     for j, ks in enumerate(found):
         if layer is not None and j != layer:
             continue
-        summary = result.layer_summaries.get(indices[j] if j < len(indices) else j, {})
+        summary = result.layer_summaries.get(indices[j] if j < len(indices) else j)
         kinds = [k.kind for k in ks]
-        out_layers.append(
-            {
-                "layer": indices[j] if j < len(indices) else j,
-                "kind": seg.kinds[j] if seg and j < len(seg.kinds) else None,
-                "kernel_count": kinds.count(KIND_KERNEL),
-                "memcpy_count": kinds.count(KIND_MEMCPY),
-                "memset_count": kinds.count(KIND_MEMSET),
-                "total_duration_us": summary.get("total_duration_us", 0.0),
-                "num_streams": summary.get("num_streams", 0),
-                "streams": stream_figures(ks) if ks else [],
-                "kernels": [_record(k, origin) for k in ks],
-            }
-        )
+        out_layers.append(LayerSequence(
+            layer=indices[j] if j < len(indices) else j,
+            kind=seg.kinds[j] if seg and j < len(seg.kinds) else None,
+            kernel_count=kinds.count(KIND_KERNEL),
+            memcpy_count=kinds.count(KIND_MEMCPY),
+            memset_count=kinds.count(KIND_MEMSET),
+            total_duration_us=summary.total_duration_us if summary is not None else 0.0,
+            num_streams=summary.num_streams if summary is not None else 0,
+            streams=stream_figures(ks) if ks else [],
+            kernels=[sequence_kernel(k, origin) for k in ks]))
     outside = seg.outside if seg else result.kernels
-    m = result.meta
-    return {
-        "source": m["source"], "format": m["format"], "phase": m["phase"], "graph_id": m["graph_id"],
-        "replays": m["replays"], "device": m["device"], "step": m["step"], "pick": m["pick"],
-        "num_layers": len(found),
-        "segmentation": {"method": seg.method if seg else None, "confidence": seg.confidence if seg else None,
-                         "detail": seg.detail if seg else None, "inferred": seg.inferred if seg else None},
-        "warnings": warnings, "layers": out_layers,
-        "outside": [_record(k, origin) for k in outside] if layer is None else [],
-    }
+    info = result.info
+    return KernelSequences(
+        source=info.source, format=info.format, phase=info.phase, graph_id=info.graph_id,
+        replays=info.replays, device=info.device, step=info.step, pick=info.pick,
+        num_layers=len(found),
+        segmentation=SequenceSegmentation(method=seg.method if seg else None,
+                                          confidence=seg.confidence if seg else None,
+                                          detail=seg.detail if seg else None,
+                                          inferred=seg.inferred if seg else None),
+        warnings=warnings, layers=out_layers,
+        outside=[sequence_kernel(k, origin) for k in outside] if layer is None else [])
 
-
-def _record(k: Kernel, origin: int) -> dict[str, Any]:
-    rec = kernel_record(k, origin)
-    rec["kind"] = k.kind
-    rec["node"] = k.node
-    return rec

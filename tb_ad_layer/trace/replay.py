@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import AUTO_CHOICE, PHASES, TraceChoice
 from tb_ad_layer.trace.activity import GraphInfo, Launch, device_kernel_counts, graphs
 from tb_ad_layer.trace.kernel import KIND_KERNEL, GraphLaunchBlock, Kernel, ReplayStats
 from tb_ad_layer.trace.nsys_sqlite import RECAPTURE_HINT
@@ -27,7 +28,6 @@ from tb_ad_layer.trace.passes import pass_by_gaps, pass_by_nvtx
 from tb_ad_layer.trace.steps import Step, choose_step
 from tb_ad_layer.trace.tracedb import TraceDB
 
-PHASES = ("decode", "prefill")
 #: Share of the eager kernels a forward-pass range holds: most of them, or within one profiler
 #: step of training, where backward and optimizer run too, a good part.
 PASS_COVERAGE = 0.5
@@ -233,14 +233,16 @@ def _busiest(found: list[GraphInfo], graph_id: int | None, db: TraceDB) -> Graph
     return max(found, key=lambda g: (g.nodes or max((x.kernels for x in g.launches), default=0), g.kernels))
 
 
-def select(db: TraceDB, phase: str | None = None, device: int | None = None, graph_id: int | None = None,
-           step: int | None = None) -> Selection:
-    """Pick the replay (decode) or forward pass (prefill) to show; ``phase=None`` auto-detects.
+def select(db: TraceDB, choice: TraceChoice = AUTO_CHOICE) -> Selection:
+    """Pick the replay (decode) or forward pass (prefill) to show, as ``choice`` says; what it
+    leaves ``None`` is detected (a phase by the graphs found).
 
     Raises ``InputError`` for an unknown phase, ``phase="decode"`` on a trace without CUDA graph
     kernels (suggesting ``--phase prefill``, or re-capturing for graph-mode captures), an absent
     device, graph id or step, or a trace with no kernels to show.
     """
+    phase: str | None = choice.phase
+    device, graph_id, step = choice.device, choice.graph_id, choice.step
     if phase is not None and phase not in PHASES:
         raise InputError(f"unknown phase {phase!r}; use one of {', '.join(PHASES)}", field="phase")
     per_device = device_kernel_counts(db)

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from tb_ad_layer.contract.document import LayerDocument
 from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
 from tb_ad_layer.store.writer import StoreWriter, store_path
 
@@ -61,7 +64,7 @@ def _node(n: N, line: int) -> dict[str, Any]:
     return {"id": n.id, "op": n.op, "label": n.op.split(".")[-1], "node_kind": "call",
             "shape": n.shape, "dtype": n.dtype, "group": n.group, "sub_group": n.sub_group,
             "stream": "main", "inputs": n.inputs,
-            "weights": [{"name": a, "shape": b, "dtype": c} for a, b, c in n.weights],
+            "weights": [{"name": a, "shape": b, "dtype": c, "role": a} for a, b, c in n.weights],
             "args": n.args, "line": line, "kernels": [], "time_us": 0.0}
 
 
@@ -102,7 +105,7 @@ def build(logdir: Path, run: str, layers: Sequence[L], kernels: Sequence[K], *,
                                               "dtype": d, "layer": None}
                                              for i, s, d in x.externals],
                          "group_counts": {}, "trace_summary": None, "doubts": []})
-        w.add_layer_docs(0, docs)
+        w.add_layers(0, [msgspec.convert(d, LayerDocument) for d in docs])
         streams = sorted({stream_key(k.stream) for k in kernels})
         w.add_streams(StreamRow(s, f"GPU 0 · stream {s.rsplit('s', 1)[1]}", 0, 1, 1,
                                 int(s.rsplit("s", 1)[1])) for s in streams)

@@ -11,6 +11,7 @@ import pytest
 
 from tb_ad_layer.cli import main
 from tb_ad_layer.contract.analysis import Report
+from tb_ad_layer.options import TraceChoice
 from tb_ad_layer.store.writer import store_path
 from tb_ad_layer.trace.ingest import ingest_trace
 from tests.conftest import DUMPS, REPO, SHARED_TRACES
@@ -48,7 +49,7 @@ def test_convert_stores_tails_and_host_rows_and_report_reads_them(
 
 @needs_shared
 def test_nsys_runtime_sync_and_copy_rows_of_a_real_trace() -> None:
-    host = ingest_trace(SHARED_TRACES / "h100_2gpu_1s.sqlite", None, device=0).host
+    host = ingest_trace(SHARED_TRACES / "h100_2gpu_1s.sqlite", None, choice=TraceChoice(device=0)).host
     assert host is not None and host.calls is not None and host.copies is not None
     names = {c[4] for c in host.calls}
     assert {"cudaLaunchKernel", "cudaMemcpyAsync"} <= names  # the _v7000 suffix dropped

@@ -17,10 +17,8 @@ from tb_ad_layer.contract import analysis, api, cli, document
 from tb_ad_layer.contract.document import LayerDocument, OutsideNodes
 from tb_ad_layer.convert import load_stage, resolve_inputs
 from tb_ad_layer.layers.document import (
-    layer_document,
     layer_document_text,
     layer_record,
-    outside_nodes,
     outside_nodes_text,
     outside_records,
 )
@@ -115,19 +113,17 @@ MODEL_DUMPS = sorted(p for p in DUMPS.iterdir() if p.is_dir())
 
 @pytest.mark.parametrize("dump_dir", MODEL_DUMPS, ids=lambda p: p.name)
 def test_documents_the_layers_code_builds_decode(dump_dir: Path) -> None:
-    """Every stage of every model export: the document as the converter stores it, as it is
-    built, and as the plain values that trace mapping fills in place, all valid and equal."""
+    """Every stage of every model export: the document as the converter stores it and as it is
+    built, valid and equal."""
     checked = 0
     for stage in resolve_inputs(dump_dir, ["all"]):
         lg = load_stage(stage).lg
         for index in lg.layers:
             stored = msgspec.json.decode(layer_document_text(lg, index), type=LayerDocument)
             assert stored == layer_record(lg, index)
-            assert msgspec.convert(layer_document(lg, index), LayerDocument) == stored
             checked += 1
         outside = msgspec.json.decode(outside_nodes_text(lg), type=OutsideNodes)
         assert outside == outside_records(lg)
-        assert msgspec.convert(outside_nodes(lg), OutsideNodes) == outside
     assert checked > 0
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlparse
 
+import msgspec
 import pytest
 
 from tests.e2e.panel import ARTIFACTS
@@ -50,7 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _hostile_attacher(target: dict[str, Any]):
     """The plugin tests' fake decode trace, with the first mapped kernel renamed to HOSTILE (both
-    its full and its short name) in the kernel rows and in the layer document."""
+    its full and its short name) in the kernel rows and in the node's kernels the layer document
+    is built with."""
     from tests.plugin.fake_trace import fake_attacher
 
     inner = fake_attacher()
@@ -71,15 +73,13 @@ def _hostile_attacher(target: dict[str, Any]):
                     break
             self._w.add_kernels(rows)
 
-    def attach(lg: Any, docs: list[dict[str, Any]], writer: Any) -> dict[str, Any]:
-        info = inner(lg, docs, Writer(writer) if writer is not None else None)
-        for doc in docs:
-            for node in doc["nodes"]:
-                if node["id"] == target.get("node") and node["kernels"]:
-                    node["kernels"][0]["name"] = HOSTILE
-                    node["kernels"][0]["kernel"] = HOSTILE
-                    return info
-        raise AssertionError("hostile kernel: no mapped node found")
+    def attach(lg: Any, writer: Any) -> Any:
+        mapped = inner(lg, Writer(writer) if writer is not None else None)
+        kernels = mapped.node_kernels.get(target.get("node"))
+        if not kernels:
+            raise AssertionError("hostile kernel: no mapped node found")
+        kernels[0] = msgspec.structs.replace(kernels[0], name=HOSTILE, kernel=HOSTILE)
+        return mapped
 
     return attach
 

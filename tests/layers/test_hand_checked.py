@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tb_ad_layer.contract.document import Weight
 from tb_ad_layer.dump.reader import parse_dump
-from tb_ad_layer.layers.document import layer_document
+from tb_ad_layer.layers.document import layer_record
 from tb_ad_layer.layers.layered import layer_graph
 from tests.conftest import DUMPS, write_dump
 
@@ -101,16 +102,16 @@ def test_external_inputs_and_edges(tmp_path: Path) -> None:
     ext0 = {e.id: e.label for e in lg.layers[0].external_inputs}
     assert ext0 == {"embedding": "token embedding", "cos": "RoPE cache",
                     "kv_cache_0": "KV cache", "cache_loc": "batch metadata"}
-    doc = layer_document(lg, 1)
-    edges = {(e["from"], e["to"]) for e in doc["edges"]}
+    doc = layer_record(lg, 1)
+    edges = {(e.from_, e.to) for e in doc.edges}
     assert ("getitem_3", "q_1") in edges and ("getitem_4", "fused_2") in edges
     assert ("getitem_7", "sub") in edges and ("sub", "eq") in edges and ("eq", "moe_1") in edges
-    ids = {n["id"] for n in doc["nodes"]} | {e["id"] for e in doc["external_inputs"]}
+    ids = {n.id for n in doc.nodes} | {e.id for e in doc.external_inputs}
     assert all(a in ids and b in ids for a, b in edges)
-    assert len(edges) == sum(len(n["inputs"]) for n in doc["nodes"])
-    q1 = next(n for n in doc["nodes"] if n["id"] == "q_1")
-    assert q1["weights"] == [{"name": "model_layers_1_self_attn_q_proj_weight", "shape": "16x16",
-                              "dtype": "torch.bfloat16"}]
+    assert len(edges) == sum(len(n.inputs) for n in doc.nodes)
+    q1 = next(n for n in doc.nodes if n.id == "q_1")
+    assert q1.weights == [Weight(name="model_layers_1_self_attn_q_proj_weight", shape="16x16",
+                                 dtype="torch.bfloat16", role="self_attn_q_proj_weight")]
 
 
 def test_ad_dsv3_layer3_against_truth() -> None:

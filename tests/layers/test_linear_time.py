@@ -49,7 +49,7 @@ def _fan_out(path: Path, readers: int) -> Path:
 _COUNT = r"""
 import sys
 from tb_ad_layer.dump.reader import parse_dump
-from tb_ad_layer.layers.document import layer_document
+from tb_ad_layer.layers.document import layer_record
 from tb_ad_layer.layers.layered import layer_graph
 package, path = sys.argv[1], sys.argv[2]
 count = 0
@@ -65,7 +65,7 @@ def tracer(frame, event, arg):
 sys.settrace(tracer)
 lg = layer_graph(parse_dump(path).select())
 for index in lg.layers:
-    layer_document(lg, index)
+    layer_record(lg, index)
 sys.settrace(None)
 print(count)
 """

@@ -5,9 +5,11 @@ import json
 from itertools import pairwise
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from tb_ad_layer.layers.seed_json import to_seed_json
+from tb_ad_layer.contract.document import LayerDocument
+from tb_ad_layer.export.seed_json import to_seed_json
 from tb_ad_layer.layers.weights import weight_role
 from tb_ad_layer.plugin.data import PluginData
 from tb_ad_layer.plugin.errors import ApiError
@@ -36,7 +38,7 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     assert list(runs) == ["dsv3", "llama", "traced/decode", "traced/faster"]
     dsv3 = runs["dsv3"]
     assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3"
-    assert dsv3["schema_version"] == SCHEMA_VERSION == 4
+    assert dsv3["schema_version"] == SCHEMA_VERSION == 5
     assert [s["index"] for s in dsv3["stages"]] == [0, 1, 2, 3] and dsv3["default_stage"] == 3
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",
@@ -206,8 +208,10 @@ def test_compare_matches_across_layers_by_weight_role(data: PluginData) -> None:
     nodes4 = {n["id"]: n for n in call(data, "layer", run="dsv3", layer=3)["nodes"]}
     for n in doc2["nodes"]:
         if n["weights"] and n["id"] in by_a:
-            roles = sorted(weight_role(w["name"]) for w in n["weights"])
-            other = sorted(weight_role(w["name"]) for w in nodes4[by_a[n["id"]]]["weights"])
+            # Stored at conversion: the converter's rule, which the compare reads.
+            assert all(w["role"] == weight_role(w["name"]) for w in n["weights"])
+            roles = sorted(w["role"] for w in n["weights"])
+            other = sorted(w["role"] for w in nodes4[by_a[n["id"]]]["weights"])
             assert roles == other and roles != sorted(w["name"] for w in n["weights"])
     assert out["counts"]["same"] + out["counts"]["changed"] == len(out["matches"])
     assert len(out["matches"]) + out["counts"]["only_a"] == len(doc2["nodes"])
@@ -258,7 +262,9 @@ def test_downloads(data: PluginData) -> None:
     assert seed.filename == "085_compile_compile_model_layer3.json"
     body = json.loads(seed.body)
     doc = call(data, "layer", run="dsv3", layer=3)
-    assert body == json.loads(json.dumps(to_seed_json(doc)))
+    stored = msgspec.convert({k: v for k, v in doc.items() if k not in ("run", "stage")},
+                             LayerDocument)
+    assert body == json.loads(json.dumps(to_seed_json(stored)))
     dot = answer(data, "download/layer.dot", run="dsv3", stage=0, layer=3)
     assert dot.filename == "001_export_export_to_gm_layer3.dot"
     assert dot.body.startswith(b"digraph layer_3 {")

@@ -8,8 +8,8 @@ from tensorboard.backend.event_processing.event_file_loader import EventFileLoad
 
 from tb_ad_layer.cli import main
 from tb_ad_layer.convert import convert
+from tb_ad_layer.export.chrome import export_chrome_trace
 from tb_ad_layer.options import ConvertOptions
-from tb_ad_layer.store.chrome_export import export_chrome_trace
 from tb_ad_layer.store.events import EVENTS_SUFFIX, write_run_events
 from tb_ad_layer.store.reader import RunStore
 from tb_ad_layer.store.writer import store_path

@@ -10,6 +10,7 @@ from werkzeug.wrappers import Request
 
 from tb_ad_layer.contract.api import CompareSide
 from tb_ad_layer.contract.document import ExternalInput, LayerDocument, LayerNode, Weight
+from tb_ad_layer.layers.weights import weight_role
 from tb_ad_layer.plugin.compare import compare_docs, match_nodes
 from tb_ad_layer.plugin.data import parse_float, parse_int
 from tb_ad_layer.plugin.errors import ApiError
@@ -77,7 +78,8 @@ def node(nid: str, op: str, weights: tuple[str, ...] = (), inputs: tuple[str, ..
     return LayerNode(id=nid, op=op, label=op, node_kind="call", shape=shape,
                      dtype="torch.bfloat16", group=group, sub_group=None, stream="main",
                      inputs=list(inputs), args="", line=0, kernels=[], time_us=time_us,
-                     weights=[Weight(name=w, shape="8x8", dtype="torch.bfloat16")
+                     weights=[Weight(name=w, shape="8x8", dtype="torch.bfloat16",
+                                     role=weight_role(w))
                               for w in weights])
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_ad_layer.convert import convert
+from tb_ad_layer.convert import convert, store_stage
 from tb_ad_layer.dump.reader import parse_dump
 from tb_ad_layer.layers.layered import layer_graph
 from tb_ad_layer.options import ConvertOptions
@@ -24,9 +24,8 @@ LAST = sorted((DUMPS / "ad_dsv3").glob("*.txt"))[-1]
 def write_store(path: Path, kernels: list[KernelRow], streams: list[StreamRow]) -> Path:
     lg = layer_graph(parse_dump(LAST).select())
     with StoreWriter(path) as w:
-        idx = w.add_stage(file=LAST.name, order_no=85, stage="compile", transform="compile_model",
-                          modules=[lg.graph.module], lg=lg)
-        w.add_layers(idx, lg)
+        store_stage(w, lg, file=LAST.name, order_no=85, stage="compile", transform="compile_model",
+                    modules=[lg.graph.module])
         w.add_streams(streams)
         w.add_kernels(kernels)
         w.add_file(LAST, "dump")
@@ -149,20 +148,22 @@ def test_damaged_doubts_are_reported_as_damage(tmp_path: Path) -> None:
         RunStore(path).stages()
 
 
-def test_a_store_of_schema_version_2_asks_to_convert_again(tmp_path: Path) -> None:
-    """Version 2 stores have no doubts: they are refused with what to do, never misread."""
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_an_older_store_asks_to_convert_again(tmp_path: Path, version: int) -> None:
+    """Version 2 stores have no doubts, version 3 stores no weight roles: they are refused with
+    what to do, never misread."""
     from tb_ad_layer.store.reader import StoreVersionError
+    from tb_ad_layer.store.schema import SCHEMA_VERSION
 
     convert(ConvertOptions(DUMPS / "ad_llama", tmp_path, run="r"))
     path = store_path(tmp_path, "r")
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
-    conn.execute("ALTER TABLE stages DROP COLUMN doubts")
+    conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
+    if version < 3:
+        conn.execute("ALTER TABLE stages DROP COLUMN doubts")
     conn.commit()
     conn.close()
-    from tb_ad_layer.store.schema import SCHEMA_VERSION
-
-    with pytest.raises(StoreVersionError, match=r"run store schema version 2 is older than this "
-                                                rf"tb-ad-layer reads \({SCHEMA_VERSION}\); convert "
-                                                r"the run again"):
+    with pytest.raises(StoreVersionError, match=rf"run store schema version {version} is older "
+                                                rf"than this tb-ad-layer reads \({SCHEMA_VERSION}\); "
+                                                r"convert the run again"):
         RunStore(path)

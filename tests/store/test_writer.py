@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tb_ad_layer.convert import convert
+from tb_ad_layer.convert import convert, stage_documents, store_stage
 from tb_ad_layer.dump.reader import parse_dump
-from tb_ad_layer.layers.document import layer_document_text, outside_nodes
+from tb_ad_layer.layers.document import layer_document_text, outside_nodes_text
 from tb_ad_layer.layers.layered import layer_graph
 from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.store.reader import RunStore
@@ -32,7 +32,7 @@ def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -
     for index in lg.layers:
         assert store.layer_doc_text(0, index) == layer_document_text(lg, index)
     outside = [{k: v for k, v in n.items() if k != "layer"} for n in store.nodes(0, -1)]
-    assert outside == json.loads(json.dumps(outside_nodes(lg)))
+    assert outside == json.loads(outside_nodes_text(lg))
     conn = sqlite3.connect(store.path)
     assert {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} \
         == {"meta", "files", "stages", "layers", "outside", "streams", "kernels"}
@@ -47,9 +47,8 @@ def test_failed_write_leaves_no_store(tmp_path: Path) -> None:
     final = store_path(tmp_path, "r")
     with pytest.raises(sqlite3.IntegrityError):
         with StoreWriter(final) as w:
-            idx = w.add_stage(file="f.txt", order_no=0, stage="s", transform="t",
-                              modules=[lg.graph.module], lg=lg)
-            w.add_layers(idx, lg)
-            w.add_layers(idx, lg)  # the same (stage, layer) rows again
+            idx = store_stage(w, lg, file="f.txt", order_no=0, stage="s", transform="t",
+                              modules=[lg.graph.module])
+            w.add_layers(idx, stage_documents(lg))  # the same (stage, layer) rows again
             w.commit()
     assert not final.exists() and not list(final.parent.glob(".*tmp*"))

@@ -25,10 +25,10 @@ def test_capture_time_nvtx_through_graph_node_events(tmp_path: Path) -> None:
     assert found is not None and found.source == "capture-nvtx" and found.count == 5
     assert found.kinds == ["model.layers"] * 5
     seq = kernel_sequences(paths["sqlite"])
-    assert seq["segmentation"]["method"] == "capture-nvtx" and seq["num_layers"] == 5
+    assert seq.segmentation.method == "capture-nvtx" and seq.num_layers == 5
     _, model = dump_model("dsv3_mla_moe")
     result = ingest_trace(paths["sqlite"], model)
-    assert result.meta["segmentation"] == "capture-nvtx"
+    assert result.info.segmentation == "capture-nvtx"
     got = agreement(truth, result.kernels)
     assert got.layer_share == 1.0 and got.node_share == 1.0
 
@@ -49,10 +49,10 @@ def test_module_annotations_in_profiler_traces(name: str, tmp_path: Path) -> Non
                                class_per_kind=name == "nemotron_h_hybrid", steps=True)
     truth = load_truth(paths["truth"])
     seq = kernel_sequences(paths["torch"])
-    assert seq["segmentation"]["method"] == "module-annotations" and seq["step"] == 102
-    assert seq["num_layers"] == truth["num_layers"]
+    assert seq.segmentation.method == "module-annotations" and seq.step == 102
+    assert seq.num_layers == truth["num_layers"]
     if name == "nemotron_h_hybrid":
-        assert len({layer["kind"] for layer in seq["layers"]}) == len(set(truth["layer_kinds"].values()))
+        assert len({layer.kind for layer in seq.layers}) == len(set(truth["layer_kinds"].values()))
     _, model = dump_model(name)
     result = ingest_trace(paths["torch"], model)
     got = agreement(truth, result.kernels)
@@ -68,5 +68,5 @@ def test_nvtx_layer_ranges_in_eager_nsys_traces(tmp_path: Path) -> None:
     found = annotated_layers(db, select(db).kernels)
     assert found is not None and found.source == "nvtx-ranges" and found.count == truth["num_layers"]
     result = ingest_trace(paths["sqlite"], None)
-    assert result.meta["segmentation"] == "nvtx-ranges"
+    assert result.info.segmentation == "nvtx-ranges"
     assert agreement(truth, result.kernels).layer_share == 1.0

@@ -76,7 +76,7 @@ def test_nsys_string_not_utf8_is_shown_replaced(tmp_path: Path) -> None:
         assert text + "\ufffd" in {k.name for k in db.kernels("1")}
     finally:
         db.close()
-    assert kernel_sequences(path)["num_layers"] == 5
+    assert kernel_sequences(path).num_layers == 5
 
 
 def _damage(source: Path, target: Path, old: bytes, new: bytes) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.convert import load_stage, resolve_inputs
+from tb_ad_layer.options import TraceChoice
 from tb_ad_layer.trace.graph_nodes import ModelNodes
 from tb_ad_layer.trace.ingest import ingest_trace
 from tb_ad_layer.trace_attach import model_nodes
@@ -59,14 +60,14 @@ def test_every_dump_fixture_through_the_converter(truth_path: Path, phase: str, 
     truth = load_truth(paths["truth"])
     outside_nodes = {n.name for n in [*expected.before, *expected.after]}
     for fmt in ("sqlite", "torch"):
-        result = ingest_trace(paths[fmt], expected, phase=phase)
-        assert result.meta["layers_found"] == len(expected.layers) == truth["num_layers"], fmt
+        result = ingest_trace(paths[fmt], expected, choice=TraceChoice(phase=phase))
+        assert result.info.layers_found == len(expected.layers) == truth["num_layers"], fmt
         got = agreement(truth, result.kernels)
         assert got.layer_share == 1.0, (fmt, got.misses)
         assert got.node_share >= NODE_BAR, (fmt, got.node_share, got.misses)
         # Model-level kernels (embedding, final norm, lm head, gathers) on the nodes outside layers.
         assert got.outside_kernels > 0 and got.outside_share == 1.0, fmt
-        assert result.meta["outside_time_us"] > 0
+        assert result.info.outside_time_us > 0
         assert any(k.node in outside_nodes for k in result.kernels if k.layer is None)
         _, seed_grouping = baseline_agreement(truth, result.kernels, expected)
         assert got.node_share > seed_grouping.node_share and got.layer_share > seed_grouping.layer_share
@@ -82,6 +83,6 @@ def test_other_stream_layouts_map_every_kernel(truth_path: Path, layout: str, tm
                         mt.Options(layout=layout, replays=3, seed=3, jitter=0.1))
     truth = load_truth(paths["truth"])
     result = ingest_trace(paths["sqlite"], model_from_truth(truth))
-    assert result.meta["layers_found"] == truth["num_layers"]
+    assert result.info.layers_found == truth["num_layers"]
     got = agreement(truth, result.kernels)
     assert got.layer_share == got.node_share == got.outside_share == 1.0, got.misses

@@ -51,7 +51,7 @@ def test_final_stage_decode_trace(model: str, layout: str, tmp_path: Path) -> No
                                    reshuffle_streams=layout == "per-layer"))
     truth = load_truth(paths["truth"])
     result = ingest_trace(paths["sqlite"], view)
-    assert result.meta["layers_found"] == len(view.layers) == truth["num_layers"]
+    assert result.info.layers_found == len(view.layers) == truth["num_layers"]
     got = agreement(truth, result.kernels)
     assert got.layer_share == 1.0, got.misses[:5]
     assert got.node_share >= NODE_BAR, (got.node_share, got.misses[:5])

@@ -15,8 +15,8 @@ def test_per_layer_streams_map_every_kernel_to_its_node(name: str) -> None:
     truth = load_truth(FIXTURES / "ad_dsv3_decode_streams.truth.json")
     _, model = dump_model("dsv3_mla_moe")
     result = ingest_trace(FIXTURES / name, model)
-    assert result.meta["segmentation"] == "graph-alignment" and result.meta["layers_found"] == 5
-    assert result.meta["step"] == 105 and result.meta["replays"] == 6
+    assert result.info.segmentation == "graph-alignment" and result.info.layers_found == 5
+    assert result.info.step == 105 and result.info.replays == 6
     got = agreement(truth, result.kernels)
     assert got.layer_share == got.node_share == got.outside_share == 1.0, got.misses
     layers, seed = baseline_agreement(truth, result.kernels, model)
@@ -39,9 +39,9 @@ def test_annotated_eager_passes(name: str, method: str) -> None:
     truth = load_truth(FIXTURES / "qwen3_next_prefill_modules.truth.json")
     seq = kernel_sequences(FIXTURES / name)
     assert (
-        seq["segmentation"]["method"] == method
-        and seq["num_layers"] == truth["num_layers"] == 2
-        and seq["step"] == 101
+        seq.segmentation.method == method
+        and seq.num_layers == truth["num_layers"] == 2
+        and seq.step == 101
     )
     _, model = dump_model("qwen3_next_gdn")
     result = ingest_trace(FIXTURES / name, model)

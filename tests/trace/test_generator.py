@@ -67,7 +67,7 @@ def test_cli_from_truth_round_trip(tmp_path: Path) -> None:
     gt = load_truth(out / "tiny.truth.json")
     for name in ("tiny.sqlite", "tiny.pt.trace.json.gz"):
         result = ingest_trace(out / name, layers_from_truth(gt))
-        assert result.meta["layers_found"] == 3 and result.meta["mapped_share"] == 1.0
+        assert result.info.layers_found == 3 and result.info.mapped_share == 1.0
         if name.endswith(".sqlite"):
             for k in result.kernels:
                 assert (k.layer, k.node) == expected_outcome(expected(gt, k))

@@ -40,10 +40,10 @@ def test_small_models_without_a_dump_are_never_confidently_wrong(truth_path: Pat
         return
     result = ingest_trace(paths["sqlite"], None)
     got = agreement(truth, result.kernels)
-    right = seq["num_layers"] == truth["num_layers"] and got.layer_share >= 0.95
-    confidence = seq["segmentation"]["confidence"]
-    low = [w for w in seq["warnings"] if w.startswith(f"low confidence ({confidence:.2f})")]
-    assert right or (confidence < CONFIDENT and low), (seq["num_layers"], got.layer_share, confidence)
+    right = seq.num_layers == truth["num_layers"] and got.layer_share >= 0.95
+    confidence = seq.segmentation.confidence
+    low = [w for w in seq.warnings if w.startswith(f"low confidence ({confidence:.2f})")]
+    assert right or (confidence < CONFIDENT and low), (seq.num_layers, got.layer_share, confidence)
     assert bool(low) == (confidence < CONFIDENT)
 
 
@@ -57,8 +57,8 @@ def test_repeating_layers_are_cut_right_and_confidently(layers: int, dense: int,
                         mt.Options(layout=layout, replays=3, seed=5, jitter=0.15, reshuffle_streams=True))
     truth = load_truth(paths["truth"])
     seq = kernel_sequences(paths["sqlite"])
-    assert seq["num_layers"] == layers and seq["segmentation"]["confidence"] >= CONFIDENT
-    assert not any("low confidence" in w for w in seq["warnings"])
+    assert seq.num_layers == layers and seq.segmentation.confidence >= CONFIDENT
+    assert not any("low confidence" in w for w in seq.warnings)
     assert agreement(truth, ingest_trace(paths["sqlite"], None).kernels).layer_share == 1.0
 
 
@@ -114,10 +114,10 @@ def test_prologue_kernels_never_open_a_confident_extra_layer(truth_path: Path, t
     truth, result = _cut_grown(truth_path, tmp_path, "single")
     if result is None:
         return
-    confident = (result.meta["confidence"] or 0.0) >= CONFIDENT
-    found = result.meta["layers_found"]
+    confident = (result.info.confidence or 0.0) >= CONFIDENT
+    found = result.info.layers_found
     share = agreement(truth, result.kernels).layer_share
-    assert found <= 24 or not confident, (found, f"{share:.0%} in the right layer", result.meta["confidence"])
+    assert found <= 24 or not confident, (found, f"{share:.0%} in the right layer", result.info.confidence)
 
 
 @pytest.mark.parametrize("truth_path", GROWN, ids=[p.parent.name for p in GROWN])
@@ -134,9 +134,9 @@ def test_grown_models_are_cut_right_or_say_they_are_unsure(truth_path: Path, lay
     truth, result = _cut_grown(truth_path, tmp_path, layout)
     if result is None:
         return
-    confidence = result.meta["confidence"] or 0.0
+    confidence = result.info.confidence or 0.0
     share = agreement(truth, result.kernels).layer_share
     assert share >= 0.95 or confidence < CONFIDENT, (
-        result.meta["layers_found"], f"{share:.1%} in the right layer", confidence,
-        result.meta["segmentation_detail"],
+        result.info.layers_found, f"{share:.1%} in the right layer", confidence,
+        result.info.segmentation_detail,
     )

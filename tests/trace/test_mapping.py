@@ -32,7 +32,7 @@ def test_every_kernel_maps_to_its_ground_truth_node(trace: str, truth: str) -> N
         assert (k.layer, k.node) == expected_outcome(rec), (k.short, k.stream_key, k.unmapped_reason)
         checked += 1
     assert checked == len(result.kernels) > 100
-    assert result.meta["mapped_share"] == pytest.approx(
+    assert result.info.mapped_share == pytest.approx(
         1.0 - sum(1 for r in gt["kernels"] if r["short"] == "mystery_kernel" and r["pass"] in (0, 1)
                   and (gt["phase"] == "decode") == (r["pass"] == 0)) / max(1, len(
             [k for k in result.kernels if k.layer is not None and k.kind == "kernel"])), abs=1e-3)
@@ -73,12 +73,12 @@ def test_unmapped_reasons() -> None:
     ) in reasons
     assert (3, "scale_1x128_kernel", "more scale_1x128_kernel kernels than matching ops in layer") in reasons
     summary = result.layer_summaries[2]
-    assert {u["reason"] for u in summary["unmapped"]} >= {
+    assert {u.reason for u in summary.unmapped} >= {
         "memcpy/memset",
         "no kernel-map row matches kernel family mystery_kernel",
     }
-    assert all("<" not in u["kernel"] or u["kernel"].startswith(("vectorized", "unrolled"))
-               for u in summary["unmapped"])
+    assert all("<" not in u.kernel or u.kernel.startswith(("vectorized", "unrolled"))
+               for u in summary.unmapped)
 
 
 def test_user_kernel_map_rows_take_precedence(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_user_kernel_map_rows_take_precedence(tmp_path: Path) -> None:
                           kernel_map=load_kernel_map(user))
     mystery = [k for k in result.kernels if k.short == "mystery_kernel"]
     assert len(mystery) == 3 and all(k.node and k.node.startswith("mystery_op_default") for k in mystery)
-    assert result.meta["mapped_share"] == 1.0
+    assert result.info.mapped_share == 1.0
 
 
 def test_layer_indices_follow_the_graph() -> None:

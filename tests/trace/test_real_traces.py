@@ -12,6 +12,7 @@ import pytest
 from tb_ad_layer.cli import main
 from tb_ad_layer.contract.cli import InspectReport
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import TraceChoice
 from tb_ad_layer.trace.ingest import ingest_trace, kernel_sequences
 from tb_ad_layer.trace.kernel import KIND_KERNEL
 from tb_ad_layer.trace.reader import read_trace
@@ -67,17 +68,17 @@ def test_h100_fsdp_hooks_are_not_forward_passes() -> None:
     # Every FSDP::pre_forward hook mentions "forward", yet no forward pass is cut by one.
     assert sel.method == "idle-gaps" and not sel.method.startswith("nvtx:FSDP")
     with pytest.raises(InputError, match="--phase prefill"):
-        select(db, "decode")
+        select(db, TraceChoice(phase="decode"))
     with pytest.raises(InputError, match=r"device 5 is not in the trace \(devices: 0, 1\)"):
-        select(db, device=5)
+        select(db, TraceChoice(device=5))
 
 
 def test_h100_layers_inferred_from_repetition() -> None:
     for device, stream in ((0, "/s7"), (1, "/s15")):
-        seq = kernel_sequences(H100, device=device)
-        assert seq["phase"] == "prefill" and seq["segmentation"]["method"] == "repetition"
-        assert seq["num_layers"] == 24 and seq["segmentation"]["confidence"] >= 0.95
-        assert all(s["stream"].endswith(stream) for layer in seq["layers"] for s in layer["streams"])
+        seq = kernel_sequences(H100, choice=TraceChoice(device=device))
+        assert seq.phase == "prefill" and seq.segmentation.method == "repetition"
+        assert seq.num_layers == 24 and seq.segmentation.confidence >= 0.95
+        assert all(s.stream.endswith(stream) for layer in seq.layers for s in layer.streams)
 
 
 def test_nsight_graph_mode_capture_is_recognised(capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,12 +87,12 @@ def test_nsight_graph_mode_capture_is_recognised(capsys: pytest.CaptureFixture[s
     assert per_stream(doc) == {(0, 13): (3, 1, 0)}
     assert doc["graphs"] == [{"graph_id": 1, "nodes": 0, "launches": 2, "kernels_per_launch": 0}]
     result = ingest_trace(NSIGHT_GRAPH, None)
-    assert result.meta["phase"] == "prefill" and len(result.graph_launches) == 2
+    assert result.info.phase == "prefill" and len(result.graph_launches) == 2
     assert [k.short for k in result.kernels if k.kind == KIND_KERNEL] == ["add_one"] * 3
     assert any("nsys profile --cuda-graph-trace=node" in w for w in result.warnings)
     assert result.no_layers is not None and result.no_layers.startswith(GRAPH_MODE_ERROR)
     with pytest.raises(InputError, match="--cuda-graph-trace=node"):
-        ingest_trace(NSIGHT_GRAPH, None, phase="decode")
+        ingest_trace(NSIGHT_GRAPH, None, choice=TraceChoice(phase="decode"))
 
 
 def test_nsight_graph_mode_kernels_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -138,15 +139,15 @@ def test_hta_profiler_trace_with_graph_launches(capsys: pytest.CaptureFixture[st
 def test_hta_steps_and_ddp_wrapper() -> None:
     db = read_trace(HTA)
     assert any(r.text == "DistributedDataParallel.forward" for r in db.ranges())
-    prefill = select(db, "prefill")
+    prefill = select(db, TraceChoice(phase="prefill"))
     assert prefill.step is not None and prefill.step.number == 554 and "last complete" in prefill.reason
     assert prefill.method == "nvtx:## forward ##"  # never the DDP wrapper's range
-    chosen = select(db, "prefill", step=551)
+    chosen = select(db, TraceChoice(phase="prefill", step=551))
     assert chosen.step is not None and chosen.step.number == 551
     with pytest.raises(
         InputError, match=r"profiler step 7 is not in the trace \(steps: 550, 551, 552, 553, 554\)"
     ):
-        select(db, "prefill", step=7)
+        select(db, TraceChoice(phase="prefill", step=7))
 
 
 def test_hta_kernels_without_structure_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,20 +163,20 @@ def test_b300_sglang_decode(capsys: pytest.CaptureFixture[str]) -> None:
     assert per_stream(doc) == {(0, 13): (368, 3, 0), (0, 29): (25, 1, 0)}
     assert doc["graphs"] == [{"graph_id": None, "nodes": 356, "launches": 1, "kernels_per_launch": 356}]
     seq = kernel_sequences(B300)
-    assert seq["phase"] == "decode" and seq["segmentation"]["method"] == "repetition"
-    assert seq["num_layers"] == 32 and seq["segmentation"]["confidence"] >= 0.95
-    assert [layer["kernel_count"] for layer in seq["layers"]] == [11] * 32
+    assert seq.phase == "decode" and seq.segmentation.method == "repetition"
+    assert seq.num_layers == 32 and seq.segmentation.confidence >= 0.95
+    assert [layer.kernel_count for layer in seq.layers] == [11] * 32
     # A layer begins with its own input norm: RMSNorm in layer 0, the fused add+RMSNorm after.
-    assert "RMSNormKernel" in seq["layers"][0]["kernels"][0]["name"]
-    assert all("FusedAddRMSNorm" in layer["kernels"][0]["name"] for layer in seq["layers"][1:])
-    assert all("splitKreduce" in layer["kernels"][-1]["name"] for layer in seq["layers"])
-    outside = [k for k in seq["outside"] if k["kind"] == KIND_KERNEL]
-    assert [k["kernel"] for k in outside][0].startswith("indexSelect")  # the embedding, before layer 0
+    assert "RMSNormKernel" in seq.layers[0].kernels[0].name
+    assert all("FusedAddRMSNorm" in layer.kernels[0].name for layer in seq.layers[1:])
+    assert all("splitKreduce" in layer.kernels[-1].name for layer in seq.layers)
+    outside = [k for k in seq.outside if k.kind == KIND_KERNEL]
+    assert [k.kernel for k in outside][0].startswith("indexSelect")  # the embedding, before layer 0
     after = outside[1:]
     assert (
-        len(after) == 3 and "FusedAddRMSNorm" in after[0]["name"] and after[1]["kernel"].startswith("nvjet")
+        len(after) == 3 and "FusedAddRMSNorm" in after[0].name and after[1].kernel.startswith("nvjet")
     )
-    assert "copy" in after[2]["name"]
+    assert "copy" in after[2].name
 
 
 def test_hf_qwen_eager_module_annotations(capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,10 +184,10 @@ def test_hf_qwen_eager_module_annotations(capsys: pytest.CaptureFixture[str]) ->
     assert per_stream(doc) == {(0, 7): (1465, 1, 241)}
     assert doc["profiler_steps"] == 1 and doc["pick"]["step"] == 6 and doc["pick"]["phase"] == "prefill"
     seq = kernel_sequences(HF_QWEN)
-    assert seq["segmentation"]["method"] == "module-annotations" and seq["segmentation"]["confidence"] == 1.0
-    assert seq["num_layers"] == 24 and [layer["kernel_count"] for layer in seq["layers"]] == [42] * 24
-    assert {layer["kind"] for layer in seq["layers"]} == {"Qwen2DecoderLayer"}
-    outside_step = sum(1 for k in seq["outside"] if k["kind"] == KIND_KERNEL)
+    assert seq.segmentation.method == "module-annotations" and seq.segmentation.confidence == 1.0
+    assert seq.num_layers == 24 and [layer.kernel_count for layer in seq.layers] == [42] * 24
+    assert {layer.kind for layer in seq.layers} == {"Qwen2DecoderLayer"}
+    outside_step = sum(1 for k in seq.outside if k.kind == KIND_KERNEL)
     # The other 457 kernels: those of step 6 outside the layers, and those launched before it.
     before_step = 1465 - sum(1 for k in select(read_trace(HF_QWEN)).kernels if k.kind == KIND_KERNEL)
     assert outside_step + before_step == 457
@@ -194,7 +195,7 @@ def test_hf_qwen_eager_module_annotations(capsys: pytest.CaptureFixture[str]) ->
 
 def test_memcpy_memset_are_not_kernels() -> None:
     seq = kernel_sequences(HF_QWEN)
-    layer = seq["layers"][0]
-    kinds = Counter(k["kind"] for k in layer["kernels"])
-    assert kinds["kernel"] == layer["kernel_count"] == 42
-    assert kinds["memset"] == layer["memset_count"] > 0
+    layer = seq.layers[0]
+    kinds = Counter(k.kind for k in layer.kernels)
+    assert kinds["kernel"] == layer.kernel_count == 42
+    assert kinds["memset"] == layer.memset_count > 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tb_ad_layer.errors import InputError
+from tb_ad_layer.options import TraceChoice
 from tb_ad_layer.trace.kernel import KIND_KERNEL
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import select
@@ -37,10 +38,10 @@ def test_busiest_graph_one_complete_replay_with_stats() -> None:
 
 def test_explicit_graph_id_and_unknown_graph_id() -> None:
     td = read_trace(FIXTURES / "dsv3_decode.sqlite")
-    sampling = select(td, "decode", graph_id=9)
+    sampling = select(td, TraceChoice(phase="decode", graph_id=9))
     assert sampling.graph_id == 9 and len(sampling.kernels) == 2 and sampling.replays == 12
     with pytest.raises(InputError, match=r"graph id 3 is not in the trace \(graph ids: 7, 9\)"):
-        select(td, "decode", graph_id=3)
+        select(td, TraceChoice(phase="decode", graph_id=3))
 
 
 def test_decode_without_node_ids_uses_launch_correlation() -> None:
@@ -57,7 +58,7 @@ def test_profiler_graph_node_ids() -> None:
 
 def test_two_devices_choose_and_pick(generate: Callable[..., dict[str, Path]]) -> None:
     td = read_trace(FIXTURES / "dsv3_decode_2gpu_2021.sqlite")
-    d0, d1 = select(td, device=0), select(td, device=1)
+    d0, d1 = select(td, TraceChoice(device=0)), select(td, TraceChoice(device=1))
     assert {k.device for k in d0.kernels} == {0} and {k.device for k in d1.kernels} == {1}
     assert d0.replays == d1.replays == 6
     assert [k.short for k in d0.kernels] == [k.short for k in d1.kernels]
@@ -67,9 +68,9 @@ def test_two_devices_choose_and_pick(generate: Callable[..., dict[str, Path]]) -
 def test_decode_on_eager_trace_is_an_input_error() -> None:
     td = read_trace(FIXTURES / "dsv3_prefill.sqlite")
     with pytest.raises(InputError, match="no CUDA graph replays.*--phase prefill"):
-        select(td, "decode")
+        select(td, TraceChoice(phase="decode"))
     with pytest.raises(InputError, match="unknown phase"):
-        select(td, "warmup")
+        select(td, TraceChoice(phase="warmup"))
 
 
 def test_prefill_pass_from_nvtx() -> None:
@@ -118,9 +119,9 @@ def test_profiler_steps_choose_the_replay_and_the_pass(generate: Callable[..., d
     assert sel.step.start_ns <= sel.kernels[0].launch_ns <= sel.step.end_ns
     assert sel.replays == 6  # the statistics still cover every replay
     assert "step 105: the last complete of 6 profiler step(s)" in sel.reason
-    assert select(db, step=102).step.number == 102
+    assert select(db, TraceChoice(step=102)).step.number == 102
     with pytest.raises(InputError, match=r"profiler step 99 is not in the trace"):
-        select(db, step=99)
+        select(db, TraceChoice(step=99))
     prefill = generate("steps_prefill", layers=3, dense=1, phase="prefill", passes=3, steps=True,
                        formats=("sqlite", "torch"))
     truth = load_truth(prefill["truth"])
@@ -128,7 +129,7 @@ def test_profiler_steps_choose_the_replay_and_the_pass(generate: Callable[..., d
     for fmt in ("sqlite", "torch"):
         db = read_trace(prefill[fmt])
         assert {passes[k.correlation] for k in select(db).kernels} == {2}
-        assert {passes[k.correlation] for k in select(db, step=100).kernels} == {0}
+        assert {passes[k.correlation] for k in select(db, TraceChoice(step=100)).kernels} == {0}
 
 
 def test_fsdp_hooks_are_never_forward_passes(generate: Callable[..., dict[str, Path]]) -> None:

@@ -15,6 +15,8 @@ export interface Weight {
   /** Shape as printed by the dump, e.g. 256x7168. */
   shape: string;
   dtype: string;
+  /** The weight's part in its layer, the same in every layer and run: its name without the layer prefix (mlp_gate_weight), a counter of a transform-made weight as N (fused_weight_N); a model-level name as is. Compare matches nodes by it. */
+  role: string;
 }
 
 /** A kernel's duration over every replay of the captured CUDA graph. */

@@ -4,7 +4,7 @@
 import type { LayerResponse, NodeKernel } from "../api/types";
 import { t } from "../i18n";
 import { groupColor, outsideColor, type Theme } from "../model/colors";
-import { fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../model/format";
+import { fmtPct, fmtUs, shortDtype, shortStream } from "../model/format";
 import { isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { groupTitle } from "../model/labels";
 import { clear, h, text } from "../ui/dom";
@@ -146,7 +146,7 @@ export class DetailsPanel {
       const tb = h("table", { class: "tbl" });
       for (const w of n.weights) {
         const tr = h("tr");
-        const nm = text("td", shortWeightName(w.name), { class: "mono wrap" });
+        const nm = text("td", w.role, { class: "mono wrap" });
         nm.title = w.name;
         tr.append(nm, text("td", w.shape, { class: "mono" }), text("td", shortDtype(w.dtype), { class: "mono dim" }));
         tb.appendChild(tr);

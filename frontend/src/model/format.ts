@@ -59,11 +59,6 @@ export function ellipsizeMiddle(s: string, max: number): string {
   return `${s.slice(0, max - 1 - tail)}…${s.slice(s.length - tail)}`;
 }
 
-/** model_layers_5_self_attn_q_a_proj_weight -> self_attn_q_a_proj_weight (also model.layers.5.). */
-export function shortWeightName(name: string): string {
-  return name.replace(/^(?:model[._])?layers[._]\d+[._]/, "");
-}
-
 /** "dev0/ctx1/s7" -> "s7"; other spellings unchanged. */
 export function shortStream(stream: string): string {
   const m = /(?:^|\/)s(\d+)$/.exec(stream);

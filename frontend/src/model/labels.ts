@@ -2,7 +2,7 @@
 // be computed from character counts (in the worker too) without measuring text. Pure.
 import { kernelsText, nodesText, t } from "../i18n";
 import type { TreeItem } from "./hierarchy";
-import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortWeightName } from "./format";
+import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype } from "./format";
 
 export const FONT_PX = 11;
 /** Advance width of one monospace character at FONT_PX (0.6 em, plus slack for wider fonts). */
@@ -68,7 +68,7 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number, traced = true): Bo
     const shape = n.shape && n.shape !== "?" ? ` · ${n.shape}` : "";
     lines.push(line("sub", `%${n.id}${shape}`));
     const ws = n.weights ?? [];
-    ws.slice(0, MAX_WEIGHT_LINES).forEach((w) => lines.push(line("weight", `▪ ${shortWeightName(w.name)} ${w.shape}`)));
+    ws.slice(0, MAX_WEIGHT_LINES).forEach((w) => lines.push(line("weight", `▪ ${w.role} ${w.shape}`)));
     if (ws.length > MAX_WEIGHT_LINES) lines.push(line("more", `  +${ws.length - MAX_WEIGHT_LINES} …`));
     const ks = n.kernels ?? [];
     ks.slice(0, MAX_KERNEL_LINES).forEach((k) => lines.push(kernelLine(k.kernel, k.name, k.stats?.median_us ?? k.duration_us)));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { groupColor, heatColor, heatTime, heatValue, hotspots, maxOpTime } from "../../src/model/colors";
-import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../../src/model/format";
+import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype, shortStream } from "../../src/model/format";
 import { hottestGroup } from "../../src/graph/pane";
 import { buildHierarchy, expandedToDepth, groupKey, opKey } from "../../src/model/hierarchy";
 import { visibleGraph } from "../../src/model/visible";
@@ -23,12 +23,10 @@ describe("format", () => {
     assert.equal(fmtPct(0.1234), "12.3%");
   });
 
-  it("shortens dtypes, weights and streams", () => {
+  it("shortens dtypes and streams", () => {
     assert.equal(shortDtype("torch.bfloat16"), "bf16");
     assert.equal(shortDtype("(torch.float32, torch.int32)"), "(f32, i32)");
     assert.equal(shortDtype("SymInt"), "SymInt");
-    assert.equal(shortWeightName("model_layers_5_mlp_gate_weight"), "mlp_gate_weight");
-    assert.equal(shortWeightName("model.layers.12.self_attn.q_proj.weight"), "self_attn.q_proj.weight");
     assert.equal(shortStream("dev0/ctx1/s7"), "s7");
     assert.equal(ellipsize("abcdef", 4), "abc…");
     assert.equal(ellipsize("abc", 4), "abc");

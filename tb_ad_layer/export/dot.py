@@ -8,8 +8,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
+from tb_ad_layer.contract.document import LayerDocument, LayerNode
 from tb_ad_layer.errors import InputError
 
 GROUP_COLOURS = {
@@ -22,30 +22,30 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _label(node: dict[str, Any]) -> str:
-    lines = [node.get("label") or node["op"], node["id"], node["shape"]]
-    for w in node.get("weights", [])[:3]:
-        lines.append(f"w: {w['name']} [{w['shape']}]")
-    if len(node.get("weights", [])) > 3:
-        lines.append(f"... +{len(node['weights']) - 3} weights")
-    for k in node.get("kernels", [])[:6]:
-        lines.append(f"\u26a1 {k['kernel'][:48]} ({k['duration_us']:.1f}\u00b5s)")
+def _label(node: LayerNode) -> str:
+    lines = [node.label or node.op, node.id, node.shape]
+    for w in node.weights[:3]:
+        lines.append(f"w: {w.name} [{w.shape}]")
+    if len(node.weights) > 3:
+        lines.append(f"... +{len(node.weights) - 3} weights")
+    for k in node.kernels[:6]:
+        lines.append(f"\u26a1 {k.kernel[:48]} ({k.duration_us:.1f}\u00b5s)")
     return "\n".join(lines)
 
 
-def to_dot(doc: dict[str, Any]) -> str:
+def to_dot(doc: LayerDocument) -> str:
     """Render a layer document as a DOT digraph."""
-    out = [f"digraph layer_{doc['layer']} {{", "  rankdir=TB;", "  compound=true;",
+    out = [f"digraph layer_{doc.layer} {{", "  rankdir=TB;", "  compound=true;",
            '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];']
     nl = "\n"
-    title = f"Layer {doc['layer']} ({doc.get('kind', '?')}) - {doc.get('source_file', '')}"
+    title = f"Layer {doc.layer} ({doc.kind}) - {doc.source_file}"
     out.append(f"  label={_quote(title)};")
-    for e in doc["external_inputs"]:
-        out.append(f"  {_quote(e['id'])} [shape=parallelogram, fillcolor=\"#ffffff\", "
-                   f"label={_quote(nl.join((e['label'], e['id'], e['shape'])))}];")
-    clusters: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
-    for n in doc["nodes"]:
-        clusters.setdefault(n["group"], {}).setdefault(n.get("sub_group"), []).append(n)
+    for e in doc.external_inputs:
+        out.append(f"  {_quote(e.id)} [shape=parallelogram, fillcolor=\"#ffffff\", "
+                   f"label={_quote(nl.join((e.label, e.id, e.shape)))}];")
+    clusters: dict[str, dict[str | None, list[LayerNode]]] = {}
+    for n in doc.nodes:
+        clusters.setdefault(n.group, {}).setdefault(n.sub_group, []).append(n)
     for gi, (group, subs) in enumerate(clusters.items()):
         colour = GROUP_COLOURS.get(group, "#eeeeee")
         out.append(f"  subgraph cluster_{gi} {{ label={_quote(group)}; style=rounded;")
@@ -53,14 +53,14 @@ def to_dot(doc: dict[str, Any]) -> str:
             if sub:
                 out.append(f"    subgraph cluster_{gi}_{si} {{ label={_quote(sub)}; style=dashed;")
             for n in nodes:
-                out.append(f"      {_quote(n['id'])} [fillcolor=\"{colour}\", "
+                out.append(f"      {_quote(n.id)} [fillcolor=\"{colour}\", "
                            f"label={_quote(_label(n))}];")
             if sub:
                 out.append("    }")
         out.append("  }")
-    for e in doc["edges"]:
-        out.append(f"  {_quote(e['from'])} -> {_quote(e['to'])} "
-                   f"[label={_quote(e.get('shape', ''))}, fontsize=8];")
+    for edge in doc.edges:
+        out.append(f"  {_quote(edge.from_)} -> {_quote(edge.to)} "
+                   f"[label={_quote(edge.shape)}, fontsize=8];")
     out.append("}")
     return "\n".join(out) + "\n"
 
