@@ -40,13 +40,6 @@ PREFIX = "/tb"
 START_DEADLINE_S = 90.0
 VIEWPORT = {"width": 1500, "height": 950}
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.e2e)
-
-
 # ------------------------------------------------------------------------------- logdir
 
 def _hostile_attacher(target: dict[str, Any]):
