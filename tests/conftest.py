@@ -45,6 +45,7 @@ KINDS = ("unit", "integration", "browser", "fuzz", "packaging")
 # that a new directory has no kind (and tests/test_kinds.py fails) until it is named here.
 DIRECTORY_KINDS = {
     "tests": "unit",
+    "tests/analysis": "unit",
     "tests/contract": "unit",
     "tests/dump": "unit",
     "tests/layers": "unit",
@@ -62,6 +63,10 @@ DIRECTORY_KINDS = {
 # machine takes about half). Everything else in those directories is the quick run.
 INTEGRATION = {
     # The command, or a tool, in processes of its own.
+    "tests/plugin/test_no_converter_loaded.py": "a fresh interpreter answers every route: 14 s",
+    "tests/analysis/test_host_tables.py": "the real traces in ../shared: 15 s",
+    "tests/analysis/test_generated_trace.py": "generated traces converted: 3 s",
+    "tests/analysis/test_report.py::test_the_analysis_reads_the_run_store_only": "1 process: 3 s",
     "tests/test_demo_logs.py": "tools/make_demo.py regenerates demo_logs/: 24 s",
     "tests/test_cli_trace.py": "tools/make_traces.py makes its trace: 4 s",
     "tests/test_cli_convert.py::test_bad_arguments_exit_2_one_line": "5 processes: 8 s",
