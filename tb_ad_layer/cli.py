@@ -24,26 +24,50 @@ from tb_ad_layer.options import PHASES, ConvertOptions, TraceChoice, TraceOption
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.version import __version__
 
-EPILOG = """\
-examples:
+#: Each command's examples, shown by ``tb-ad-layer COMMAND --help``; ``--help`` alone shows all.
+EXAMPLES: dict[str, str] = {
+    "convert": """\
   # final stage of a dump directory, as run 'dsv3' under ./logs
   tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --run dsv3
   # every transform stage, plus a decode trace mapped onto the final stage
   tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --run dsv3_decode --stages all \\
       --trace decode.nsys-rep --phase decode
+  # chosen stages (file names or NNN prefixes) of one GraphModule section
+  tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --stages 040 085 --module "(root)"
+""",
+    "extract": """\
   # one layer as seed-schema JSON, DOT and PNG
   tb-ad-layer extract /data/ad_dumps/dsv3 --layer 5 --dot l5.dot --png l5.png
+  # with the kernels of a trace on its nodes (trace_kernels)
+  tb-ad-layer extract /data/ad_dumps/dsv3 --layer 5 --trace decode.sqlite
+""",
+    "kernels": """\
+  # per-layer kernel sequences cut by the graph's layers, every kernel naming its node
+  tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json --dump /data/ad_dumps/dsv3
+  # without a dump: layers from the trace's own ranges or its repeating pattern
+  tb-ad-layer kernels decode.sqlite
+""",
+    "inspect": """\
   # what a trace holds (devices, streams, graphs, steps) and what would be picked
   tb-ad-layer inspect decode.sqlite
-  # per-layer kernel sequences of a trace
-  tb-ad-layer kernels decode.sqlite --layer 5 -o kernels.json --dump /data/ad_dumps/dsv3
+  tb-ad-layer inspect decode.sqlite --json --device 1
+""",
+    "export-trace": """\
   # a converted run's kernels as Chrome trace JSON for Perfetto
   tb-ad-layer export-trace logs/dsv3_decode --chrome dsv3.trace.json
-  # where one step's time goes; two runs compared, exit 1 on a regression beyond 5 %
+""",
+    "report": """\
+  # where one step's time goes, with findings ranked by time at stake
   tb-ad-layer report logs/dsv3_decode --dim s70=1024
+  tb-ad-layer report logs/dsv3_decode --format json --gpu H100
+""",
+    "diff": """\
+  # two runs compared per layer, group and node; exit 1 on a regression beyond 5 %
   tb-ad-layer diff logs/dsv3_before logs/dsv3_after --gate 5
-then: tensorboard --logdir logs   (the "AD Layers" tab)
-"""
+""",
+}
+EPILOG = "examples:\n" + "".join(EXAMPLES.values()) + \
+    'then: tensorboard --logdir logs   (the "AD Layers" tab)\n'
 
 
 def add_choice_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -84,8 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tb-ad-layer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    c = sub.add_parser("convert", help="convert a dump directory into a run store under a logdir",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c = sub.add_parser("convert", help="convert a dump directory into a run store under a logdir")
     c.add_argument("dump_dir", metavar="DUMP_DIR",
                    help="AD_DUMP_GRAPHS_DIR (NNN_stage_transform.txt files), one dump file, "
                         "or a seed-schema layer JSON")
@@ -99,43 +122,51 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_args(c)
     c.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
-    e = sub.add_parser("extract", help="write one layer as seed-schema JSON (and DOT/PNG)",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("dump_dir", metavar="DUMP_DIR")
-    e.add_argument("--layer", type=int, required=True, metavar="N")
+    e = sub.add_parser("extract", help="write one layer as seed-schema JSON (and DOT/PNG)")
+    e.add_argument("dump_dir", metavar="DUMP_DIR",
+                   help="dump directory, one dump file, or a seed-schema layer JSON")
+    e.add_argument("--layer", type=int, required=True, metavar="N", help="the layer to write")
     e.add_argument("--dump-file", metavar="F", help="dump file to use (default: the last stage)")
     e.add_argument("--module", help="GraphModule section to use")
     e.add_argument("-o", "--output", metavar="OUT.json",
                    help="default: <dump_dir>/<dump_stem>_layer<N>.json")
-    e.add_argument("--dot", metavar="OUT.dot")
-    e.add_argument("--png", metavar="OUT.png", help="needs Graphviz's 'dot'")
+    e.add_argument("--dot", metavar="OUT.dot", help="also write the layer as Graphviz DOT")
+    e.add_argument("--png", metavar="OUT.png",
+                   help="also render the layer to PNG (needs Graphviz's 'dot' on PATH)")
     _add_trace_args(e)
-    e.add_argument("-q", "--quiet", action="store_true")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     k = sub.add_parser("kernels", help="print or write per-layer kernel sequences of a trace")
-    k.add_argument("trace", metavar="TRACE")
-    k.add_argument("--layer", type=int, metavar="N")
-    k.add_argument("-o", "--output", metavar="kernels.json")
+    k.add_argument("trace", metavar="TRACE",
+                   help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
+    k.add_argument("--layer", type=int, metavar="N", help="only this layer (default: every layer)")
+    k.add_argument("-o", "--output", metavar="kernels.json",
+                   help="write the sequences as JSON here (default: a summary on stdout)")
     add_choice_args(k)
     k.add_argument("--dump", metavar="DUMP_DIR",
                    help="cut the trace by this dump's layers and map kernels to its nodes; without "
                         "it, layers come from the trace's own layer ranges or from repetition, "
                         "with a stated confidence")
     k.add_argument("--module", help="GraphModule section of --dump to use")
-    k.add_argument("-q", "--quiet", action="store_true")
+    k.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     i = sub.add_parser("inspect", help="list what a trace holds and what convert would pick from it")
-    i.add_argument("trace", metavar="TRACE")
+    i.add_argument("trace", metavar="TRACE",
+                   help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
     i.add_argument("--json", action="store_true", help="write the inventory as JSON on stdout")
     add_choice_args(i)
 
     x = sub.add_parser("export-trace", help="write a run's stored kernels as Chrome trace JSON")
     x.add_argument("run", metavar="RUN", help="run directory (or its run.sqlite)")
-    x.add_argument("--chrome", required=True, metavar="OUT.json")
-    x.add_argument("-q", "--quiet", action="store_true")
+    x.add_argument("--chrome", required=True, metavar="OUT.json",
+                   help="the Chrome trace JSON to write (opens in Perfetto or chrome://tracing)")
+    x.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     from tb_ad_layer.analysis.commands import add_parsers
     add_parsers(sub)
+    for name, command in sub.choices.items():
+        command.epilog = "examples:\n" + EXAMPLES[name]
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 
@@ -166,11 +197,13 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
 def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.convert import MappedTrace, load_history, load_stage, resolve_inputs, warn_doubts
-    from tb_ad_layer.export.dot import render_png, to_dot
+    from tb_ad_layer.export.dot import graphviz_dot, render_png, to_dot
     from tb_ad_layer.export.seed_json import seed_json_text
     from tb_ad_layer.layers.document import layer_record
     from tb_ad_layer.trace_attach import trace_attacher
 
+    if args.png:
+        graphviz_dot()  # before anything is read or written
     stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
     ls = load_stage(stage, args.module, lambda: load_history(args.dump_dir, stage, progress))
     progress(f"read {stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "

@@ -1,6 +1,7 @@
 """The CLI end to end: convert, extract, and what bad input leaves behind."""
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_ad_layer.cli import main
+from tb_ad_layer.cli import EXAMPLES, main
 from tb_ad_layer.convert import convert
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.options import ConvertOptions, TraceOptions
@@ -115,6 +116,43 @@ def test_help_has_examples() -> None:
     proc = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", "--help"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "examples:" in proc.stdout and "--stages" in proc.stdout
+
+
+def test_every_command_shows_its_own_examples_and_every_option_is_explained() -> None:
+    from tb_ad_layer.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(sub.choices) == set(EXAMPLES)
+    for name, command in sub.choices.items():
+        text = command.format_help()
+        examples = text.split("examples:\n", 1)[1]
+        assert f"tb-ad-layer {name} " in examples, name
+        others = [f"tb-ad-layer {n} " for n in sub.choices if n != name and n != "diff"]
+        assert not any(o in examples for o in others), f"{name} shows another command's examples"
+        unexplained = [a.dest for a in command._actions
+                       if not isinstance(a, argparse._HelpAction) and not a.help]
+        assert not unexplained, f"{name}: options without help text: {unexplained}"
+
+
+def test_a_usage_error_shows_the_commands_usage(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["extract", "somewhere"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith("usage: tb-ad-layer extract ")
+    assert "the following arguments are required: --layer" in err
+
+
+def test_png_without_graphviz_fails_before_writing(tmp_path: Path, capsys,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "dumps"
+    shutil.copytree(DUMPS / "ad_dsv3", src)
+    before = sorted(src.iterdir())
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["extract", str(src), "--layer", "3", "--dot", str(tmp_path / "l3.dot"),
+                 "--png", str(tmp_path / "l3.png"), "-q"]) == 2
+    assert "Graphviz 'dot' is not on PATH" in capsys.readouterr().err
+    assert sorted(src.iterdir()) == before and not (tmp_path / "l3.dot").exists()
 
 
 def test_extract_seed_json_dot_and_roundtrip(tmp_path: Path) -> None:

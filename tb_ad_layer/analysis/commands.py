@@ -27,7 +27,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     r = sub.add_parser("report", help="where one step's time goes, with findings ranked by time "
                                       "at stake")
     r.add_argument("run", metavar="RUN", help="run directory <logdir>/<run> (or its run.sqlite)")
-    r.add_argument("--format", choices=("md", "json"), default="md")
+    r.add_argument("--format", choices=("md", "json"), default="md",
+                   help="Markdown for people (default) or JSON (docs/API.md Report)")
     r.add_argument("--dim", action="append", default=[], metavar="NAME=N",
                    help="size of a symbolic dim (s70=1024), or kv_len=N for attention with a KV "
                         "cache; repeatable")
@@ -37,11 +38,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     d = sub.add_parser("diff", help="compare two runs per layer, group and node; exit 1 on a "
                                     "regression beyond the gate")
     d.add_argument("run_a", metavar="RUN_A", help="the baseline run")
-    d.add_argument("run_b", metavar="RUN_B")
+    d.add_argument("run_b", metavar="RUN_B", help="the run compared with the baseline")
     d.add_argument("--gate", type=float, default=DEFAULT_GATE_PCT, metavar="PCT",
                    help=f"percentage a change must exceed, besides twice the noise (default "
                         f"{DEFAULT_GATE_PCT:g})")
-    d.add_argument("--format", choices=("md", "json"), default="md")
+    d.add_argument("--format", choices=("md", "json"), default="md",
+                   help="Markdown for people (default) or JSON (docs/API.md Diff)")
 
 
 def open_run(value: str) -> RunStore:

@@ -65,14 +65,21 @@ def to_dot(doc: LayerDocument) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_png(dot_text: str, png_path: str | Path) -> None:
-    """Render DOT text to PNG with Graphviz's ``dot``; a clear error when it is not installed."""
+def graphviz_dot() -> str:
+    """The path of Graphviz's ``dot``; a clear error when it is not installed. Callers that
+    write other files too ask first, so a missing Graphviz leaves nothing half-done."""
     exe = shutil.which("dot")
     if exe is None:
         raise InputError("Graphviz 'dot' is not on PATH; install it (Debian/Ubuntu: "
                          "'apt-get install graphviz', macOS: 'brew install graphviz', conda: "
                          "'conda install graphviz') or use --dot to write DOT only",
                          field="--png")
+    return exe
+
+
+def render_png(dot_text: str, png_path: str | Path) -> None:
+    """Render DOT text to PNG with Graphviz's ``dot``."""
+    exe = graphviz_dot()
     proc = subprocess.run([exe, "-Tpng", "-o", str(png_path)], input=dot_text.encode("utf-8"),
                           capture_output=True, check=False)
     if proc.returncode != 0:

@@ -106,6 +106,17 @@ def accepts_gzip(request: wrappers.Request) -> bool:
     return False
 
 
+class _NotModified(wrappers.Response):
+    """A 304 that keeps its Content-Type: werkzeug drops entity headers from a 304, and
+    TensorBoard's security middleware logs a warning for every response without one."""
+
+    def get_wsgi_headers(self, environ: Any) -> Any:
+        headers = super().get_wsgi_headers(environ)
+        if "Content-Type" not in headers and self.mimetype:
+            headers["Content-Type"] = self.content_type
+        return headers
+
+
 def respond(request: wrappers.Request, payload: Payload, *, gzip_level: int = 6,
             status: int = 200) -> wrappers.Response:
     """Send ``payload``: 304 when the client's ETag matches, gzip (at ``gzip_level``; 0 never)
@@ -117,8 +128,8 @@ def respond(request: wrappers.Request, payload: Payload, *, gzip_level: int = 6,
     if status == 200:
         headers.append(("ETag", payload.etag))
         if payload.etag in request.headers.get("If-None-Match", ""):
-            return wrappers.Response(None, status=304, headers=headers,
-                                     content_type=payload.content_type)
+            return _NotModified(None, status=304, headers=headers,
+                                content_type=payload.content_type)
     body = payload.body
     if gzip_level > 0 and payload.compressible:
         headers.append(("Vary", "Accept-Encoding"))

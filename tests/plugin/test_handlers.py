@@ -165,6 +165,9 @@ def test_gzip_etag_head_and_methods(client: Client) -> None:
     assert plain.headers["Cache-Control"] == "no-cache"
     again = client.get(url, headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.get_data() == b""
+    # TensorBoard's security middleware warns on every response without a Content-Type.
+    assert again.headers["Content-Type"] == plain.headers["Content-Type"]
+    assert again.headers["X-Content-Type-Options"] == "nosniff"
     head = client.head(url)
     assert head.status_code == 200 and head.get_data() == b""
     assert head.headers["Content-Length"] == plain.headers["Content-Length"]
