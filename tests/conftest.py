@@ -21,7 +21,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DUMPS = REPO / "tests" / "fixtures" / "dumps"
-SHARED_TRACES = REPO.parent / "shared" / "traces"
+SHARED = REPO.parent / "shared"
+SHARED_TRACES = SHARED / "traces"
+REAL_WRITER = SHARED / "dumps" / "real_writer"
 _STALE_NOTE: list[str] = []
 
 
@@ -145,6 +147,57 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     report = os.environ.get(KINDS_REPORT_ENV)
     if report:
         Path(report).write_text(json.dumps(collected), encoding="utf-8")
+
+
+#: The module-level names tests use for inputs in ../shared (the real traces and the dumps of
+#: AutoDeploy's own writer). A test naming one, or parametrized with a path inside ../shared,
+#: needs ../shared.
+SHARED_NAMES = frozenset({"SHARED", "SHARED_TRACES", "REAL_WRITER", "REAL", "REAL_DUMPS", "H100",
+                          "NSIGHT_GRAPH", "HTA", "B300", "HF_QWEN", "needs_shared"})
+NO_SHARED_REASON = (f"needs ../shared (real traces and real-writer dumps), which is not beside "
+                    f"this clone ({SHARED}); CI has it and runs this test")
+
+
+def _code_names(code: Any) -> Iterator[str]:
+    yield from code.co_names
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            yield from _code_names(const)
+
+
+def _names_shared(func: Any, seen: set[int]) -> bool:
+    """Whether ``func``, or a function of the test modules it calls by a global name, names one
+    of :data:`SHARED_NAMES`."""
+    code = getattr(func, "__code__", None)
+    if code is None or id(code) in seen:
+        return False
+    seen.add(id(code))
+    names = set(_code_names(code))
+    if SHARED_NAMES & names:
+        return True
+    scope = getattr(func, "__globals__", {})
+    return any(_names_shared(scope[n], seen) for n in names
+               if callable(scope.get(n)) and getattr(scope[n], "__module__", "").startswith("tests"))
+
+
+def needs_shared(item: pytest.Item) -> bool:
+    """Whether the test reads ../shared: it (or a helper of the tests it calls) names one of
+    :data:`SHARED_NAMES`, or one of its parameters is a path inside ../shared."""
+    if _names_shared(getattr(item, "function", None), set()):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(isinstance(v, Path) and SHARED in v.parents for v in params.values())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without ../shared beside the clone, the tests that read it skip and say why; under CI,
+    which always has it, they run (and fail if it is missing)."""
+    if SHARED.is_dir() or os.environ.get("CI"):
+        return
+    skip = pytest.mark.skip(reason=NO_SHARED_REASON)
+    for item in session.items:
+        if needs_shared(item):
+            item.add_marker(skip)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
