@@ -174,6 +174,8 @@ const STRINGS = {
   timingOpenHint: { en: "Click a finding with a layer to open it in the layer view.", zh: "单击带有层的发现,在层视图中打开。" },
   timingPerLayer: { en: "Per layer, by category", zh: "每层(按类别)" },
   timingLayerTable: { en: "Per layer: GPU time, categories, span, exposed communication", zh: "每层:GPU 时间、类别、跨度、暴露的通信" },
+  timingDims: { en: "Sizes", zh: "尺寸" },
+  timingDimsTitle: { en: "Symbolic sizes for the roofline, e.g. s70=1024,kv_len=4096 (the report's dim)", zh: "Roofline 使用的符号尺寸,例如 s70=1024,kv_len=4096(报告的 dim)" },
   timingChartHint: { en: "GPU time per layer stacked by category; click a bar to open the layer.", zh: "每层 GPU 时间按类别堆叠;单击柱条打开该层。" },
   timingKind: { en: "Kind", zh: "类型" },
   timingSpan: { en: "Span", zh: "跨度" },

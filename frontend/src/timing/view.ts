@@ -66,6 +66,7 @@ export class TimingView implements PanelView {
   private titleEl: HTMLSpanElement;
   private diffSel: HTMLSelectElement;
   private gpuInput: HTMLInputElement;
+  private dimInput: HTMLInputElement;
   private chart: SVGSVGElement | null = null;
   private theme: Theme = "light";
   private report: Report | null = null;
@@ -84,7 +85,10 @@ export class TimingView implements PanelView {
     this.diffSel.addEventListener("change", () => this.chooseDiff(this.diffSel.value || null));
     this.gpuInput = h("input", { type: "text", size: 10, placeholder: "GPU", "data-testid": "timing-gpu-input", "aria-label": "GPU", spellcheck: "false", autocomplete: "off" });
     this.gpuInput.addEventListener("change", () => this.reload());
-    bar.append(this.titleEl, h("span", { class: "grp" }, text("label", t("timingDiffWith")), this.diffSel), h("span", { class: "grp" }, text("label", "GPU"), this.gpuInput));
+    this.dimInput = h("input", { type: "text", size: 18, placeholder: "s70=1024,kv_len=4096", "data-testid": "timing-dim-input", "aria-label": t("timingDims"), title: t("timingDimsTitle"), spellcheck: "false", autocomplete: "off" });
+    this.dimInput.addEventListener("change", () => this.reload());
+    bar.append(this.titleEl, h("span", { class: "grp" }, text("label", t("timingDiffWith")), this.diffSel), h("span", { class: "grp" }, text("label", "GPU"), this.gpuInput),
+      h("span", { class: "grp" }, text("label", t("timingDims")), this.dimInput));
     this.bodyEl = h("div", { class: "adl-tbody", "data-testid": "timing-body" });
     this.el.append(bar, this.bodyEl);
     this.theme = store.get().theme;
@@ -100,7 +104,7 @@ export class TimingView implements PanelView {
     this.fillDiffChooser(st);
     if (!run) return;
     const b = diffRun(st.run, st.compare);
-    const key = JSON.stringify([run.run, run.created, !!run.trace, b, this.gpuInput.value.trim()]);
+    const key = JSON.stringify([run.run, run.created, !!run.trace, b, this.gpuInput.value.trim(), this.dimInput.value.trim()]);
     if (key === this.shown && !changed.has("runs")) return;
     this.shown = key;
     void activity.track(this.load(run, b));
@@ -156,8 +160,9 @@ export class TimingView implements PanelView {
     this.loading = true;
     try {
       const gpu = this.gpuInput.value.trim() || undefined;
+      const dim = this.dimInput.value.replace(/\s+/g, "") || undefined;
       const [rep, diff] = await Promise.all([
-        this.api.report(run.run, { gpu }),
+        this.api.report(run.run, { gpu, dim }),
         b ? this.api.diff(run.run, b).then((d): Diff | string => d, (e: unknown) => (e instanceof Error ? e.message : String(e))) : Promise.resolve(null),
       ]);
       if (seq !== this.seq) return;
