@@ -172,11 +172,10 @@ export function diffModel(d: Diff): DiffModel {
   return { verdict: d.verdict, gatePct: d.gate_pct, step: d.step, regressions: d.regressions, improvements: d.improvements, notes: d.notes };
 }
 
-/** Where a diff entry is: "step", "layer 3", "layer 3 · moe", "layer 3 · moe · %mm_1". */
-export function diffWhere(e: DiffEntry, layerWord: (n: number) => string, stepWord: string): string {
+/** Where a diff entry is: "step", "layer 3", "layer 3 · moe", "layer 3 · moe · %mm_1"; `outsideWord` for the work outside the layers. */
+export function diffWhere(e: DiffEntry, layerWord: (n: number) => string, stepWord: string, outsideWord: string): string {
   if (e.level === "step") return stepWord;
-  const parts: string[] = [];
-  if (e.layer !== null) parts.push(layerWord(e.layer));
+  const parts: string[] = [e.layer !== null ? layerWord(e.layer) : outsideWord];
   if (e.group) parts.push(e.group);
   if (e.node) parts.push(`%${e.node}`);
   return parts.join(" · ");

@@ -28,7 +28,7 @@ export const TIMING_CSS = `
 .adl-tbody .bar { display: inline-block; width: 100%; height: 8px; background: var(--tl-lane); border: 1px solid var(--border); border-radius: 4px; overflow: hidden; }
 .adl-tbody .bar .fill { display: block; height: 100%; }
 .adl-tbody .bval { color: var(--muted); font-variant-numeric: tabular-nums; }
-.adl-tbody ol.findings { margin: 0; padding-left: 22px; }
+.adl-tbody ol.findings { margin: 0; padding-left: 26px; max-height: 360px; overflow: auto; }
 .adl-tbody ol.findings li { padding: 2px 0; }
 .adl-tbody ol.findings .stake { display: inline-block; min-width: 64px; font-weight: 600; font-variant-numeric: tabular-nums; }
 .adl-tbody ol.findings .kind { display: inline-block; font-size: 11px; color: var(--muted); border: 1px solid var(--border); border-radius: 8px; padding: 0 6px; margin-right: 6px; }

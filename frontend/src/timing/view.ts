@@ -467,7 +467,7 @@ export class TimingView implements PanelView {
       const tb = table(testid, [t("timingWhere"), "A", "B", t("timingDelta"), "%", t("timingNoise")], [false, true, true, true, true, true]);
       for (const e of rows.slice(0, MAX_ROWS)) {
         const tr = h("tr", { "data-level": e.level });
-        tr.append(text("td", diffWhere(e, (n) => t("layerTitle", { n }), t("timingStep"))), usCell(e.a_us), usCell(e.b_us), deltaCell(e.delta_us), text("td", e.delta_pct === null ? "–" : e.delta_pct.toFixed(1), { class: "num" }), usCell(e.noise_us));
+        tr.append(text("td", diffWhere(e, (n) => t("layerTitle", { n }), t("timingStep"), t("timingOutside"))), usCell(e.a_us), usCell(e.b_us), deltaCell(e.delta_us), text("td", e.delta_pct === null ? "–" : e.delta_pct.toFixed(1), { class: "num" }), usCell(e.noise_us));
         tb.body.appendChild(tr);
       }
       return [text("h4", `${title} (${rows.length})`), tb.el];

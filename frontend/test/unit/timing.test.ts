@@ -142,8 +142,9 @@ describe("timing diff", () => {
     assert.equal(m.verdict, "regression");
     assert.equal(m.gatePct, 5);
     assert.equal(m.regressions[0].delta_us, 2.5);
-    assert.equal(diffWhere(m.regressions[0], (n) => `L${n}`, "step"), "L3 · moe · %shared_up");
-    assert.equal(diffWhere(m.step, (n) => `L${n}`, "step"), "step");
+    assert.equal(diffWhere(m.regressions[0], (n) => `L${n}`, "step", "outside"), "L3 · moe · %shared_up");
+    assert.equal(diffWhere(m.step, (n) => `L${n}`, "step", "outside"), "step");
+    assert.equal(diffWhere({ ...m.step, level: "group", group: "other" }, (n) => `L${n}`, "step", "outside"), "outside · other");
   });
 
   it("diffs against the comparison's B run only when it is another run", () => {
