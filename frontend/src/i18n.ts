@@ -226,6 +226,7 @@ const STRINGS = {
   timingDelta: { en: "Δ", zh: "Δ" },
   timingNoise: { en: "Noise", zh: "噪声" },
   timingNotes: { en: "Notes", zh: "说明" },
+  roofUnknown: { en: "Unknown", zh: "未知" },
   tailMarkTitle: { en: "p99 far above the median over the replays", zh: "在多次重放中 p99 远高于中位数" },
   tailTitle: { en: "Over the replays", zh: "多次重放统计" },
   tailFlagged: { en: "p99 is far above the median (flagged)", zh: "p99 远高于中位数(已标记)" },

@@ -136,6 +136,10 @@ def test_a_finding_opens_its_node_in_the_layer_view(page: Any, tb: Any) -> None:
     assert page.evaluate("window.__adLayer.view()") == "layer" and state["layer"] == first["layer"]
     assert state["selected"] == first["node"]
     assert page.inner_text("[data-testid=details-id]") == f"%{first['node']}"
+    # Its details show the node's roofline as the report has it.
+    roof = next(r for r in rep["roofline"] if r["layer"] == first["layer"] and r["node"] == first["node"])
+    text = page.inner_text("[data-testid=details-roofline]")
+    assert f"{roof['peak_share'] * 100:.1f}%" in text and roof["formula"] in text
     shot(page, "timing_finding_opened")
 
 

@@ -8,7 +8,7 @@ import { fmtPct, fmtUs, shortDtype, shortStream, shortWeightName } from "../mode
 import { isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { groupTitle } from "../model/labels";
 import { clear, h, text } from "../ui/dom";
-import { categoryColor, tailOf, type ReportIndex } from "../timing/model";
+import { categoryColor, rooflineOf, tailOf, type ReportIndex } from "../timing/model";
 
 export interface Adjacency {
   inputs: Map<string, string[]>;
@@ -178,6 +178,17 @@ export class DetailsPanel {
         wrap.appendChild(card);
       }
       this.section(`${t("kernelsTitle")} (${n.kernels.length})`, wrap);
+    }
+    const roof = rooflineOf(ctx.report ?? null, it.layer, n.id);
+    if (roof) {
+      const rows: [string, string][] = roof.reason !== null ? [[t("roofUnknown"), roof.reason]] : [
+        [t("timingAchieved"), `${roof.achieved_tflops !== null ? `${roof.achieved_tflops.toFixed(2)} TFLOP/s · ` : ""}${roof.achieved_tbs !== null ? `${roof.achieved_tbs.toFixed(3)} TB/s` : "–"}`],
+        [t("timingBound"), roof.bound === "compute" ? t("timingBoundCompute") : roof.bound === "memory" ? t("timingBoundMemory") : "–"],
+        [t("timingOfPeak"), fmtPct(roof.peak_share)],
+        [t("timingFormula"), roof.formula],
+      ];
+      const sec = this.section(t("timingRoofline"), this.kv(rows));
+      sec.dataset.testid = "details-roofline";
     }
     const tail = tailOf(ctx.report ?? null, it.layer, n.id);
     if (tail) {

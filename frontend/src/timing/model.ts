@@ -193,6 +193,7 @@ export function diffRun(run: string | null, compare: { b: { run: string } } | nu
 export interface ReportIndex {
   stage: number;
   tails: Map<string, NodeTail>;
+  roofline: Map<string, NodeRoofline>;
   layers: Map<number | null, LayerBreakdown>;
 }
 
@@ -203,9 +204,16 @@ function nodeKey(layer: number | null, node: string): string {
 export function reportIndex(r: Report): ReportIndex {
   const tails = new Map<string, NodeTail>();
   for (const x of r.tails) tails.set(nodeKey(x.layer, x.node), x);
+  const roofline = new Map<string, NodeRoofline>();
+  for (const x of r.roofline) roofline.set(nodeKey(x.layer, x.node), x);
   const layers = new Map<number | null, LayerBreakdown>();
   for (const L of breakdowns(r)) layers.set(L.layer, L);
-  return { stage: r.stage, tails, layers };
+  return { stage: r.stage, tails, roofline, layers };
+}
+
+/** A node's roofline (FLOPs, bytes, achieved rates, bound, or why unknown), or null. */
+export function rooflineOf(idx: ReportIndex | null, layer: number | null, node: string): NodeRoofline | null {
+  return idx?.roofline.get(nodeKey(layer, node)) ?? null;
 }
 
 /** A node's tail (p50/p90/p99/max over the replays), or null. */

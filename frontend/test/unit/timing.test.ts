@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Diff, LayerBreakdown, Report } from "../../src/api/types";
 import {
-  categoryColor, categoryOrder, diffModel, diffRun, diffWhere, findingTarget, flaggedNodes, hostShown, reportIndex, tailOf, timelineMarks, timingModel,
+  categoryColor, categoryOrder, diffModel, diffRun, diffWhere, findingTarget, flaggedNodes, hostShown, reportIndex, rooflineOf, tailOf, timelineMarks, timingModel,
 } from "../../src/timing/model";
 
 function layer(n: number | null, cats: Record<string, number>, extra: Partial<LayerBreakdown> = {}): LayerBreakdown {
@@ -45,7 +45,7 @@ function report(): Report {
       { layer: null, node: "lm_head", replays: 100, p50_us: 5, p90_us: 8, p99_us: 12, max_us: 13, flagged: true, kernels: [] },
     ],
     gpu: { name: null, source: "none", entry: null, peak_tflops: {}, peak_tbs: null },
-    roofline: [],
+    roofline: [{ layer: 3, node: "shared_up", op: "aten.mm.default", time_us: 12, flops: 1e8, bytes: 3e7, formula: "gemm 2*M*N*K", intensity: 3.3, achieved_tflops: 9.8, achieved_tbs: 2.5, bound: "memory", peak_share: 0.73, reason: null }],
     dims: {},
     host: { runtime_recorded: false, launches: null, graph_launches: null, sync_calls: null, sync_us: null, gaps: [], idle_us: 2, explained_us: 0, copies: null },
     findings: [
@@ -117,6 +117,8 @@ describe("timing figures in the layer view", () => {
     assert.deepEqual([...flaggedNodes(idx, [3])], ["shared_up"]);
     assert.deepEqual([...flaggedNodes(idx, [1])], []);
     assert.deepEqual([...flaggedNodes(null, [3])], []);
+    assert.equal(rooflineOf(idx, 3, "shared_up")?.bound, "memory");
+    assert.equal(rooflineOf(idx, 1, "shared_up"), null);
   });
 
   it("gives the timeline the report's kernel ids: one layer's, or every layer's and outside", () => {
