@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from tb_ad_layer.analysis.categories import COMMUNICATION
 from tb_ad_layer.analysis.run import Activity
-from tb_ad_layer.contract.analysis import CriticalPath, Overlap, PathStep, StreamIdle
+from tb_ad_layer.contract.analysis import CriticalPath, ExposedStretch, Overlap, PathStep, StreamIdle
 
 
 def us(ns: float) -> float:
@@ -52,6 +52,23 @@ def intersection(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> 
     return total
 
 
+def difference(a: tuple[int, int], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of interval ``a`` outside the sorted disjoint intervals ``b``."""
+    lo, hi = a
+    out: list[tuple[int, int]] = []
+    i = max(0, bisect.bisect_right(b, (lo, lo)) - 1)
+    while i < len(b) and b[i][0] < hi:
+        s, e = b[i]
+        if e > lo:
+            if s > lo:
+                out.append((lo, s))
+            lo = max(lo, e)
+        i += 1
+    if hi > lo:
+        out.append((lo, hi))
+    return out
+
+
 def span(acts: Sequence[Activity]) -> tuple[int, int]:
     """First start and last end of ``acts`` (0, 0 when empty)."""
     if not acts:
@@ -84,9 +101,15 @@ def overlap(acts: Sequence[Activity]) -> Overlap:
                     if a.category != COMMUNICATION and not a.memory)
     comm_ns = length(comm)
     hidden = intersection(comm, compute)
+    exposed = sorted(
+        (ExposedStretch(kernel_id=a.k.id, stream=a.k.stream, start_us=us(s), end_us=us(e))
+         for a in acts if a.category == COMMUNICATION
+         for s, e in difference((a.k.start_ns, a.k.end_ns), compute)),
+        key=lambda x: (x.start_us, x.kernel_id))
     return Overlap(compute_us=us(length(compute)), communication_us=us(comm_ns),
                    hidden_us=us(hidden), exposed_us=us(comm_ns - hidden),
-                   overlap_share=round(hidden / comm_ns, 4) if comm_ns else None)
+                   overlap_share=round(hidden / comm_ns, 4) if comm_ns else None,
+                   exposed=exposed)
 
 
 def critical_path(acts: Sequence[Activity]) -> CriticalPath:

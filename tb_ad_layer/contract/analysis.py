@@ -52,6 +52,17 @@ class StreamIdle(Record):
                                                "is reported for: that span minus busy_us.")]
 
 
+class ExposedStretch(Record):
+    """Part of a communication kernel with no compute running beside it, for drawing on the
+    timeline."""
+
+    kernel_id: Annotated[int, Meta(description="Stored kernel id (api/timeline's id) of the "
+                                               "communication kernel.")]
+    stream: str
+    start_us: float
+    end_us: float
+
+
 class Overlap(Record):
     """Compute and communication on a layer's streams, in the stored replay's wall time."""
 
@@ -65,6 +76,10 @@ class Overlap(Record):
                                                   "what it adds to the layer's wall time.")]
     overlap_share: Annotated[float | None, Meta(description="hidden_us / communication_us; "
                                                             "null without communication.")]
+    exposed: Annotated[list[ExposedStretch],
+                       Meta(description="The stretches of each communication kernel that no "
+                                        "compute hides, in time order (communication kernels "
+                                        "running together each list the stretch).")]
 
 
 class PathStep(Record):

@@ -123,6 +123,10 @@ def test_overlap_hidden_and_exposed_communication(moe_run: Path) -> None:
     assert (o.compute_us, o.communication_us, o.hidden_us, o.exposed_us) == (30.0, 25.0, 10.0,
                                                                              15.0)
     assert o.overlap_share == 0.4
+    # the all-reduce [20, 45) is hidden while compute runs on A until 30: exposed from 30 to 45
+    ar = next(s for s in layer(report(moe_run), 0).critical_path.steps if s.start_us == 20.0)
+    assert [(x.kernel_id, x.stream, x.start_us, x.end_us) for x in o.exposed] == [
+        (ar.kernel_id, ar.stream, 30.0, 45.0)]
     f = next(f for f in report(moe_run).findings if f.kind == "exposed_communication")
     assert f.time_at_stake_us == 15.0 and f.layer == 0
 

@@ -5,8 +5,10 @@ import type {
   ApiErrorBody,
   CompareRef,
   CompareResponse,
+  Diff,
   LayerResponse,
   OverviewResponse,
+  Report,
   RunsResponse,
   StagesResponse,
   TimelineResponse,
@@ -117,6 +119,22 @@ export class Api {
       { signal },
     );
   }
+
+  /** Where a step's time goes (api/report): the records `tb-ad-layer report RUN --format json` prints. */
+  report(run: string, opts: ReportOptions = {}): Promise<Report> {
+    return this.get<Report>("report", { run, dim: opts.dim, gpu: opts.gpu });
+  }
+
+  /** Run B against run A (api/diff): the records of `tb-ad-layer diff A B --format json`. */
+  diff(aRun: string, bRun: string, gate?: number): Promise<Diff> {
+    return this.get<Diff>("diff", { a_run: aRun, b_run: bRun, gate });
+  }
+}
+
+export interface ReportOptions {
+  /** Symbolic sizes, "s70=1024,kv_len=4096". */
+  dim?: string;
+  gpu?: string;
 }
 
 export function downloadUrl(kind: "layer.json" | "layer.dot" | "trace.json", params: Params): string {

@@ -541,6 +541,18 @@ export interface StreamIdle {
   idle_us: number;
 }
 
+/**
+ * Part of a communication kernel with no compute running beside it, for drawing on the
+ * timeline.
+ */
+export interface ExposedStretch {
+  /** Stored kernel id (api/timeline's id) of the communication kernel. */
+  kernel_id: number;
+  stream: string;
+  start_us: number;
+  end_us: number;
+}
+
 /** Compute and communication on a layer's streams, in the stored replay's wall time. */
 export interface Overlap {
   /** Wall time with compute (anything but communication and memory operations) running. */
@@ -553,6 +565,8 @@ export interface Overlap {
   exposed_us: number;
   /** hidden_us / communication_us; null without communication. */
   overlap_share: number | null;
+  /** The stretches of each communication kernel that no compute hides, in time order (communication kernels running together each list the stretch). */
+  exposed: ExposedStretch[];
 }
 
 /** One kernel on the critical path, for drawing on the timeline. */

@@ -8,6 +8,7 @@ import { fmtPct, fmtUs, shortDtype, shortStream } from "../model/format";
 import { isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { groupTitle } from "../model/labels";
 import { clear, h, text } from "../ui/dom";
+import { categoryColor, rooflineOf, tailOf, type ReportIndex } from "../timing/model";
 
 export interface Adjacency {
   inputs: Map<string, string[]>;
@@ -37,6 +38,8 @@ export interface DetailsContext {
   onSelect(key: string): void;
   onToggle(key: string): void;
   onKernel(k: NodeKernel, nodeKey: string): void;
+  /** The run's report (api/report), indexed: a node's tail, a layer's breakdown; null without one. */
+  report?: ReportIndex | null;
 }
 
 export class DetailsPanel {
@@ -176,6 +179,25 @@ export class DetailsPanel {
       }
       this.section(`${t("kernelsTitle")} (${n.kernels.length})`, wrap);
     }
+    const roof = rooflineOf(ctx.report ?? null, it.layer, n.id);
+    if (roof) {
+      const rows: [string, string][] = roof.reason !== null ? [[t("roofUnknown"), roof.reason]] : [
+        [t("timingAchieved"), `${roof.achieved_tflops !== null ? `${roof.achieved_tflops.toFixed(2)} TFLOP/s · ` : ""}${roof.achieved_tbs !== null ? `${roof.achieved_tbs.toFixed(3)} TB/s` : "–"}`],
+        [t("timingBound"), roof.bound === "compute" ? t("timingBoundCompute") : roof.bound === "memory" ? t("timingBoundMemory") : "–"],
+        [t("timingOfPeak"), fmtPct(roof.peak_share)],
+        [t("timingFormula"), roof.formula],
+      ];
+      const sec = this.section(t("timingRoofline"), this.kv(rows));
+      sec.dataset.testid = "details-roofline";
+    }
+    const tail = tailOf(ctx.report ?? null, it.layer, n.id);
+    if (tail) {
+      const rows: [string, string][] = [["p50", fmtUs(tail.p50_us)], ["p90", fmtUs(tail.p90_us)], ["p99", fmtUs(tail.p99_us)], [t("max"), fmtUs(tail.max_us)], [t("count"), String(tail.replays)]];
+      const sec = this.section(t("tailTitle"), this.kv(rows));
+      sec.dataset.testid = "details-tail";
+      sec.dataset.flagged = String(tail.flagged);
+      if (tail.flagged) sec.appendChild(text("p", t("tailFlagged"), { class: "hint flagged" }));
+    }
   }
 
   private input(ctx: DetailsContext, it: TreeItem): void {
@@ -235,6 +257,11 @@ export class DetailsPanel {
     this.section(`${t("children")} (${ops.length})`, ul);
   }
 
+  private breakdown(ctx: DetailsContext, layer: number): void {
+    const sec = breakdownSection(ctx, layer);
+    if (sec) this.el.appendChild(sec);
+  }
+
   private summary(ctx: DetailsContext): void {
     const single = ctx.layers.length === 1 ? ctx.layers[0] : null;
     this.header(single ? t("layerTitle", { n: single.layer }) : t("stageSummary"), single ? single.kind : `${ctx.layers.length} × ${t("layer").toLowerCase()}`, null, ctx.theme);
@@ -252,6 +279,7 @@ export class DetailsPanel {
       rows.push([t("streams"), String(ts.num_streams)]);
     }
     this.section(single ? t("layerSummary") : t("stageSummary"), this.kv(rows));
+    if (single) this.breakdown(ctx, single.layer);
     // Time per group (sum over loaded layers).
     const groups = new Map<string, number>();
     for (const L of ctx.layers) for (const n of L.nodes) groups.set(n.group, (groups.get(n.group) ?? 0) + (n.time_us || 0));
@@ -303,6 +331,37 @@ export class DetailsPanel {
       this.section(t("unmapped"), ul);
     }
   }
+}
+
+/** A layer's GPU time by group and by category, its overlap and critical path, from the report. */
+function breakdownSection(ctx: DetailsContext, layer: number): HTMLElement | null {
+  const L = ctx.report?.layers.get(layer);
+  if (!L) return null;
+  const sec = h("section", { class: "sec", "data-testid": "details-breakdown" }, text("h3", t("reportBreakdown")));
+  const total = L.gpu_time_us;
+  const rows = (items: { name: string; us: number; colour: string; attr: string }[]) => {
+    const tb = h("div", { class: "bars" });
+    for (const x of items) {
+      const row = h("div", { class: "barrow", [x.attr]: x.name, "data-us": x.us });
+      const bar = h("span", { class: "bar" });
+      const fill = h("span", { class: "fill" });
+      fill.style.width = `${total > 0 ? ((x.us / total) * 100).toFixed(2) : 0}%`;
+      fill.style.background = x.colour;
+      bar.appendChild(fill);
+      row.append(text("span", x.name, { class: "blabel" }), bar, text("span", `${fmtUs(x.us)}${total > 0 ? ` · ${fmtPct(x.us / total)}` : ""}`, { class: "bval" }));
+      tb.appendChild(row);
+    }
+    return tb;
+  };
+  sec.appendChild(text("h4", t("reportByGroup")));
+  sec.appendChild(rows(L.groups.map((g) => ({ name: g.group, us: g.gpu_time_us, colour: groupColor(g.group, ctx.theme).bar, attr: "data-group" }))));
+  sec.appendChild(text("h4", t("reportByCategory")));
+  sec.appendChild(rows(L.categories.map((c) => ({ name: c.category, us: c.gpu_time_us, colour: categoryColor(c.category, ctx.theme), attr: "data-category" }))));
+  const o = L.overlap;
+  if (o.communication_us > 0) sec.appendChild(text("p", t("reportOverlap", { comm: fmtUs(o.communication_us), hidden: fmtUs(o.hidden_us), exposed: fmtUs(o.exposed_us) }), { class: "hint" }));
+  const cp = L.critical_path;
+  if (cp.steps.length) sec.appendChild(text("p", t("reportCritical", { busy: fmtUs(cp.busy_us), wait: fmtUs(cp.wait_us), span: fmtUs(cp.span_us) }), { class: "hint" }));
+  return sec;
 }
 
 function topGroup(hh: Hierarchy, it: TreeItem): string {

@@ -1,6 +1,7 @@
 // Colours and marks of a drawn scene: what a view asks for (colour by group, by GPU time or by
 // difference status; hotspots; badges) and the highlight of the selected, hovered and found keys.
 // Painting only sets attributes on the scene's elements, so it is redone without a new layout.
+import { t } from "../i18n";
 import { groupColor, heatColor, heatTextColor, heatValue, type Theme } from "../model/colors";
 import type { Hierarchy, TreeItem } from "../model/hierarchy";
 import { countsAttr, statusColor, stripSegments, type DiffStatus, type StatusCounts } from "../model/status";
@@ -28,6 +29,8 @@ export interface Paint {
   marks?: Map<string, LeafMark>;
   /** Order of statuses in strips and count attributes. */
   statusOrder?: DiffStatus[];
+  /** Op keys whose p99 is far above their median over the replays (a "p99" marker on the node). */
+  tails?: Set<string>;
 }
 
 /** The keys highlighted (any key: a hidden one shows on the group that stands for it). */
@@ -105,6 +108,7 @@ export function paintScene(scene: Scene, paint: Paint): void {
     }
     if (textFill) g.setAttribute("data-tc", textFill === "#ffffff" || textFill === "#f2f2f2" ? "light" : "dark");
     else g.removeAttribute("data-tc");
+    setTailMark(scene, key, g, !!paint.tails?.has(key));
     const ranks = hotOn.get(key);
     if (ranks && ranks.length) {
       ranks.sort((a, b) => a - b);
@@ -117,6 +121,24 @@ export function paintScene(scene: Scene, paint: Paint): void {
       setBadge(scene, key, null);
     }
   }
+}
+
+/** The "p99" marker on a leaf's top-left corner: its tail is flagged in the report. */
+function setTailMark(scene: Scene, key: string, g: SVGGElement, on: boolean): void {
+  const old = g.querySelector(":scope > g.tailmark");
+  if (!on) {
+    old?.remove();
+    g.removeAttribute("data-tail");
+    return;
+  }
+  g.setAttribute("data-tail", "p99");
+  if (old || !scene.leafParts.get(key)) return;
+  const m = s("g", { class: "tailmark", transform: "translate(-4,-7)" });
+  const tip = s("title");
+  tip.textContent = t("tailMarkTitle");
+  m.append(tip, s("rect", { x: 0, y: 0, width: 26, height: 13, rx: 6.5 }), s("text", { x: 13, y: 10 }));
+  (m.lastChild as SVGTextElement).textContent = "p99";
+  g.appendChild(m);
 }
 
 /** The hotspot pill of a leaf (null removes it). */

@@ -18,6 +18,7 @@ import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } f
 import type { TimelineScope } from "../state/hash";
 import { changedAny, layerNumbers, shownRun, type PanelState, type Store } from "../state/store";
 import { makeLane, type Lane } from "../timeline/lod";
+import { flaggedNodes, reportIndex, timelineMarks, type ReportIndex } from "../timing/model";
 import { TimelineView, type BucketLane } from "../timeline/timeline";
 import { activity } from "../ui/activity";
 import { capture, clear, h, text } from "../ui/dom";
@@ -94,6 +95,13 @@ export class LayerView implements PanelView {
   private depthShown: number | null = null;
   /** Loading a layer (fetch and first draw). */
   loading = false;
+  /** The run's report (api/report), indexed: tails on nodes, breakdowns in details, timeline marks. */
+  private report: ReportIndex | null = null;
+  private reportSeq = 0;
+  /** Whether the timeline draws the critical path and exposed communication. */
+  private marksOn = false;
+  private marksBtn!: HTMLButtonElement;
+  private marksLegend!: HTMLSpanElement;
 
   constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: LayerViewCallbacks) {
     this.pane = new GraphPane("graph", {
@@ -231,7 +239,15 @@ export class LayerView implements PanelView {
     reset.textContent = t("timelineReset");
     reset.addEventListener("click", () => this.timeline.resetView());
     this.tlInfo = h("span", { class: "info", "data-testid": "timeline-info" });
-    bar.append(this.tlScopeSeg, reset, text("span", t("timelineHint"), { class: "hint" }), this.tlInfo);
+    this.marksBtn = h("button", { class: "btn", type: "button", "data-testid": "timeline-critpath", "aria-pressed": "false", title: t("critPathTitle"), disabled: true });
+    this.marksBtn.textContent = t("critPath");
+    this.marksBtn.addEventListener("click", () => {
+      this.marksOn = !this.marksOn;
+      this.updateMarks();
+    });
+    this.marksLegend = h("span", { class: "cplegend", "data-testid": "timeline-critpath-legend", hidden: true },
+      h("span", {}, h("span", { class: "sw path" }), t("critPath")), h("span", {}, h("span", { class: "sw exposed" }), t("exposedComm")));
+    bar.append(this.tlScopeSeg, reset, this.marksBtn, this.marksLegend, text("span", t("timelineHint"), { class: "hint" }), this.tlInfo);
     this.tlWrap.append(bar, this.timeline.el);
     return this.tlWrap;
   }
@@ -252,6 +268,43 @@ export class LayerView implements PanelView {
     }
     this.hotSel.disabled = !has;
     this.updateColorButtons();
+    void this.loadReport(run);
+  }
+
+  /** The run's report, for tails on nodes, breakdowns in details and marks on the timeline. */
+  private async loadReport(run: RunInfo | null): Promise<void> {
+    const seq = ++this.reportSeq;
+    this.report = null;
+    this.marksBtn.disabled = true;
+    if (!run?.trace) {
+      this.updateMarks();
+      return;
+    }
+    try {
+      const r = await activity.track(this.api.report(run.run));
+      if (seq !== this.reportSeq) return;
+      this.report = reportIndex(r);
+    } catch {
+      // The graph stays as it is without the report's figures (the Timing view reports the error).
+      return;
+    }
+    this.marksBtn.disabled = false;
+    this.repaint();
+    this.updateDetails();
+    this.updateMarks();
+  }
+
+  /** The timeline's critical path and exposed communication for the shown scope, when asked for. */
+  private updateMarks(): void {
+    const st = this.store.get();
+    this.marksBtn.setAttribute("aria-pressed", String(this.marksOn));
+    this.marksLegend.hidden = !this.marksOn || !this.report;
+    if (!this.marksOn || !this.report) {
+      this.timeline.setMarks(null);
+      return;
+    }
+    const scope = st.tl === "layer" && st.layer !== "all" ? st.layer : "all";
+    this.timeline.setMarks(timelineMarks(this.report, scope));
   }
 
   /**
@@ -381,7 +434,18 @@ export class LayerView implements PanelView {
   private paint(): Paint {
     const hier = this.pane.hier;
     const hot = hier && this.hotK > 0 && this.run?.trace ? hotspots(hier, this.hotK) : new Map<string, number>();
-    return { mode: this.store.get().color, theme: this.theme, hot };
+    return { mode: this.store.get().color, theme: this.theme, hot, tails: this.tailKeys() };
+  }
+
+  /** Keys of the shown nodes whose tail the report flags, on the stage it is of. */
+  private tailKeys(): Set<string> {
+    const out = new Set<string>();
+    if (!this.report || this.report.stage !== this.store.get().stage) return out;
+    for (const id of flaggedNodes(this.report, this.layers.map((L) => L.layer))) {
+      const k = this.pane.keyForNode(id);
+      if (k) out.add(k);
+    }
+    return out;
   }
 
   private repaint(): void {
@@ -502,6 +566,7 @@ export class LayerView implements PanelView {
       h: hier, adj: this.adj, key: this.pane.selected, layers: this.layers, expanded: this.pane.expanded, theme: this.theme,
       hasTrace: !!this.run?.trace,
       outsideUs: this.outsideUs(),
+      report: this.report && this.report.stage === this.store.get().stage ? this.report : null,
       onSelect: (k) => void this.select(k, { centre: true, reveal: true }),
       onToggle: (k) => void this.toggle(k),
       onKernel: (k, nodeKey) => this.focusNodeKernel(k, nodeKey),
@@ -732,6 +797,7 @@ export class LayerView implements PanelView {
     this.timeline.setData(lanes, buckets, [lo, hi], (k) => (k.node ? this.nodeGroup.get(k.node) ?? null : null), keepView);
     this.timeline.setMessage(n === 0 && !buckets.length ? t("timelineEmpty") : null);
     this.timeline.setTheme(this.theme);
+    this.updateMarks();
     this.tlInfo.textContent = `${lanes.length + buckets.length} ${t("streams").toLowerCase()} · ${t("kernels", { n })}${buckets.length ? ` · ${t("lodNote")}` : ""} · ${fmtUs(hi - lo)}`;
     this.updateHighlight();
   }
@@ -844,6 +910,8 @@ export class LayerView implements PanelView {
       timelineKernelCount: () => this.timeline.kernelCount(),
       timelineLanes: () => this.timeline.laneSummaries(),
       timelineFrameMs: () => this.timeline.lastFrameMs,
+      timelineMarks: () => this.timeline.marksShown(),
+      tailNodes: (): string[] => [...this.tailKeys()].map(publicId).sort(),
       graphView: () => this.pane.graph.getView(),
       setGraphScale: (k: number) => this.pane.graph.setScale(k),
       drawnNodeIds: () => this.pane.graph.drawnNodeIds(),

@@ -1,7 +1,7 @@
 // Per-CUDA-stream kernel timeline on a canvas. One lane per stream on a common time axis; wheel
 // zooms around the cursor, drag pans, click selects a kernel. Drawing uses the LOD functions in
 // lod.ts, so a frame stays cheap with 100,000 kernels.
-import type { TimelineBucket, TimelineKernel } from "../api/types";
+import type { ExposedStretch, TimelineBucket, TimelineKernel } from "../api/types";
 import { t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs } from "../model/format";
@@ -64,6 +64,8 @@ export class TimelineView {
   private width = 0;
   private height = 0;
   private byId = new Map<number, { lane: number; index: number }>();
+  /** The report's marks: critical-path kernel ids and exposed communication (null: not drawn). */
+  private marks: { path: Set<number>; exposed: ExposedStretch[] } | null = null;
   /** Visible-window busy time per lane from the last frame (for the gutter). */
   private winBusy: number[] = [];
   lastFrameMs = 0;
@@ -150,6 +152,18 @@ export class TimelineView {
     this.highlight = new Set(ids);
     this.selectedId = selectedId;
     this.requestDraw();
+  }
+
+  /** Draws the critical path (kernel ids) and exposed communication over the kernels; null clears them. */
+  setMarks(marks: { path: Iterable<number>; exposed: ExposedStretch[] } | null): void {
+    this.marks = marks ? { path: new Set(marks.path), exposed: marks.exposed } : null;
+    this.requestDraw();
+  }
+
+  /** The marks drawn: path kernel ids found among the lanes' kernels, and exposed stretches. */
+  marksShown(): { path: number[]; exposed: number } | null {
+    if (!this.marks) return null;
+    return { path: [...this.marks.path].filter((id) => this.byId.has(id)).sort((a, b) => a - b), exposed: this.marks.exposed.length };
   }
 
   highlighted(): number[] {
@@ -375,6 +389,7 @@ export class TimelineView {
         }
       }
     }
+    if (this.marks) this.drawMarks(ppu, v0, v1);
     // Server-merged lanes (buckets).
     for (let bi = 0; bi < this.bucketLanes.length; bi++) {
       const bl = this.bucketLanes[bi];
@@ -418,6 +433,39 @@ export class TimelineView {
       ctx.fillText(l.win !== null ? t("laneBusyView", { busy, win: fmtPct(Math.min(1, l.win), 0) }) : busy, 6, y + 22);
     });
     this.lastFrameMs = performance.now() - t0p;
+  }
+
+  /** The critical path as outlined kernels, exposed communication as a hatched band under its kernel. */
+  private drawMarks(ppu: number, v0: number, v1: number): void {
+    const ctx = this.ctx;
+    const m = this.marks!;
+    const colour = this.theme === "dark" ? "#ff6b9a" : "#e0245e";
+    const laneOf = new Map(this.lanes.map((l, i) => [l.stream, i]));
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = 2;
+    for (const id of m.path) {
+      const loc = this.byId.get(id);
+      if (!loc) continue;
+      const lane = this.lanes[loc.lane];
+      const s0 = lane.starts[loc.index];
+      const e0 = lane.ends[loc.index];
+      if (e0 < v0 || s0 > v1) continue;
+      const y = AXIS_H + loc.lane * LANE_H + (LANE_H - BAR_H) / 2;
+      const x0 = GUTTER + (s0 - v0) * ppu;
+      const w = Math.max(3, (e0 - s0) * ppu);
+      ctx.strokeRect(x0 + 1, y + 1, Math.max(1, w - 2), BAR_H - 2);
+    }
+    ctx.fillStyle = colour;
+    for (const x of m.exposed) {
+      const li = laneOf.get(x.stream);
+      if (li === undefined || x.end_us < v0 || x.start_us > v1) continue;
+      const y = AXIS_H + li * LANE_H + (LANE_H - BAR_H) / 2 + BAR_H + 1;
+      const x0 = GUTTER + (x.start_us - v0) * ppu;
+      const w = Math.max(2, (x.end_us - x.start_us) * ppu);
+      ctx.globalAlpha = 0.85;
+      ctx.fillRect(x0, y, w, 3);
+      ctx.globalAlpha = 1;
+    }
   }
 
   // ---------------------------------------------------------------- interaction

@@ -1,4 +1,5 @@
 // The panel's CSS, injected from JS (constructable stylesheet, or a <style> element as fallback).
+import { TIMING_CSS } from "../timing/styles";
 
 export const CSS = `
 :root {
@@ -309,7 +310,7 @@ td.pre { white-space: pre-wrap; }
 .adl-help-grid dl { display: grid; grid-template-columns: max-content 1fr; gap: 5px 12px; margin: 0; font-size: 12.5px; align-items: baseline; }
 .adl-help-grid dd { margin: 0; }
 kbd { display: inline-block; min-width: 16px; text-align: center; font: 11px/16px var(--mono); padding: 1px 5px; border: 1px solid var(--border); border-bottom-width: 2px; border-radius: 4px; background: var(--bg); }
-`;
+` + TIMING_CSS;
 
 export function injectCss(doc: Document = document): void {
   if (doc.getElementById("adl-style")) return;

@@ -10,6 +10,7 @@ import { LayerView } from "../layer/view";
 import { OverviewView } from "../overview/view";
 import { singleLayer, type PanelState } from "../state/store";
 import { StageView } from "../stages/view";
+import { TimingView } from "../timing/view";
 import { choiceField, defineView, indexField, sideField, textField, type Download, type PanelView, type UrlFields, type ViewContext, type ViewEntry } from "./view";
 
 function layerDownloads(p: { run: string; stage: number; layer: number }): Download[] {
@@ -111,8 +112,29 @@ const overview = defineView({
   hook: (v: OverviewView): Record<string, unknown> => ({ overview: () => v.testState() }),
 });
 
+const timing = defineView({
+  id: "timing",
+  tab: "viewTiming",
+  key: "5",
+  // The report is of the run's traced step: no stage or layer to choose.
+  choosers: ["phase", "run"],
+  stageDoubts: false,
+  // The run diffed against: the comparison's B run, when it is another run.
+  url: { versus: textField("vs", "timing") },
+  urlOf: (st: Readonly<PanelState>) => ({ versus: st.compare && st.compare.b.run !== st.run ? st.compare.b.run : undefined }),
+  fromUrl: (vs, next: Readonly<PanelState>, shown: boolean): Partial<PanelState> => {
+    if (!shown || !vs.versus || !next.run) return {};
+    const layer = singleLayer(next);
+    const b = next.runs.find((r) => r.run === vs.versus);
+    return { compare: { a: { run: next.run, stage: next.stage, layer }, b: { run: vs.versus, stage: b ? b.default_stage : next.stage, layer }, mp: "" } };
+  },
+  downloads: (_st: Readonly<PanelState>, run: RunInfo): Download[] => traceDownload(run),
+  create: (ctx: ViewContext): TimingView => new TimingView(ctx.api, ctx.store, ctx.actions, { onError: ctx.onError }),
+  hook: (v: TimingView): Record<string, unknown> => ({ timingView: () => v.testState(), openFinding: (i: number) => v.openFinding(i) }),
+});
+
 /** The views in tab order; the first is the default view (the one a URL without `view` shows). */
-export const VIEW_TABLE = [layer, compare, stages, overview] as const;
+export const VIEW_TABLE = [layer, compare, stages, overview, timing] as const;
 
 export type ViewTable = typeof VIEW_TABLE;
 export type ViewId = ViewTable[number]["id"];

@@ -16,12 +16,14 @@ const FIELD_EXAMPLES: Record<string, unknown> = {
   b: { run: "dsv3 & <prefill>", stage: 0, layer: 40 },
   sv: "before",
   ss: 2,
+  versus: "dsv3 & <prefill>",
 };
 
 /** Per view, a store state that puts every one of its URL fields in the URL. */
 const STATE_EXAMPLES: Record<string, Partial<PanelState>> = {
   compare: { compare: { a: { run: "r1", stage: 1, layer: 2 }, b: { run: "r2", stage: 3, layer: 4 }, mp: "x>y" } },
   stages: { stageSide: "before", stageShown: 4, stage: 1 },
+  timing: { compare: { a: { run: "r1", stage: 0, layer: 0 }, b: { run: "r2", stage: 0, layer: 0 }, mp: "" } },
 };
 
 function state(patch: Partial<PanelState>): PanelState {
