@@ -154,15 +154,28 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
-    from tb_ad_layer.convert import load_history, load_stage, resolve_inputs, warn_doubts
+    from tb_ad_layer.convert import (
+        load_history,
+        load_stage,
+        resolve_inputs,
+        torch_trace_stages,
+        warn_doubts,
+    )
     from tb_ad_layer.layers.document import layer_document
     from tb_ad_layer.layers.dot import render_png, to_dot
     from tb_ad_layer.layers.seed_json import to_seed_json
     from tb_ad_layer.trace_attach import trace_attacher
 
-    stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
-    ls = load_stage(stage, args.module, lambda: load_history(args.dump_dir, stage, progress))
-    progress(f"read {stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
+    # A TORCH_TRACE directory shows its Dynamo graph unless --dump-file names another kind.
+    compiled, _ = torch_trace_stages(args.dump_dir, [args.dump_file or "dynamo"], progress)
+    if compiled:
+        ls = compiled[-1]
+        stage = ls.stage
+    else:
+        stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
+        ls = load_stage(stage, args.module, lambda: load_history(args.dump_dir, stage, progress))
+    stem = ls.name or stage.path.stem
+    progress(f"read {ls.name or stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
              f"{len(ls.lg.layers)} layers in {ls.seconds:.2f}s")
     if args.layer not in ls.lg.layers:
         have = sorted(ls.lg.layers)
@@ -175,7 +188,7 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
     doc = next(d for d in docs if d["layer"] == args.layer)
     out = Path(args.output) if args.output else (
         Path(args.dump_dir) if Path(args.dump_dir).is_dir() else Path(args.dump_dir).parent
-    ) / f"{stage.path.stem}_layer{args.layer}.json"
+    ) / f"{stem}_layer{args.layer}.json"
     _write_text(out, json.dumps(to_seed_json(doc), indent=2, ensure_ascii=False) + "\n")
     progress(f"wrote {out} ({len(doc['nodes'])} nodes, {len(doc['edges'])} edges, "
              f"{len(doc['external_inputs'])} external inputs)")
@@ -197,11 +210,15 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
 
     layers = None
     if args.dump:
-        from tb_ad_layer.convert import load_history, load_stage, resolve_inputs
+        from tb_ad_layer.convert import load_history, load_stage, resolve_inputs, torch_trace_stages
         from tb_ad_layer.trace_attach import model_nodes
-        stage = resolve_inputs(args.dump)[-1]
-        layers = model_nodes(load_stage(stage, args.module,
-                                        lambda: load_history(args.dump, stage, progress)).lg)
+        compiled, _ = torch_trace_stages(args.dump, None, progress)
+        if compiled:
+            layers = model_nodes(compiled[-1].lg)
+        else:
+            stage = resolve_inputs(args.dump)[-1]
+            layers = model_nodes(load_stage(stage, args.module,
+                                            lambda: load_history(args.dump, stage, progress)).lg)
     data = kernel_sequences(args.trace, args.layer, phase=args.phase, device=args.device,
                             graph_id=args.graph_id, step=args.step, layers=layers, progress=progress)
     seg = data["segmentation"]
