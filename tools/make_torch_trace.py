@@ -131,19 +131,24 @@ def child(name: str, out: Path, backend_name: str, graph_break: int | None,
     if loop:
         # The decoder loop written out, as a serving engine's model runner does, with the
         # break between two layers: the graphs before and after it name layers by index.
-        inner = model.get_submodule(layers_path.rsplit(".", 1)[0])
+        body = model.get_submodule(layers_path.rsplit(".", 1)[0])
         stop = graph_break
 
-        def run(input_ids: Any) -> Any:
-            h = inner.embed_tokens(input_ids)
-            pos = torch.arange(input_ids.shape[1]).unsqueeze(0)
-            pe = inner.rotary_emb(h, pos)
-            for i, layer in enumerate(inner.layers):
-                if i == stop:
-                    torch._dynamo.graph_break()
+        def layers(h: Any, pos: Any, pe: Any, which: Any) -> Any:
+            for layer in which:
                 out = layer(h, attention_mask=None, position_ids=pos, position_embeddings=pe)
                 h = out[0] if isinstance(out, tuple) else out
-            return model.lm_head(inner.norm(h))
+            return h
+
+        def run(input_ids: Any) -> Any:
+            h = body.embed_tokens(input_ids)
+            pos = torch.arange(input_ids.shape[1]).unsqueeze(0)
+            pe = body.rotary_emb(h, pos)
+            h = layers(h, pos, pe, body.layers[:stop])
+            # Outside any loop, so that Dynamo resumes after it in the same frame.
+            torch._dynamo.graph_break()
+            h = layers(h, pos, pe, body.layers[stop:])
+            return model.lm_head(body.norm(h))
 
         compiled = torch.compile(run, backend=backend)
     else:

@@ -22,7 +22,7 @@ from tb_ad_layer.compile_log.torch_trace import (
     unlayered_graphs,
 )
 from tb_ad_layer.contract.document import LayeringDoubt
-from tb_ad_layer.dump.graph import CALL, OUTPUT, Graph
+from tb_ad_layer.dump.graph import CALL, OUTPUT, PLACEHOLDER, Graph
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.doubts import layering_doubts
 from tb_ad_layer.layers.layered import LayeredGraph, LayerInfo, layer_graph
@@ -54,7 +54,7 @@ def layer_stage(tt: TorchTrace, kind: str) -> LayeredGraph:
     layered: list[LayeredGraph | None] = []
     for part in parts:
         try:
-            layered.append(_handed_on_outside(layer_graph(part)))
+            layered.append(_handed_on_outside(_stream_input_chains(layer_graph(part))))
         except InputError as e:
             tt.warnings.append(f"graph {part.module} is left without layers: {e.message}")
             layered.append(None)
@@ -72,6 +72,54 @@ def layer_stage(tt: TorchTrace, kind: str) -> LayeredGraph:
     return lg
 
 
+_FLOAT = ("torch.float", "torch.bfloat16", "torch.half")
+
+
+def _stream_input_chains(lg: LayeredGraph) -> LayeredGraph:
+    """Give layer N the work it does on a graph input before its first weight: a frame resumed
+    after a graph break between layers starts with layer N's input norm on the hidden states
+    the previous frame handed over (``l_h_``), where a whole model's graph would have them from
+    layer N-1. A node computed from the graph's inputs alone (a float one among them), reading
+    no weight, all of whose users are layer N's nodes or such nodes for N, is layer N's."""
+    graph = lg.graph
+    nodes = graph.nodes
+    by_name = graph.by_name
+    consumers = graph.consumers()
+    pure = [False] * len(nodes)
+    float_root = [False] * len(nodes)
+    for node in nodes:
+        j = node.index
+        if node.kind == PLACEHOLDER:
+            pure[j] = True
+            float_root[j] = node.dtype.startswith(_FLOAT)
+        elif node.kind == CALL and lg.layer[j] is None and not node.weights and node.inputs:
+            ins = [by_name[i].index for i in node.inputs]
+            pure[j] = all(pure[i] for i in ins)
+            float_root[j] = any(float_root[i] for i in ins)
+    changed = False
+    for node in reversed(nodes):
+        j = node.index
+        if node.kind != CALL or not pure[j] or not float_root[j] or lg.layer[j] is not None:
+            continue
+        users = {lg.layer[by_name[u].index] if by_name[u].kind == CALL else -1
+                 for u in consumers.get(node.name, [])}
+        if len(users) != 1:
+            continue
+        layer = users.pop()
+        if layer is None or layer < 0 or layer not in lg.layers:
+            continue
+        lg.layer[j] = layer
+        info = lg.layers[layer]
+        info.members.append(j)
+        group = lg.group[j]
+        info.group_counts[group] = info.group_counts.get(group, 0) + 1
+        changed = True
+    if changed:
+        for info in lg.layers.values():
+            info.members.sort()
+    return lg
+
+
 def _handed_on_outside(lg: LayeredGraph) -> LayeredGraph:
     """Leave outside every layer the values a graph computes from model-level values only to
     hand them on or to drop them (no user but the graph's output): a graph that a graph break
@@ -84,13 +132,14 @@ def _handed_on_outside(lg: LayeredGraph) -> LayeredGraph:
     moved: list[int] = []
     for node in graph.nodes:
         layer = lg.layer[node.index]
-        if layer is None or node.kind != CALL or node.weights:
-            continue
+        if layer is None or node.kind != CALL or node.weights or not node.inputs:
+            continue  # (a call of constants only, ``_log_api_usage_once``, stays where it ran)
         users = consumers.get(node.name, [])
         if any(by_name[u].kind != OUTPUT for u in users):
             continue
         if all(lg.layer[by_name[i].index] is None for i in node.inputs):
             moved.append(node.index)
+    _place_constant_calls(lg, consumers)
     for j in moved:
         layer = lg.layer[j]
         lg.layer[j] = None
@@ -102,6 +151,27 @@ def _handed_on_outside(lg: LayeredGraph) -> LayeredGraph:
         if info.group_counts.get(group, 0) > 0:
             info.group_counts[group] -= 1
     return lg
+
+
+def _place_constant_calls(lg: LayeredGraph, consumers: dict[str, list[str]]) -> None:
+    """A call of constants whose result nothing reads (``torch._C._log_api_usage_once(...)``,
+    which ``F.silu`` makes inside a Mamba mixer) has no dataflow to place it by: it ran where
+    the code that logged it ran, between two nodes of one layer, and belongs to that layer."""
+    nodes = lg.graph.nodes
+    calls = [n.index for n in nodes if n.kind == CALL]
+    for k, j in enumerate(calls):
+        node = nodes[j]
+        if lg.layer[j] is not None or node.inputs or node.weights or consumers.get(node.name):
+            continue
+        before = next((lg.layer[i] for i in reversed(calls[:k]) if nodes[i].inputs), None)
+        after = next((lg.layer[i] for i in calls[k + 1:] if nodes[i].inputs), None)
+        if before is not None and before == after and before in lg.layers:
+            lg.layer[j] = before
+            info = lg.layers[before]
+            info.members.append(j)
+            info.members.sort()
+            group = lg.group[j]
+            info.group_counts[group] = info.group_counts.get(group, 0) + 1
 
 
 def _merge(graph: Graph, parts: list[LayeredGraph | None], sizes: list[int]) -> LayeredGraph:

@@ -7,7 +7,11 @@
   decoder layer 1 (a forward pre-hook calling ``torch._dynamo.graph_break()``), compiled with
   ``aot_eager``; transformers' own hooks break it further. Each decoder layer then runs as a
   frame compiled on its own (its ``self`` is the layer: parameter names hold no index), so no
-  node has a layer, in the truth as here.
+  node has a layer, in the truth as here;
+- ``llama_loop_break``: Llama, 3 layers, its decoder loop written out as a serving engine's
+  model runner does, with a graph break between layers 1 and 2: the frame resumed after it
+  names its parameters from its locals (``l_body_modules_layers_modules_2_...``) and starts with
+  layer 2's input norm on the hidden states handed over (``l_h_``).
 
 Each ``truth.json`` holds, per compile id and Dynamo graph node, the decoder layer that
 ``node.meta["nn_module_stack"]`` names (recorded by the compile backend itself).
@@ -30,6 +34,7 @@ from tb_ad_layer.trace.kernel_map import load_kernel_map, provenance_op, with_pr
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch_trace"
 INDUCTOR = FIXTURES / "llama_inductor"
 BREAK = FIXTURES / "qwen_moe_break"
+LOOP = FIXTURES / "llama_loop_break"
 
 
 def _truth(fixture: Path) -> dict[str, Any]:
@@ -37,7 +42,7 @@ def _truth(fixture: Path) -> dict[str, Any]:
     return doc
 
 
-@pytest.mark.parametrize("fixture", [INDUCTOR, BREAK], ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", [INDUCTOR, BREAK, LOOP], ids=lambda p: p.name)
 def test_dynamo_nodes_get_the_layer_of_their_module(fixture: Path) -> None:
     truth = _truth(fixture)
     loaded = load_torch_trace(fixture / "trace", [DYNAMO])
@@ -92,6 +97,21 @@ def test_a_graph_compiled_for_one_layer_is_a_doubt_not_a_guess() -> None:
     assert not lg.layers and all(x is None for x in lg.layer)
     shared = [d for d in lg.doubts if d.kind == SHARED_GRAPH]
     assert shared and all(d.message.startswith("compiled graph [") for d in shared)
+
+
+def test_layers_of_graphs_a_break_separates_are_found_together() -> None:
+    tt = read_torch_trace(LOOP / "trace")
+    assert [b.compile_id for b in tt.breaks] == ["0/0", "0/1"]
+    lg = load_torch_trace(LOOP / "trace", [DYNAMO]).stages[0]
+    graphs: dict[int, set[str]] = {}
+    for node in lg.graph.nodes:
+        layer = lg.layer[node.index]
+        if layer is not None:
+            graphs.setdefault(layer, set()).add(node.name.split("]")[0] + "]")
+    assert graphs == {0: {"[0/0]", "[0/1]"}, 1: {"[0/0]", "[0/1]"}, 2: {"[1/0]", "[1/1]"}}
+    # Layer 2 opens with its input norm on the hidden states the first frame handed over.
+    assert lg.layer[lg.graph.by_name["[1/0] variance"].index] == 2
+    assert [info.kind for info in lg.layers.values()] == ["attention+mlp"] * 3 and not lg.doubts
 
 
 def test_convert_and_extract_a_torch_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]
