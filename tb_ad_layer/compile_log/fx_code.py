@@ -139,6 +139,8 @@ class _Builder:
         self.submodules: set[str] = set()
         # Locals known to be tensors (annotated with a dtype and shape).
         self.tensors: set[str] = set()
+        # The nodes made so far, by their (prefixed) name.
+        self.defined: dict[str, Node] = {}
 
     def weight(self, name: str, shape: str, dtype: str, line: int) -> None:
         if name not in self.graph.weights:
@@ -164,6 +166,7 @@ class _Builder:
         node = Node(full, kind, target, shape, dtype, tuple(inputs), tuple(weights), args,
                     line, len(self.graph.nodes))
         self.graph.nodes.append(node)
+        self.defined[full] = node
         self.nodes[name] = full
 
     def _names(self, value: ast.expr | None) -> list[str]:
@@ -295,11 +298,21 @@ def parse_graph(payload: str, *, module: str, source: str, prefix: str = "", fir
         if arg_name in aliases:
             b.weights[aliases[arg_name]] = w
             b.tensors.add(aliases[arg_name])
-    pending: tuple[str, ast.AugAssign] | None = None
+    # An in-place op is printed as the op on its first argument, then the node named after it
+    # (``x /= y;  div = x``, ``x[i] = y;  setitem = x``): (that argument, target, what it read).
+    pending: tuple[str, str, ast.expr] | None = None
     for stmt in forward.body:
         line = first_line + stmt.lineno - 1
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-            pending = (stmt.target.id, stmt)
+            op = _BINOPS.get(type(stmt.op), "binop").rstrip("_")
+            pending = (stmt.target.id, f"<built-in function i{op}>", stmt.value)
+            continue
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Subscript)):
+            base = _root_name(stmt.targets[0])
+            if base is not None:
+                read = ast.Tuple(elts=[stmt.targets[0].slice, stmt.value], ctx=ast.Load())
+                pending = (base, "<built-in function setitem>", read)
             continue
         if isinstance(stmt, ast.Return):
             value = stmt.value
@@ -325,11 +338,12 @@ def parse_graph(payload: str, *, module: str, source: str, prefix: str = "", fir
             if value.id in aliases:
                 continue
             if pending is not None and pending[0] == value.id:
-                aug = pending[1]
-                op = _BINOPS.get(type(aug.op), "binop")
                 shape, dtype = _shape_dtype(annotation)
-                b.add(name, CALL, f"<built-in function i{op.rstrip('_')}>", shape, dtype,
-                      aug.value, line, extra_inputs=[value.id])
+                known = b.defined.get(b.nodes.get(value.id, ""))
+                if annotation is None and known is not None:
+                    shape, dtype = known.shape, known.dtype  # (``setitem = x`` prints no type)
+                b.add(name, CALL, pending[1], shape, dtype, pending[2], line,
+                      extra_inputs=[value.id])
                 pending = None
                 continue
             if value.id in b.nodes:

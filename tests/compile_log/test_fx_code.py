@@ -18,6 +18,7 @@ DYNAMO = '''class GraphModule(torch.nn.Module):
         size = linear.size(1)
         getitem: "f32[2, 1, 128][128*s0, 128, 1]cpu" = linear[(slice(None, None, None), slice(None, 1, None))]
         neg: "f32[8][1]cpu" = -l_self_modules_model_modules_layers_modules_0_modules_mixer_parameters_A_log_
+        getitem[(slice(None, None, None), 0)] = neg;  setitem = getitem
         linear /= 2;  div: "f32[2, s0, 128][128*s0, 128, 1]cpu" = linear
         sym: "Sym(s0)" = size + 1
         return (div, getitem, neg)
@@ -39,8 +40,8 @@ def test_dynamo_graph_nodes_and_weights() -> None:
     g = parse_graph(DYNAMO, module="[0/1] dynamo_output_graph", source="log", prefix="[0/1] ")
     by = g.by_name
     assert [n.name for n in g.nodes] == ["[0/1] l_x_", "[0/1] linear", "[0/1] size",
-                                         "[0/1] getitem", "[0/1] neg", "[0/1] div", "[0/1] sym",
-                                         "[0/1] output"]
+                                         "[0/1] getitem", "[0/1] neg", "[0/1] setitem",
+                                         "[0/1] div", "[0/1] sym", "[0/1] output"]
     assert by["[0/1] l_x_"].kind == PLACEHOLDER and by["[0/1] l_x_"].shape == "2xs0x64"
     lin = by["[0/1] linear"]
     assert lin.kind == CALL and lin.target == "<built-in function linear>"
@@ -51,7 +52,10 @@ def test_dynamo_graph_nodes_and_weights() -> None:
     assert by["[0/1] getitem"].target == "<built-in function slice>"
     # FX lower-cases a dump's weight names: A_log prints a_log, which the Mamba rules read.
     assert by["[0/1] neg"].weights == ("model_layers_0_mixer_a_log",)
-    # The in-place op is the node named after the ';'.
+    # In-place ops: the node is the one named after the ';'.
+    setitem = by["[0/1] setitem"]
+    assert setitem.target == "<built-in function setitem>"
+    assert setitem.inputs == ("[0/1] getitem", "[0/1] neg") and setitem.shape == "2x1x128"
     div = by["[0/1] div"]
     assert div.target == "<built-in function itruediv>" and div.inputs == ("[0/1] linear",)
     assert by["[0/1] sym"].dtype == "SymInt" and by["[0/1] sym"].shape == "scalar"
