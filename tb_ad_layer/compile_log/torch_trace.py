@@ -281,12 +281,15 @@ def _rebind(post_inputs: list[str], aot_names: list[str], dynamo_names: list[str
     return out
 
 
+_LIBRARY_CALLS: Final = ("extern_kernels.", "torch.ops.")
+
+
 def provenance_kernels(mapping: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     """Post-grad node -> the generated kernels Inductor's provenance says it became
     (``postToCppCode`` on CPU, the ``postTo<kernels>`` table of any backend; kernel ids
     ``triton_poi_fused_add_0:3`` lose their ``:N`` instance suffix). Calls into libraries
-    (``extern_kernels.mm``) are left out: their kernels carry the library's names, which the
-    kernel map knows."""
+    (``extern_kernels.mm``) and ATen fallbacks (``torch.ops.aten.cumsum.default``) are left
+    out: their kernels carry the library's names, which the kernel map knows."""
     out: dict[str, tuple[str, ...]] = {}
     for key, table in mapping.items():
         if not key.startswith("postTo") or key == "postToPre" or not isinstance(table, dict):
@@ -299,7 +302,7 @@ def provenance_kernels(mapping: dict[str, Any]) -> dict[str, tuple[str, ...]]:
                 if not isinstance(k, str):
                     continue
                 name = re.sub(r":\d+$", "", k)
-                if name and not name.startswith("extern_kernels.") and name not in names:
+                if name and not name.startswith(_LIBRARY_CALLS) and name not in names:
                     names.append(name)
             if names:
                 out[node] = tuple(names)
