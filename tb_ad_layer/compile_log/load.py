@@ -163,6 +163,8 @@ def _place_constant_calls(lg: LayeredGraph, consumers: dict[str, list[str]]) -> 
         node = nodes[j]
         if lg.layer[j] is not None or node.inputs or node.weights or consumers.get(node.name):
             continue
+        if "_vmap_decrement_nesting" in node.target:
+            continue  # closing a vmap: Dynamo emits it on leaving, outside the module's code
         before = next((lg.layer[i] for i in reversed(calls[:k]) if nodes[i].inputs), None)
         after = next((lg.layer[i] for i in calls[k + 1:] if nodes[i].inputs), None)
         if before is not None and before == after and before in lg.layers:
