@@ -65,6 +65,8 @@ setup(
         # types build_support/.
         "test": ["pytest>=8", "playwright>=1.45", "build>=1.2", "ruff==0.17.6", "mypy==2.4.1",
                  "types-setuptools==84.2.0.20261104"],
+        # tb_ad_layer.export_model: export a live nn.Module as AutoDeploy does.
+        "torch": ["torch>=2.6"],
     },
     entry_points={
         "console_scripts": ["tb-ad-layer = tb_ad_layer.cli:main"],

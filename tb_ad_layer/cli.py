@@ -196,7 +196,14 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
-    from tb_ad_layer.convert import MappedTrace, load_history, load_stage, resolve_inputs, warn_doubts
+    from tb_ad_layer.convert import (
+        MappedTrace,
+        load_history,
+        load_stage,
+        resolve_inputs,
+        torch_trace_stages,
+        warn_doubts,
+    )
     from tb_ad_layer.export.dot import graphviz_dot, render_png, to_dot
     from tb_ad_layer.export.seed_json import seed_json_text
     from tb_ad_layer.layers.document import layer_record
@@ -204,9 +211,16 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
 
     if args.png:
         graphviz_dot()  # before anything is read or written
-    stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
-    ls = load_stage(stage, args.module, lambda: load_history(args.dump_dir, stage, progress))
-    progress(f"read {stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
+    # A TORCH_TRACE directory shows its Dynamo graph unless --dump-file names another kind.
+    compiled, _ = torch_trace_stages(args.dump_dir, [args.dump_file or "dynamo"], progress)
+    if compiled:
+        ls = compiled[-1]
+        stage = ls.stage
+    else:
+        stage = resolve_inputs(args.dump_dir, None, args.dump_file)[-1]
+        ls = load_stage(stage, args.module, lambda: load_history(args.dump_dir, stage, progress))
+    stem = ls.name or stage.path.stem
+    progress(f"read {ls.name or stage.path.name}: {len(ls.lg.graph.nodes):,} nodes, "
              f"{len(ls.lg.layers)} layers in {ls.seconds:.2f}s")
     if args.layer not in ls.lg.layers:
         have = sorted(ls.lg.layers)
@@ -220,7 +234,7 @@ def _cmd_extract(args: argparse.Namespace, progress: Progress) -> int:
     doc = layer_record(ls.lg, args.layer, mapped.times(args.layer) if mapped is not None else None)
     out = Path(args.output) if args.output else (
         Path(args.dump_dir) if Path(args.dump_dir).is_dir() else Path(args.dump_dir).parent
-    ) / f"{stage.path.stem}_layer{args.layer}.json"
+    ) / f"{stem}_layer{args.layer}.json"
     _write_text(out, seed_json_text(doc))
     progress(f"wrote {out} ({len(doc.nodes)} nodes, {len(doc.edges)} edges, "
              f"{len(doc.external_inputs)} external inputs)")
@@ -242,11 +256,15 @@ def _cmd_kernels(args: argparse.Namespace, progress: Progress) -> int:
 
     layers = None
     if args.dump:
-        from tb_ad_layer.convert import load_history, load_stage, resolve_inputs
+        from tb_ad_layer.convert import load_history, load_stage, resolve_inputs, torch_trace_stages
         from tb_ad_layer.trace_attach import model_nodes
-        stage = resolve_inputs(args.dump)[-1]
-        layers = model_nodes(load_stage(stage, args.module,
-                                        lambda: load_history(args.dump, stage, progress)).lg)
+        compiled, _ = torch_trace_stages(args.dump, None, progress)
+        if compiled:
+            layers = model_nodes(compiled[-1].lg)
+        else:
+            stage = resolve_inputs(args.dump)[-1]
+            layers = model_nodes(load_stage(stage, args.module,
+                                            lambda: load_history(args.dump, stage, progress)).lg)
     data = kernel_sequences(args.trace, args.layer, choice=trace_choice(args), layers=layers,
                             progress=progress)
     seg = data.segmentation

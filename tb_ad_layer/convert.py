@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from tb_ad_layer.contract.api import TraceInfo
 from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, TraceSummary
@@ -82,6 +83,9 @@ class LoadedStage:
     lg: LayeredGraph
     size_bytes: int
     seconds: float
+    #: the stage's name in the run store where it is no file of its own (a graph of a
+    #: torch.compile log: ``dynamo_output_graph``); empty: the file's name
+    name: str = ""
 
 
 @dataclass(slots=True)
@@ -195,7 +199,7 @@ def _describe(ls: LoadedStage) -> str:
     for info in lg.layers.values():
         kinds[info.kind] = kinds.get(info.kind, 0) + 1
     kind_text = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
-    return (f"{ls.stage.path.name}: {_mb(ls.size_bytes)}, {len(lg.graph.nodes):,} nodes, "
+    return (f"{ls.name or ls.stage.path.name}: {_mb(ls.size_bytes)}, {len(lg.graph.nodes):,} nodes, "
             f"{len(lg.layers)} layers ({kind_text or 'none'}) in {ls.seconds:.2f}s")
 
 
@@ -224,10 +228,12 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
     src = options.source
     run = options.run or _guess_model(src)
     _check_run_name(run)
-    files = resolve_inputs(src, options.stages)
+    # A TORCH_TRACE directory: its stages are read and layered together (they are small).
+    compiled, compile_log = torch_trace_stages(src, options.stages, progress)
+    files = [ls.stage for ls in compiled] if compiled else resolve_inputs(src, options.stages)
     for path in [src.resolve()] + [f.path for f in files]:
         _check_path_text(path)
-    total = sum(f.path.stat().st_size for f in files)
+    total = compiled[0].size_bytes if compiled else sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
     result = ConvertResult(store=store_path(options.logdir, run), run=run)
     # The stage whose graph is held: one at a time; the last is freed while the store is synced.
@@ -237,8 +243,12 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
         for k, sf in enumerate(files, 1):
             held.clear()
             # Hashed on the writer's thread while this one parses the file.
-            writer.add_file(sf.path, "dump")
-            ls = load_stage(sf, options.module, history)
+            if not compiled:
+                writer.add_file(sf.path, "dump")
+            elif k == 1:
+                for log in sorted({c.stage.path for c in compiled}):
+                    writer.add_file(log, "dump")
+            ls = compiled[k - 1] if compiled else load_stage(sf, options.module, history)
             history = stage_history(ls.lg) if k < len(files) else None
             held.append(ls)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
@@ -247,14 +257,14 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             if k == len(files) and attach_trace is not None:
                 trace = attach_trace(lg, writer)
                 result.trace = trace.info
-            store_stage(writer, lg, file=sf.path.name, order_no=sf.order, stage=sf.stage,
+            store_stage(writer, lg, file=ls.name or sf.path.name, order_no=sf.order, stage=sf.stage,
                         transform=sf.transform,
                         modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
                         trace=trace)
             del trace
             # Only a summary is kept (and the stage in `held`), so memory holds one stage's
             # graph at a time.
-            result.stages.append(StageSummary(file=sf.path.name, nodes=len(lg.graph.nodes),
+            result.stages.append(StageSummary(file=ls.name or sf.path.name, nodes=len(lg.graph.nodes),
                                               layers={i: info.kind
                                                       for i, info in lg.layers.items()},
                                               seconds=ls.seconds, size_bytes=ls.size_bytes,
@@ -266,7 +276,10 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
         writer.set_meta("converter_version", __version__)
         writer.set_meta("created", _created())
         writer.set_meta("trace", result.trace)
+        if compile_log is not None:
+            writer.set_meta("compile_log", compile_log)
         writer.commit(meanwhile=held.clear)
+        compiled.clear()
     progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     # The final stage is the one users open first: its layering must not be silently wrong.
@@ -274,6 +287,51 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
     if files and result.stages:
         warn_doubts(files[-1].path, result.stages[-1].doubts, progress)
     return result
+
+
+def torch_trace_stages(source: str | Path, stages: Sequence[str] | None, progress: Progress
+                       ) -> tuple[list[LoadedStage], dict[str, Any] | None]:
+    """The layered stages of a TORCH_TRACE directory (``([], None)`` for any other source) and
+    what its log records about compilation (stored as the run's ``compile_log``).
+
+    ``stages``: ``last`` or ``all`` take every kind of graph the log holds (Dynamo, AOT,
+    Inductor post-grad: three views of one compilation, not a history of transforms, so the
+    trace is mapped onto the last, whose nodes are what kernels run); otherwise kinds
+    (``dynamo``, ``aot``, ``post_grad``) or their record names (``dynamo_output_graph``).
+    Graph breaks, recompilations and retried attempts are printed.
+    """
+    from tb_ad_layer.compile_log.load import load_torch_trace
+    from tb_ad_layer.compile_log.records import is_torch_trace
+    from tb_ad_layer.compile_log.torch_trace import KINDS, TRANSFORMS
+
+    if not is_torch_trace(source):
+        return [], None
+    t0 = time.perf_counter()
+    wanted = None if not stages or list(stages) in (["last"], ["all"]) else list(stages)
+    kinds = None
+    if wanted is not None:
+        by_name = {**{k: k for k in KINDS}, **{v: k for k, v in TRANSFORMS.items()}}
+        unknown = [w for w in wanted if w not in by_name]
+        if unknown:
+            raise InputError(f"no stage {unknown[0]!r} in a torch.compile log; its stages: "
+                             f"{', '.join(KINDS)}", field="--stages")
+        kinds = [by_name[w] for w in wanted]
+    loaded = load_torch_trace(source, kinds)
+    if not loaded.stages:
+        raise InputError("the torch.compile log holds none of the stages asked for "
+                         f"(it has: {', '.join(loaded.trace.kinds)})", path=Path(source),
+                         field="--stages")
+    for line in loaded.trace.lines():
+        progress(line)
+    for w in loaded.trace.warnings:
+        progress.warn(w)
+    size = sum(f.stat().st_size for f in loaded.trace.files)
+    seconds = (time.perf_counter() - t0) / len(loaded.stages)
+    out = [LoadedStage(StageFile(path=loaded.trace.files[0], order=order, stage=kind,
+                                 transform=TRANSFORMS[kind]),
+                       None, lg, size, seconds, name=TRANSFORMS[kind])
+           for order, (kind, lg) in enumerate(zip(loaded.kinds, loaded.stages, strict=True), 1)]
+    return out, loaded.summary()
 
 
 def _created() -> str:

@@ -18,7 +18,7 @@ from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel
-from tb_ad_layer.trace.kernel_map import load_kernel_map
+from tb_ad_layer.trace.kernel_map import load_kernel_map, provenance_op, with_provenance
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
                       "per-kernel data")
@@ -37,7 +37,9 @@ class _Node:
 
 def _node(lg: LayeredGraph, j: int) -> _Node:
     n = lg.graph.nodes[j]
-    return _Node(n.name, n.target, lg.group[j], lg.sub_group[j], lg.stream[j])
+    names = lg.graph.kernel_names.get(n.name)
+    op = provenance_op(names) if names else n.target
+    return _Node(n.name, op, lg.group[j], lg.sub_group[j], lg.stream[j])
 
 
 def layer_nodes(lg: LayeredGraph) -> list[LayerNodes]:
@@ -170,7 +172,8 @@ def trace_attacher(options: TraceOptions, progress: Progress) -> TraceAttacher:
     def attach(lg: LayeredGraph, writer: StoreWriter | None) -> MappedTrace:
         progress(f"reading trace {options.path}")
         result = ingest_trace(options.path, model_nodes(lg), choice=options.choice,
-                              kernel_map=kmap, progress=progress)
+                              kernel_map=with_provenance(kmap, lg.graph.kernel_names),
+                              progress=progress)
         return attach_trace(result, writer, progress)
 
     return attach

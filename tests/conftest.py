@@ -48,7 +48,9 @@ KINDS = ("unit", "integration", "browser", "fuzz", "packaging")
 DIRECTORY_KINDS = {
     "tests": "unit",
     "tests/analysis": "unit",
+    "tests/compile_log": "unit",
     "tests/contract": "unit",
+    "tests/live": "unit",
     "tests/dump": "unit",
     "tests/layers": "unit",
     "tests/plugin": "unit",

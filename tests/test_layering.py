@@ -19,8 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tb_ad_layer"
 #: Part of the package (a subpackage or a top-level module) -> the parts it may import.
 _LEAVES: frozenset[str] = frozenset()
 ALLOWED: dict[str, frozenset[str]] = {
-    # The package's own __init__: the version and the guard against stale compiled modules.
-    "<package>": frozenset({"_compiled", "version"}),
+    # The package's own __init__: the version, the guard against stale compiled modules, and
+    # export_model (importing live/ and convert only when called).
+    "<package>": frozenset({"_compiled", "convert", "live", "version"}),
     # Small shared pieces that import nothing of the package.
     "_compiled": _LEAVES,
     "version": _LEAVES,
@@ -34,6 +35,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     # Readers of the inputs, and the rules over them.
     "dump": frozenset({"errors", "progress"}),
     "layers": frozenset({"contract", "dump", "errors", "progress"}),
+    # torch.compile's structured logs: read like dumps, each compiled graph layered by layers/.
+    "compile_log": frozenset({"contract", "dump", "errors", "layers", "progress"}),
     "trace": frozenset({"contract", "errors", "options", "progress"}),
     # The run store knows records, never the converter that produced them.
     "store": frozenset({"contract", "errors", "metadata"}),
@@ -42,8 +45,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "analysis": frozenset({"contract", "errors", "metadata", "store"}),
     "plugin": frozenset({"analysis", "contract", "errors", "export", "metadata", "store"}),
     # The pipeline: joins the readers and writes the store; the command line drives it.
-    "convert": frozenset({"contract", "dump", "errors", "gc_pause", "layers", "metadata",
-                          "options", "progress", "store", "version"}),
+    "convert": frozenset({"compile_log", "contract", "dump", "errors", "gc_pause", "layers",
+                          "metadata", "options", "progress", "store", "version"}),
+    # A live model exported and written as AutoDeploy's dumps, then converted.
+    "live": frozenset({"convert", "errors", "options", "progress"}),
     # Puts a trace onto a converted stage: the one place where trace/ meets layers/.
     "trace_attach": frozenset({"contract", "convert", "errors", "layers", "options", "progress",
                                "store", "trace"}),

@@ -155,6 +155,9 @@ class Graph:
         transform, stage: from the file header.
         call_args: the whole argument text of every call whose target is a bare name (a call of
             another section binds that section's placeholders to these arguments), by position.
+        kernel_names: per node name, the GPU kernels a compiler recorded it became (Inductor's
+            provenance in a torch.compile log); trace mapping matches those names first. Empty
+            for a dump.
     """
 
     module: str
@@ -165,6 +168,7 @@ class Graph:
     transform: str = ""
     stage: str = ""
     call_args: dict[int, str] = field(default_factory=dict, repr=False)
+    kernel_names: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _by_name: dict[str, Node] | None = field(default=None, repr=False)
     _consumers: dict[str, list[str]] | None = field(default=None, repr=False)
     _topology: tuple[list[list[int]], list[list[int]]] | None = field(default=None, repr=False)

@@ -7,7 +7,7 @@ columns hold the wrong kind of value is reported as damaged instead of serving i
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -188,3 +188,6 @@ class StoreMeta(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     converter_version: str
     created: str
     trace: TraceInfo | None
+    #: what a torch.compile log (TORCH_TRACE) records about compilation: compile ids, graph
+    #: breaks, recompilations, retried attempts; absent for a dump directory
+    compile_log: dict[str, Any] | None = None

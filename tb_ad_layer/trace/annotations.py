@@ -10,7 +10,10 @@ The most authoritative boundary is a range that the model's own code opened arou
 - kernels replayed from a CUDA graph were launched by one ``cudaGraphLaunch``, so their CPU
   point is where their node was *captured*: ``CUDA_GRAPH_NODE_EVENTS`` lead from a replayed
   node, through ``originalGraphNodeId``, to the capture-time node and its timestamp and thread,
-  and the NVTX ranges open then give the layer (as TensorRT-LLM's layer-wise tools do).
+  and the NVTX ranges open then give the layer (as TensorRT-LLM's layer-wise tools do);
+- next to them, CUDA-graph kernels that carry their module or layer in their args (PyTorch's
+  ``mark_kernels`` / ``cuda_graph_annotations``: ``model.layers.3.mlp``, ``layer: 3``): each
+  distinct layer path in those texts is one layer.
 
 Which ranges are the layers is decided from their shape, not their names: ranges whose texts
 differ only in their numbers form a *class* (``nn.Module: Qwen2DecoderLayer_#``,
@@ -42,6 +45,11 @@ MIN_COVERAGE = 0.5
 MODULE_PREFIX = "nn.Module: "
 
 CAPTURE_NVTX = "capture-nvtx"
+KERNEL_ANNOTATIONS = "kernel-annotations"
+#: Where a module path or annotation names a layer: ``model.layers.3``, ``layer 3``,
+#: ``transformer.h.12``, ``blocks_4``.
+_LAYER_IN_TEXT = re.compile(r"(?:^|[._\s/:])(?:layers|layer|h|blocks|block)[._\s:]?(\d+)(?=$|[._\s/:])",
+                            re.IGNORECASE)
 MODULES = "module-annotations"
 NVTX_RANGES = "nvtx-ranges"
 
@@ -246,4 +254,30 @@ def annotated_layers(db: TraceDB, kernels: Sequence[Kernel]) -> AnnotatedLayers 
                     label = lst[j][2]
             labels.append(label)
         return AnnotatedLayers(source, labels, [_kind_of(key) for _, key in found])
-    return None
+    return kernel_annotation_layers(db, kernels)
+
+
+def kernel_annotation_layers(db: TraceDB, kernels: Sequence[Kernel]) -> AnnotatedLayers | None:
+    """Layer labels from the annotations graph kernels carry (``TraceDB.memo``'s node
+    annotations, read by the profiler reader): a kernel belongs to the layer its annotation's
+    layer path names (``model.layers.3`` in ``model.layers.3.self_attn.q_proj``); layers in the
+    order their kernels first run. None with fewer than two layers, or when under half the
+    kernels carry one."""
+    notes = db.memo.get("node_annotations")
+    if not isinstance(notes, dict) or not notes:
+        return None
+    keys: list[str | None] = []
+    for k in kernels:
+        text = notes.get(k.graph_node_id) if k.graph_node_id is not None else None
+        m = _LAYER_IN_TEXT.search(text) if isinstance(text, str) else None
+        keys.append(text[:m.end()].lower() if m and isinstance(text, str) else None)
+    order: dict[str, int] = {}
+    for key in keys:
+        if key is not None and key not in order:
+            order[key] = len(order)
+    covered = sum(1 for key in keys if key is not None)
+    if len(order) < 2 or covered < MIN_COVERAGE * len(kernels):
+        return None
+    kinds = [_kind_of(_NUMBER.sub("#", key)) for key in order]
+    return AnnotatedLayers(KERNEL_ANNOTATIONS, [order[key] if key is not None else None for key in keys],
+                           kinds)

@@ -146,3 +146,31 @@ def load_kernel_map(extra: Path | str | None = None) -> KernelMap:
     if extra is not None:
         rows = parse_rows(_read_json(Path(extra)), Path(extra)) + rows
     return KernelMap(rows)
+
+
+#: The op a node is mapped under when a compiler recorded its kernels (Inductor's provenance).
+PROVENANCE_OP = "provenance:"
+
+
+def provenance_op(kernel_names: tuple[str, ...]) -> str:
+    """The op text of a node whose kernels a compiler named: ``provenance:k1|k2``; the rows
+    :func:`with_provenance` adds match it, and only it."""
+    return PROVENANCE_OP + "|".join(kernel_names)
+
+
+def with_provenance(kmap: KernelMap, kernel_names: dict[str, tuple[str, ...]]) -> KernelMap:
+    """``kmap`` preceded by one row per distinct kernel list a compiler recorded for nodes
+    (Inductor's provenance in a torch.compile log): a node whose kernels are named takes
+    exactly those kernels, in its recorded order, before any family rule is tried."""
+    if not kernel_names:
+        return kmap
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, ...]] = set()
+    for names in kernel_names.values():
+        if names in seen or not names:
+            continue
+        seen.add(names)
+        rows.append({"op": "^" + re.escape(provenance_op(names)) + "$",
+                     "kernels": [r"(?:^|\W)" + re.escape(k) + r"(?:$|\W)" for k in names],
+                     "note": "Inductor provenance"})
+    return KernelMap(parse_rows(rows, Path("<provenance>")) + kmap.rows)

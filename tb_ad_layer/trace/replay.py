@@ -264,7 +264,8 @@ def select(db: TraceDB, choice: TraceChoice = AUTO_CHOICE) -> Selection:
                              f"{RECAPTURE_HINT}", path=db.source, field="phase")
         if not found:
             raise InputError("trace has no CUDA graph replays (no kernels with graph ids or sharing a "
-                             "cudaGraphLaunch correlation id), so there is no decode replay to cut; "
+                             "cudaGraphLaunch/hipGraphLaunch correlation id), so there is no decode "
+                             "replay to cut; "
                              "use --phase prefill", path=db.source, field="phase")
         graph = _busiest(found, graph_id, db)
         if graph.nodes:

@@ -32,9 +32,32 @@ from tb_ad_layer.trace.names import shorten
 from tb_ad_layer.trace.tracedb import MAX_VALUE, NameInfo, TraceDB
 
 _GPU_CATS = {"kernel": KIND_KERNEL, "gpu_memcpy": KIND_MEMCPY, "gpu_memset": KIND_MEMSET}
-_RUNTIME_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
+_RUNTIME_CATS = {"cuda_runtime", "cuda_driver", "runtime", "hip_runtime"}
 MODULE_PREFIX = "nn.Module: "
 _MAX_US = MAX_VALUE / 1000.0
+LOW_32_BITS = 0xFFFFFFFF
+#: ``TraceDB.memo`` key: graph node id -> the annotation its kernels carry (see
+#: :func:`kernel_annotation`).
+NODE_ANNOTATIONS = "node_annotations"
+#: Kernel args that PyTorch's CUDA-graph kernel annotations write
+#: (``torch.cuda._annotate_cuda_graph_trace``: a ``mark_kernels`` string becomes
+#: ``annotation``, a dict its own keys), most specific first.
+_ANNOTATION_KEYS = ("module_fqn", "fqn", "module", "annotation", "scope", "name")
+
+
+def kernel_annotation(args: dict[str, Any]) -> str | None:
+    """The module or layer annotation a CUDA-graph kernel carries in its args, as one text: a
+    ``layer`` value (``"3"`` -> ``layer 3``) first, else the first of the module-path keys
+    (``model.layers.3.mlp``); None when it carries none."""
+    layer = args.get("layer")
+    if isinstance(layer, (str, int)) and not isinstance(layer, bool) and str(layer).strip():
+        text = str(layer).strip()
+        return f"layer {text}" if text.isdigit() else text[:500]
+    for key in _ANNOTATION_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:500]
+    return None
 
 _DDL = """
 CREATE TABLE k (s INTEGER, e INTEGER, pid INTEGER, dev INTEGER, ctx INTEGER, st INTEGER, nm INTEGER,
@@ -150,6 +173,7 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     runtime_names: dict[str, str] = {}
     copy_bytes: dict[int, int] = {}  # event index -> bytes of a copy (the host-side analysis)
     skips = _Skips()
+    node_notes: dict[int, str] = {}
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("ph") != "X":
             continue
@@ -185,6 +209,12 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
             corr, gid, gnid = ids
             gid = gid or None
             gnid = gnid if gid is not None else None
+            if gnid is not None and gnid > LOW_32_BITS:
+                # Recent CUPTI packs the graph id into the upper 32 bits (PyTorch #191119).
+                gnid &= LOW_32_BITS
+            note = kernel_annotation(args) if kind == KIND_KERNEL else None
+            if note is not None and gnid is not None:
+                node_notes[gnid] = note
             full = str(ev.get("name", "?"))
             end = min(start + dur, MAX_VALUE)
             if kind == KIND_KERNEL:
@@ -242,6 +272,8 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     db.runtime_names = runtime_names
     db.memo["copy_bytes"] = copy_bytes
     db.memo["gpu_names"] = _gpu_names(doc)
+    if node_notes:
+        db.memo[NODE_ANNOTATIONS] = node_notes
     for what, n in skips.count.items():
         db.skipped[what] = n
         db.warnings.append(f"{path.name}: {n:,} {what} (first: {skips.first[what]})")

@@ -31,8 +31,9 @@ from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMSET, GraphLaunchBlock, Kernel, stream_key
 from tb_ad_layer.trace.names import shorten
 
-#: CUDA API calls that replay a whole graph.
-GRAPH_LAUNCH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
+#: CUDA (and HIP: ROCm profiler traces replay graphs the same way) API calls that replay a
+#: whole graph.
+GRAPH_LAUNCH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")
 #: How a kernel whose name id points nowhere is shown (followed by the id and ``>``).
 UNKNOWN_NAME = "<unknown kernel name #"
 #: Largest time or id accepted (ns); beyond it a value is damage, not a measurement.
