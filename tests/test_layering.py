@@ -43,7 +43,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "plugin": frozenset({"analysis", "contract", "errors", "export", "metadata", "store"}),
     # The pipeline: joins the readers and writes the store; the command line drives it.
     "convert": frozenset({"contract", "dump", "errors", "gc_pause", "layers", "metadata",
-                          "options", "progress", "store", "version"}),
+                          "options", "progress", "stage_pool", "store", "version"}),
+    # Runs the pipeline's stages in worker processes; what they run is handed to it.
+    "stage_pool": frozenset({"errors", "progress"}),
     # Puts a trace onto a converted stage: the one place where trace/ meets layers/.
     "trace_attach": frozenset({"contract", "convert", "errors", "layers", "options", "progress",
                                "store", "trace"}),
