@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sqlite3
 import sys
@@ -119,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--module", help="GraphModule section to use (default: monolithic.model, "
                                     "else the largest)")
     c.add_argument("--model", help="model name to record (default: the directory's name)")
+    c.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                   help="worker processes converting stages at once (default: the cores this "
+                        "process may use; 1: no workers); the run store is the same")
     _add_trace_args(c)
     c.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
@@ -182,7 +186,27 @@ def convert_options(args: argparse.Namespace) -> ConvertOptions:
     """The options of ``convert``."""
     return ConvertOptions(source=Path(args.dump_dir), logdir=Path(args.logdir), run=args.run,
                           stages=tuple(args.stages), module=args.module, model=args.model,
-                          trace=trace_options(args))
+                          trace=trace_options(args),
+                          jobs=args.jobs if args.jobs is not None else default_jobs())
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset``
+    narrows), not the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
+    return value
 
 
 def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:

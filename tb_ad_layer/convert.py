@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tb_ad_layer.contract.api import TraceInfo
 from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, TraceSummary
@@ -25,7 +27,10 @@ from tb_ad_layer.layers.layered import LayeredGraph, layer_graph, stage_history
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.progress import Progress
+from tb_ad_layer.stage_pool import StagePool, run_in_process
+from tb_ad_layer.store.encoding import DocEncoder, encode_doc, encode_stage
 from tb_ad_layer.store.events import write_run_events
+from tb_ad_layer.store.records import EncodedDoc, EncodedStage
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tb_ad_layer.version import __version__
 
@@ -56,6 +61,24 @@ def stage_documents(lg: LayeredGraph, trace: MappedTrace | None = None) -> Itera
     be megabytes)."""
     for index in sorted(lg.layers):
         yield layer_record(lg, index, trace.times(index) if trace is not None else None)
+
+
+def encoded_stage(ls: LoadedStage, trace: MappedTrace | None = None,
+                  encoder: Callable[[bytes], EncodedDoc] = encode_doc) -> EncodedStage:
+    """A layered stage as the store keeps it: its row, its nodes outside every layer and its
+    layer documents, each built once as the contract's records (with ``trace``'s times when a
+    trace was mapped onto it) and encoded (:func:`~tb_ad_layer.store.encoding.encode_stage`);
+    plain values and bytes, so that a conversion worker can hand it over."""
+    lg, sf = ls.lg, ls.stage
+    graph = lg.graph
+    return encode_stage(file=ls.name or sf.path.name, order_no=sf.order, stage=sf.stage,
+                        transform=sf.transform, module=graph.module,
+                        modules=ls.dump.module_names() if ls.dump else [graph.module],
+                        node_count=len(graph.nodes), call_count=graph.call_count,
+                        layer_count=len(lg.layers), doubts=lg.doubts,
+                        outside=outside_records(
+                            lg, trace.node_kernels if trace is not None else None),
+                        layers=stage_documents(lg, trace), encoder=encoder)
 
 
 def store_stage(writer: StoreWriter, lg: LayeredGraph, *, file: str, order_no: int, stage: str,
@@ -203,6 +226,100 @@ def _describe(ls: LoadedStage) -> str:
             f"{len(lg.layers)} layers ({kind_text or 'none'}) in {ls.seconds:.2f}s")
 
 
+#: A :class:`~tb_ad_layer.layers.history.StageHistory` as it crosses processes: (source,
+#: layers, layer_count). The history is a compiled class in the real build, which may not
+#: unpickle; a tuple always does.
+HistoryTuple = tuple[str, dict[str, int], int]
+
+
+def _history(value: HistoryTuple | None) -> StageHistory | None:
+    return StageHistory(*value) if value is not None else None
+
+
+class StageTask(NamedTuple):
+    """One stage to convert without a trace, as plain values (it crosses processes): the
+    source it comes from, the module to use, the stage file, and whether it is the first stage
+    converted (which carries its layers, if it must, from the dump directory's export stage).
+    ``conversion`` names the conversion it belongs to (:func:`_encoder`)."""
+
+    conversion: str
+    source: str
+    module: str | None
+    path: str
+    order: int
+    stage: str
+    transform: str
+    first: bool
+
+
+class StageOutcome(NamedTuple):
+    """What converting a :class:`StageTask` gives: its progress line, its summary, the stage
+    encoded for the store, and its layers for the next stage."""
+
+    describe: str
+    summary: StageSummary
+    encoded: EncodedStage
+    history: HistoryTuple
+
+
+def stage_outcome(task: StageTask, fetch: Callable[[], Any], publish: Callable[[Any], None],
+                  progress: Progress) -> StageOutcome:
+    """Convert one stage: read, parse and layer it (asking ``fetch`` for the layers of the
+    stage before when its own names cannot say them, :func:`load_stage`), hand its own layers
+    on (``publish``) as soon as it is layered, then build and encode its documents. Runs in a
+    worker process (:class:`~tb_ad_layer.stage_pool.StagePool`) or in this one."""
+    sf = StageFile(path=Path(task.path), order=task.order, stage=task.stage,
+                   transform=task.transform)
+    with gc_paused():
+        history: History = (lambda: load_history(task.source, sf, progress)) if task.first \
+            else (lambda: _history(fetch()))
+        ls = load_stage(sf, task.module, history)
+        carried = stage_history(ls.lg)
+        value: HistoryTuple = (carried.source, carried.layers, carried.layer_count)
+        publish(value)
+        encoded = encoded_stage(ls, encoder=_encoder(task.conversion))
+        return StageOutcome(_describe(ls), _summary(ls), encoded, value)
+
+
+#: The document encoder of the conversion this process works for: (conversion, encoder).
+_ENCODER: list[tuple[str, DocEncoder]] = []
+
+
+def _encoder(conversion: str) -> DocEncoder:
+    """The document encoder of ``conversion`` in this process (a worker's, or this one's for a
+    serial conversion): each distinct document is compressed once per process and conversion,
+    and sent to the writer once."""
+    if not _ENCODER or _ENCODER[0][0] != conversion:
+        _ENCODER[:] = [(conversion, DocEncoder())]
+    return _ENCODER[0][1]
+
+
+def _summary(ls: LoadedStage) -> StageSummary:
+    lg = ls.lg
+    return StageSummary(file=ls.name or ls.stage.path.name, nodes=len(lg.graph.nodes),
+                        layers={i: info.kind for i, info in lg.layers.items()},
+                        seconds=ls.seconds, size_bytes=ls.size_bytes, doubts=list(lg.doubts))
+
+
+#: Dumps smaller than this in all are converted in this process whatever ``jobs`` says: a
+#: worker takes about a second to start (it imports the converter), the time it takes to
+#: convert some 10 MB of dumps.
+PARALLEL_MIN_BYTES = 8 << 20
+
+
+@contextmanager
+def _stage_outcomes(tasks: Sequence[StageTask], jobs: int, size_bytes: int,
+                    progress: Progress) -> Iterator[Iterator[StageOutcome]]:
+    """The outcome of each task in order: from ``jobs`` worker processes, or in this process
+    when one job (or one task) is asked for, or the dumps (``size_bytes`` in all) are too small
+    to be worth a worker's start. Leaving ends every worker."""
+    if jobs <= 1 or len(tasks) <= 1 or size_bytes < PARALLEL_MIN_BYTES:
+        yield run_in_process(stage_outcome, tasks, progress)
+        return
+    with StagePool(stage_outcome, tasks, jobs) as pool:
+        yield pool.results(progress)
+
+
 def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = None,
             progress: Progress | None = None) -> ConvertResult:
     """Convert a dump directory into ``<logdir>/<run>/plugins/ad_layer/run.sqlite``.
@@ -236,40 +353,55 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
     total = compiled[0].size_bytes if compiled else sum(f.path.stat().st_size for f in files)
     progress(f"converting {len(files)} stage(s), {_mb(total)} from {src} into run '{run}'")
     result = ConvertResult(store=store_path(options.logdir, run), run=run)
+    # Stages without the trace go through stage_outcome, in worker processes with jobs > 1; the
+    # stage the trace is mapped onto is converted here, where the trace attacher writes its
+    # kernels.
+    traced = attach_trace is not None and bool(files)
+    untraced = files[:-1] if traced else files
+    conversion = uuid.uuid4().hex
+    tasks = [] if compiled else [
+        StageTask(conversion, str(src), options.module, str(sf.path), sf.order, sf.stage,
+                  sf.transform, k == 0) for k, sf in enumerate(untraced)]
     # The stage whose graph is held: one at a time; the last is freed while the store is synced.
     held: list[LoadedStage] = []
-    with StoreWriter(result.store) as writer, gc_paused():
-        history: History = lambda: load_history(src, files[0], progress)  # noqa: E731
-        for k, sf in enumerate(files, 1):
-            held.clear()
-            # Hashed on the writer's thread while this one parses the file.
-            if not compiled:
+    with StoreWriter(result.store) as writer, gc_paused(), \
+            _stage_outcomes(tasks, options.jobs, sum(sf.path.stat().st_size for sf in untraced)
+                            if not compiled else 0, progress) as outcomes:
+        previous: HistoryTuple | None = None
+        if compiled:
+            # A torch.compile log's stages come layered (they are read together): no workers.
+            for log in sorted({c.stage.path for c in compiled}):
+                writer.add_file(log, "dump")
+            for k, ls in enumerate(compiled[:len(untraced)], 1):
+                progress(f"[{k}/{len(files)}] {_describe(ls)}")
+                writer.add_encoded_stage(encoded_stage(ls, None, _encoder(conversion)))
+                result.stages.append(_summary(ls))
+        for k, (sf, out) in enumerate(zip(untraced if not compiled else [], outcomes,
+                                          strict=True), 1):
+            # Hashed on the writer's thread while the stages are converted.
+            writer.add_file(sf.path, "dump")
+            progress(f"[{k}/{len(files)}] {out.describe}")
+            writer.add_encoded_stage(out.encoded)
+            result.stages.append(out.summary)
+            previous = out.history
+        if traced:
+            assert attach_trace is not None
+            sf, k = files[-1], len(files)
+            if compiled:
+                ls = compiled[-1]
+            else:
                 writer.add_file(sf.path, "dump")
-            elif k == 1:
-                for log in sorted({c.stage.path for c in compiled}):
-                    writer.add_file(log, "dump")
-            ls = compiled[k - 1] if compiled else load_stage(sf, options.module, history)
-            history = stage_history(ls.lg) if k < len(files) else None
+                history: History = (lambda: load_history(src, sf, progress)) if k == 1 \
+                    else (lambda: _history(previous))
+                ls = load_stage(sf, options.module, history)
             held.append(ls)
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
-            lg = ls.lg
-            trace: MappedTrace | None = None
-            if k == len(files) and attach_trace is not None:
-                trace = attach_trace(lg, writer)
-                result.trace = trace.info
-            store_stage(writer, lg, file=ls.name or sf.path.name, order_no=sf.order, stage=sf.stage,
-                        transform=sf.transform,
-                        modules=ls.dump.module_names() if ls.dump else [lg.graph.module],
-                        trace=trace)
+            trace = attach_trace(ls.lg, writer)
+            result.trace = trace.info
+            writer.add_encoded_stage(encoded_stage(ls, trace, _encoder(conversion)))
             del trace
-            # Only a summary is kept (and the stage in `held`), so memory holds one stage's
-            # graph at a time.
-            result.stages.append(StageSummary(file=ls.name or sf.path.name, nodes=len(lg.graph.nodes),
-                                              layers={i: info.kind
-                                                      for i, info in lg.layers.items()},
-                                              seconds=ls.seconds, size_bytes=ls.size_bytes,
-                                              doubts=list(lg.doubts)))
-            del ls, lg
+            result.stages.append(_summary(ls))
+            del ls
         writer.set_meta("run", run)
         writer.set_meta("model", options.model or _guess_model(src))
         writer.set_meta("source_dir", str(src.resolve()))

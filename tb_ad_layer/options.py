@@ -73,6 +73,11 @@ class ConvertOptions:
             largest.
         model: the model name recorded in the run; ``None`` takes the source's name.
         trace: the trace to map onto the last converted stage, if any.
+        jobs: worker processes that convert stages at once (:mod:`tb_ad_layer.stage_pool`);
+            1 converts them in this process, one after another. The store is the same either
+            way. The command line defaults to the cores the process may use; a library
+            caller gets one process unless it asks, since spawning workers costs start-up
+            time and it may run its own pool.
     """
 
     source: Path
@@ -82,3 +87,4 @@ class ConvertOptions:
     module: str | None = None
     model: str | None = None
     trace: TraceOptions | None = None
+    jobs: int = 1

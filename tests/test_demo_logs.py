@@ -10,7 +10,8 @@ from pathlib import Path
 from tests.conftest import REPO
 
 DEMO = REPO / "demo_logs"
-RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode"}
+RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", "llama_torch_compile",
+        "qwen3_export_model"}
 
 
 def fingerprint(logdir: Path) -> dict[str, object]:

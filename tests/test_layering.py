@@ -46,7 +46,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "plugin": frozenset({"analysis", "contract", "errors", "export", "metadata", "store"}),
     # The pipeline: joins the readers and writes the store; the command line drives it.
     "convert": frozenset({"compile_log", "contract", "dump", "errors", "gc_pause", "layers",
-                          "metadata", "options", "progress", "store", "version"}),
+                          "metadata", "options", "progress", "stage_pool", "store", "version"}),
+    # Runs the pipeline's stages in worker processes; what they run is handed to it.
+    "stage_pool": frozenset({"errors", "progress"}),
     # A live model exported and written as AutoDeploy's dumps, then converted.
     "live": frozenset({"convert", "errors", "options", "progress"}),
     # Puts a trace onto a converted stage: the one place where trace/ meets layers/.

@@ -9,8 +9,8 @@ scratch directory, then converted with the real CLI:
 - ``dsv3_decode_unfused``: the same model one fusion stage earlier (its sharding stage, before
   MoE and norm fusion) with its own decode trace: compare it with ``dsv3_decode``.
 - ``llama_decode``: a dense Llama-style model (GQA) with a PyTorch profiler decode trace.
-- ``qwen2_moe_torch_compile``: torch.compile's structured logs (TORCH_TRACE) of a tiny real
-  Qwen2-MoE with graph breaks: each kind of compiled graph a stage.
+- ``llama_torch_compile``: torch.compile's structured logs (TORCH_TRACE) of a tiny real Llama
+  compiled by Inductor: the Dynamo, AOT and post-grad graphs as stages.
 - ``qwen3_export_model``: the dumps ``tb_ad_layer.export_model`` wrote of a live tiny Qwen3.
 
     python tools/make_demo.py                 # rewrite demo_logs/
@@ -75,11 +75,11 @@ def build(out: Path) -> None:
                  "--phase", "decode")
         _convert(llama, out, "llama_decode", "--model", "llama-style",
                  "--trace", str(traces / "llama_decode.pt.trace.json.gz"), "--phase", "decode")
-        # torch.compile's structured logs of a real MoE model with graph breaks (committed by
-        # tools/make_torch_trace.py), and the dumps export_model wrote of a live Qwen3
-        # (tools/make_export_model_fixture.py): both inputs beyond AutoDeploy's own dumps.
-        _convert(REPO / "tests" / "fixtures" / "torch_trace" / "qwen_moe_break" / "trace", out,
-                 "qwen2_moe_torch_compile", "--stages", "all", "--model", "qwen2-moe")
+        # torch.compile's structured logs of a real Llama compiled by Inductor, recompiled once
+        # (committed by tools/make_torch_trace.py), and the dumps export_model wrote of a live
+        # Qwen3 (tools/make_export_model_fixture.py): both inputs beyond AutoDeploy's own dumps.
+        _convert(REPO / "tests" / "fixtures" / "torch_trace" / "llama_inductor" / "trace", out,
+                 "llama_torch_compile", "--stages", "all", "--model", "llama")
         _convert(REPO / "tests" / "fixtures" / "export_model" / "qwen3", out, "qwen3_export_model",
                  "--stages", "all", "--model", "qwen3")
 

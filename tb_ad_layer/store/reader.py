@@ -20,6 +20,7 @@ import re
 import shlex
 import sqlite3
 import threading
+import zlib
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -27,8 +28,10 @@ from typing import Any, NamedTuple, TypeVar
 import msgspec
 
 from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, OutsideNodes, TraceSummary
+from tb_ad_layer.contract.record import encode
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.metadata import STORE_DIR
+from tb_ad_layer.store.encoding import decode_doc
 from tb_ad_layer.store.records import (
     FileRecord,
     GpuRow,
@@ -289,24 +292,45 @@ class RunStore:
         rows = self._fetch("SELECT DISTINCT layer FROM layers ORDER BY layer", (), "layers")
         return [r.layer for r in self._records(rows, _LayerIndex, "layers")]
 
-    def layer_doc_text(self, stage: int, layer: int) -> str | None:
-        """The stored layer document as JSON text, unchecked (see :meth:`layer_document`)."""
-        rows = self._fetch("SELECT doc FROM layers WHERE stage=? AND layer=?", (stage, layer),
-                           "layers")
+    def _stored_json(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, bytes]]:
+        """``sql``'s rows of (a value, a stored document's data), the data decompressed into the
+        document's JSON; checked as it is read."""
+        out: list[tuple[Any, bytes]] = []
+        for value, data in self._fetch(sql, params, what):
+            if not isinstance(data, bytes):
+                raise self._damaged(f"{what} is not a stored document")
+            try:
+                out.append((value, decode_doc(data)))
+            except zlib.error as e:
+                raise self._damaged(f"{what}: {e}") from None
+        return out
+
+    def _layer_json(self, stage: int, layer: int) -> tuple[str, bytes] | None:
+        """(``source_file``, the stored document's JSON) of (``stage``, ``layer``)."""
+        rows = self._stored_json("SELECT l.source_file, d.data FROM layers l LEFT JOIN docs d "
+                                 "ON d.hash = l.doc WHERE l.stage=? AND l.layer=?",
+                                 (stage, layer), f"layers.doc of stage {stage} layer {layer}")
         if not rows:
             return None
-        text = rows[0][0]
-        if not isinstance(text, str):
-            raise self._damaged(f"layers.doc of stage {stage} layer {layer} is not JSON text")
-        return text
+        source_file, json = rows[0]
+        if not isinstance(source_file, str):
+            raise self._damaged(f"layers.source_file of stage {stage} layer {layer} is not text")
+        return source_file, json
+
+    def layer_doc_text(self, stage: int, layer: int) -> str | None:
+        """The layer document as JSON text (what :meth:`layer_document` returns, encoded)."""
+        doc = self.layer_document(stage, layer)
+        return encode(doc).decode("utf-8") if doc is not None else None
 
     def layer_document(self, stage: int, layer: int) -> LayerDocument | None:
         """The layer document of (``stage``, ``layer``), checked against the contract; None
         when there is no such layer."""
-        text = self.layer_doc_text(stage, layer)
-        if text is None:
+        stored = self._layer_json(stage, layer)
+        if stored is None:
             return None
-        return self._json(_LAYER_DOCUMENT, text, f"layers.doc of stage {stage} layer {layer}")
+        doc = self._json(_LAYER_DOCUMENT, stored[1], f"layers.doc of stage {stage} layer {layer}")
+        doc.source_file = stored[0]
+        return doc
 
     def layer_doc(self, stage: int, layer: int) -> dict[str, Any] | None:
         """:meth:`layer_document` as plain JSON values (dicts and lists)."""
@@ -318,9 +342,9 @@ class RunStore:
         a trace summary, read without building the documents' nodes."""
         out: dict[int, dict[str, float]] = {}
         for r in self.layers(stage):
-            text = self.layer_doc_text(stage, r.layer) if r.gpu_time_us is not None else None
-            if text is not None:
-                summary = self._json(_TRACE_SUMMARY, text,
+            stored = self._layer_json(stage, r.layer) if r.gpu_time_us is not None else None
+            if stored is not None:
+                summary = self._json(_TRACE_SUMMARY, stored[1],
                                      f"layers.doc of stage {stage} layer {r.layer}").trace_summary
                 if summary is not None:
                     out[r.layer] = summary.groups
@@ -332,8 +356,9 @@ class RunStore:
         document's node (as plain JSON values) plus ``layer`` (None outside layers)."""
         out: list[dict[str, Any]] = []
         if layer is None or layer < 0:
-            for (text,) in self._fetch("SELECT nodes FROM outside WHERE stage=?", (stage,),
-                                       "outside"):
+            for _, text in self._stored_json("SELECT o.stage, d.data FROM outside o LEFT JOIN "
+                                             "docs d ON d.hash = o.nodes WHERE o.stage=?",
+                                             (stage,), f"outside.nodes of stage {stage}"):
                 nodes = self._json(_OUTSIDE_NODES, text, f"outside.nodes of stage {stage}")
                 out.extend(dict(msgspec.to_builtins(n), layer=None) for n in nodes)
         if layer is None or layer >= 0:

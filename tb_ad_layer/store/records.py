@@ -191,3 +191,46 @@ class StoreMeta(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     #: what a torch.compile log (TORCH_TRACE) records about compilation: compile ids, graph
     #: breaks, recompilations, retried attempts; absent for a dump directory
     compile_log: dict[str, Any] | None = None
+
+
+class EncodedDoc(NamedTuple):
+    """A document as the ``docs`` table keeps it: the SHA-256 (hex) of its JSON, the JSON's
+    length and the JSON compressed (:mod:`tb_ad_layer.store.encoding`); ``data`` is None for a
+    document handed to the writer before (:class:`~tb_ad_layer.store.encoding.DocEncoder`)."""
+
+    hash: str
+    size: int
+    data: bytes | None
+
+
+class EncodedLayer(NamedTuple):
+    """A ``layers`` row with its document, encoded: what a conversion worker hands the writer
+    (plain values and bytes, which pickle across processes in a compiled build too)."""
+
+    layer: int
+    kind: str
+    attention: str | None
+    node_count: int
+    gpu_time_us: float | None
+    group_counts: str       #: JSON text
+    source_file: str
+    doc: EncodedDoc
+
+
+class EncodedStage(NamedTuple):
+    """A ``stages`` row with its ``outside`` nodes and its layers, encoded
+    (:func:`tb_ad_layer.store.encoding.encode_stage`)."""
+
+    file: str
+    order_no: int
+    stage: str
+    transform: str
+    module: str
+    modules: str            #: JSON text
+    node_count: int
+    call_count: int
+    layer_count: int
+    doubts: str             #: JSON text
+    outside_count: int
+    outside: EncodedDoc
+    layers: list[EncodedLayer]

@@ -12,15 +12,21 @@ Tables:
                                            ``doubts``: JSON list of the doubts about the
                                            stage's layering (the stage's, then each layer's;
                                            docs/API.md LayeringDoubt)
-    layers(stage, layer, kind, attention, node_count, gpu_time_us, group_counts, doc)
-                                           ``doc`` is the layer document (docs/API.md api/layer):
-                                           the layer's nodes with group, sub-group, stream,
-                                           inputs and weights (name, shape, dtype), its edges and
-                                           its external inputs, and the doubts about it
-    outside(stage, node_count, nodes)      the nodes outside every layer (embedding, model-level
-                                           preparation, final norm, lm head) as a JSON list of
-                                           node records shaped like a layer document's, with
-                                           every input kept
+    layers(stage, layer, kind, attention, node_count, gpu_time_us, group_counts, source_file,
+           doc)                            ``doc`` is the hash of the layer document
+                                           (docs/API.md api/layer) in ``docs``: the layer's nodes
+                                           with group, sub-group, stream, inputs and weights
+                                           (name, shape, dtype), its edges and its external
+                                           inputs, and the doubts about it; ``source_file`` is
+                                           the document's ``source_file``, which the stored
+                                           document leaves empty (see below)
+    outside(stage, node_count, nodes)      ``nodes`` is the hash in ``docs`` of the nodes outside
+                                           every layer (embedding, model-level preparation, final
+                                           norm, lm head): a JSON list of node records shaped
+                                           like a layer document's, with every input kept
+    docs(hash, size, data)                 every distinct document once: ``hash`` is the SHA-256
+                                           (hex) of its JSON, ``size`` that JSON's length,
+                                           ``data`` the JSON compressed with zlib
     streams(key, label, device, pid, context, stream)
     kernels(id, name, short, start_ns, end_ns, device, stream, graph_id, graph_node_id,
             correlation, layer, node, reason, count, median_ns, min_ns, max_ns, p90_ns, p99_ns)
@@ -49,10 +55,17 @@ quarter of a conversion. Version 3 added the doubts about a layering (``stages.d
 optional host-side tables, which ``tb-ad-layer report`` and ``diff`` read
 (:mod:`tb_ad_layer.analysis`); version 5 each weight's ``role`` (its part in its layer, which
 compare matches nodes by), stored at conversion instead of derived by every reader.
+
+Version 6 stores each distinct document once (``docs``), compressed: consecutive transform
+stages repeat most layers unchanged, and a dump directory of 85 stages wrote a store 2.5 times
+its size, nearly all of it the same documents again. What differs between stages for an
+unchanged layer (the dump file it was read from) moved to the ``layers`` row, so the documents
+of an unchanged layer are equal bytes. zlib level 1 compresses them about as well as level 6
+at a fraction of the time (bench/bench_stages.py).
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,10 +78,11 @@ CREATE TABLE stages (idx INTEGER PRIMARY KEY, file TEXT NOT NULL, order_no INTEG
                      doubts TEXT NOT NULL);
 CREATE TABLE layers (stage INTEGER NOT NULL, layer INTEGER NOT NULL, kind TEXT NOT NULL,
                      attention TEXT, node_count INTEGER NOT NULL, gpu_time_us REAL,
-                     group_counts TEXT NOT NULL, doc TEXT NOT NULL,
-                     PRIMARY KEY (stage, layer));
+                     group_counts TEXT NOT NULL, source_file TEXT NOT NULL,
+                     doc TEXT NOT NULL, PRIMARY KEY (stage, layer));
 CREATE TABLE outside (stage INTEGER PRIMARY KEY, node_count INTEGER NOT NULL,
                       nodes TEXT NOT NULL);
+CREATE TABLE docs (hash TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE streams (key TEXT PRIMARY KEY, label TEXT NOT NULL, device INTEGER,
                       pid INTEGER, context INTEGER, stream INTEGER);
 CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT NULL,

@@ -31,7 +31,17 @@ from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, LayerNod
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.metadata import STORE_DIR, STORE_FILE
-from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
+from tb_ad_layer.store.encoding import encode_layer, encode_stage
+from tb_ad_layer.store.records import (
+    EncodedDoc,
+    EncodedLayer,
+    EncodedStage,
+    GpuRow,
+    HostCallRow,
+    KernelRow,
+    MemcpyRow,
+    StreamRow,
+)
 from tb_ad_layer.store.schema import DDL, INDEXES, OPTIONAL_DDL, SCHEMA_VERSION
 
 TMP_PREFIX = f".{STORE_FILE}.tmp-"
@@ -101,11 +111,6 @@ def _json_text(value: Any) -> str:
     return encode(value).decode("utf-8")
 
 
-# A document column's value: its JSON as UTF-8 bytes, stored as TEXT by SQLite (which reads a
-# BLOB cast to TEXT as UTF-8), so that megabytes of documents are not decoded into Python
-# strings only to be encoded again.
-_AS_TEXT = "CAST(? AS TEXT)"
-
 # Document bytes stored between two syncs of the file while it is written: syncing as it grows,
 # on the writer's thread, leaves the final sync little to wait for.
 _SYNC_EVERY_BYTES = 8 << 20
@@ -137,6 +142,8 @@ class StoreWriter:
         self._syncing: Future[None] | None = None
         # Files handed to add_file whose row is not written yet: (path, role, its hash).
         self._files: list[tuple[str, str, Future[tuple[str, int]]]] = []
+        # The hashes of the documents stored so far (each is stored once).
+        self._doc_hashes: set[str] = set()
 
     def __enter__(self) -> StoreWriter:
         try:
@@ -238,34 +245,54 @@ class StoreWriter:
         layer (``outside``, with their kernels when a trace was mapped onto the stage); return
         its index. The layer documents come separately (:meth:`add_layers`): the store takes
         contract records only, whatever made them."""
+        return self.add_encoded_stage(encode_stage(
+            file=file, order_no=order_no, stage=stage, transform=transform, module=module,
+            modules=modules, node_count=node_count, call_count=call_count,
+            layer_count=layer_count, doubts=doubts, outside=outside, layers=()))
+
+    def add_encoded_stage(self, encoded: EncodedStage) -> int:
+        """Store a stage encoded by :func:`~tb_ad_layer.store.encoding.encode_stage` (in this
+        process or in a conversion worker), with its layers; return its index."""
         idx = self._stage_count
         self._stage_count += 1
+        e = encoded
         self.conn.execute("INSERT INTO stages VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                          (idx, file, order_no, stage, transform, module,
-                           _json_text(list(modules)), node_count, call_count, layer_count,
-                           _json_text(list(doubts))))
-        self.conn.execute(f"INSERT INTO outside VALUES (?,?,{_AS_TEXT})",
-                          (idx, len(outside), encode(outside)))
+                          (idx, e.file, e.order_no, e.stage, e.transform, e.module, e.modules,
+                           e.node_count, e.call_count, e.layer_count, e.doubts))
+        self.conn.execute("INSERT INTO outside VALUES (?,?,?)",
+                          (idx, e.outside_count, self._store_doc(e.outside)))
+        self.add_encoded_layers(idx, e.layers)
         return idx
 
     def add_layers(self, stage: int, docs: Iterable[LayerDocument]) -> None:
         """Store each layer document of ``stage``, with the row that lists it (kind, node
         count, GPU time from its trace summary)."""
-        for doc in docs:  # one at a time: a layer document can be megabytes
-            summary = doc.trace_summary
-            self._store_doc((stage, doc.layer, doc.kind, doc.attention, len(doc.nodes),
-                             summary.total_duration_us if summary is not None else None,
-                             _json_text(doc.group_counts)), encode(doc))
+        # One at a time: a layer document can be megabytes.
+        self.add_encoded_layers(stage, (encode_layer(doc) for doc in docs))
 
-    def _store_doc(self, row: tuple[Any, ...], doc: bytes) -> None:
-        """Insert a ``layers`` row (``row``, then the document's JSON), and begin a sync of the
-        file written so far every :data:`_SYNC_EVERY_BYTES` of documents, if none is under way."""
-        self.conn.execute(f"INSERT INTO layers VALUES (?,?,?,?,?,?,?,{_AS_TEXT})", (*row, doc))
-        self._unsynced_bytes += len(doc)
+    def add_encoded_layers(self, stage: int, layers: Iterable[EncodedLayer]) -> None:
+        """Store the ``layers`` rows of ``stage`` and those of their documents not stored yet."""
+        for r in layers:
+            self.conn.execute("INSERT INTO layers VALUES (?,?,?,?,?,?,?,?,?)",
+                              (stage, r.layer, r.kind, r.attention, r.node_count, r.gpu_time_us,
+                               r.group_counts, r.source_file, self._store_doc(r.doc)))
+
+    def _store_doc(self, doc: EncodedDoc) -> str:
+        """Insert ``doc`` into ``docs`` unless a document with its hash is stored; return the
+        hash. Begins a sync of the file written so far every :data:`_SYNC_EVERY_BYTES` of
+        documents, if none is under way."""
+        if doc.hash in self._doc_hashes:
+            return doc.hash
+        if doc.data is None:
+            raise ValueError(f"document {doc.hash} was said to be stored before, and is not")
+        self._doc_hashes.add(doc.hash)
+        self.conn.execute("INSERT INTO docs VALUES (?,?,?)", doc)
+        self._unsynced_bytes += len(doc.data)
         if self._unsynced_bytes >= _SYNC_EVERY_BYTES \
                 and (self._syncing is None or self._syncing.done()):
             self._unsynced_bytes = 0
             self._syncing = self._thread().submit(_fsync, self.tmp_path, None)
+        return doc.hash
 
     def add_streams(self, rows: Iterable[StreamRow]) -> None:
         """Store the trace's streams (a later row with the same key replaces an earlier one)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sqlite3
+import zlib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -93,17 +94,17 @@ def test_records_are_strict(broken: str) -> None:
 
 def test_demo_stores_decode_with_the_records() -> None:
     stores = sorted(DEMO.glob("*/plugins/ad_layer/run.sqlite"))
-    assert len(stores) == 4
+    assert len(stores) == 6
     docs = 0
     for path in stores:
         RunStore(path)  # meta (with the trace's) decodes as StoreMeta, every table as declared
         conn = sqlite3.connect(path)
-        for (text,) in conn.execute("SELECT doc FROM layers"):
-            doc = msgspec.json.decode(text, type=LayerDocument)
+        for (data,) in conn.execute("SELECT d.data FROM layers l JOIN docs d ON d.hash = l.doc"):
+            doc = msgspec.json.decode(zlib.decompress(data), type=LayerDocument)
             docs += 1
             assert doc.trace_summary is None or doc.trace_summary.kernel_count >= 0
-        for (text,) in conn.execute("SELECT nodes FROM outside"):
-            msgspec.json.decode(text, type=OutsideNodes)
+        for (data,) in conn.execute("SELECT d.data FROM outside o JOIN docs d ON d.hash = o.nodes"):
+            msgspec.json.decode(zlib.decompress(data), type=OutsideNodes)
         conn.close()
     assert docs > 100
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,15 +52,21 @@ def moved(path: Path) -> None:
 
 
 def doc_of(path: Path, layer: int) -> str:
+    """The JSON of ``layer``'s stored document (compressed in ``docs``)."""
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT doc FROM layers WHERE layer=?", (layer,)).fetchone()[0]
+        data = conn.execute("SELECT d.data FROM layers l JOIN docs d ON d.hash = l.doc "
+                            "WHERE l.layer=?", (layer,)).fetchone()[0]
+        return zlib.decompress(data).decode("utf-8")
     finally:
         conn.close()
 
 
 def set_doc(path: Path, layer: int, text: str) -> None:
-    damage(path, f"UPDATE layers SET doc={sql_text(text)} WHERE layer={layer}")
+    """Store ``text`` as ``layer``'s document, compressed as the writer stores it."""
+    data = zlib.compress(text.encode("utf-8")).hex()
+    damage(path, f"UPDATE docs SET data=X'{data}' WHERE hash=(SELECT doc FROM layers "
+                 f"WHERE layer={layer})")
 
 
 def sql_text(text: str) -> str:

@@ -38,7 +38,7 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     assert list(runs) == ["dsv3", "llama", "traced/decode", "traced/faster"]
     dsv3 = runs["dsv3"]
     assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3"
-    assert dsv3["schema_version"] == SCHEMA_VERSION == 5
+    assert dsv3["schema_version"] == SCHEMA_VERSION == 6
     assert [s["index"] for s in dsv3["stages"]] == [0, 1, 2, 3] and dsv3["default_stage"] == 3
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",

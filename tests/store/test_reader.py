@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import zlib
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,8 @@ def test_damage_names_the_place_and_the_rebuild_command(tmp_path: Path) -> None:
     convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path / "logs", run="x/y", stages=("all",)))
     path = store_path(tmp_path / "logs", "x/y")
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE outside SET nodes='[{\"id\": 1}]' WHERE stage=2")
+    conn.execute("UPDATE docs SET data=? WHERE hash=(SELECT nodes FROM outside WHERE stage=2)",
+                 (zlib.compress(b'[{"id": 1}]'),))
     conn.commit()
     conn.close()
     store = RunStore(path)

@@ -170,8 +170,8 @@ def _disk_full(*_args: object) -> None:
 FAILURES: dict[str, tuple[Any, str, Callable[..., Any], type[BaseException]]] = {
     "creating_tables": (StoreWriter, "set_meta", _raise, Boom),
     "sqlite_error_on_create": (writer_module, "DDL", "CREATE TABLE meta (;", InputError),
-    "adding_a_stage": (StoreWriter, "add_stage", _raise, Boom),
-    "adding_layers": (StoreWriter, "add_layers", _raise, Boom),
+    "adding_a_stage": (StoreWriter, "add_encoded_stage", _raise, Boom),
+    "adding_layers": (StoreWriter, "add_encoded_layers", _raise, Boom),
     "interrupted": (StoreWriter, "add_file", _interrupt, KeyboardInterrupt),
     "moving_into_place": (writer_module.os, "replace", _disk_full, InputError),
 }
@@ -197,7 +197,7 @@ def test_failure_in_a_trace_attacher_leaves_no_temp_file(previous: Path) -> None
 
 def test_failure_into_a_new_run_removes_its_directories(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(StoreWriter, "add_layers", _raise)
+    monkeypatch.setattr(StoreWriter, "add_encoded_layers", _raise)
     with pytest.raises(Boom):
         convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path / "logs", run="a/b"))
     assert not (tmp_path / "logs").exists()
