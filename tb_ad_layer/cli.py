@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "else the largest)")
     c.add_argument("--model", help="model name to record (default: the directory's name)")
     _add_trace_args(c)
+    c.add_argument("--events", action="store_true",
+                   help="also write a TensorBoard event file (conversion summary in the Text tab, "
+                        "per-layer scalars in Scalars); off by default, since TensorBoard then "
+                        "opens on Scalars instead of AD Layers")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     e = sub.add_parser("extract", help="write one layer as seed-schema JSON (and DOT/PNG)",
@@ -146,7 +150,7 @@ def convert_options(args: argparse.Namespace) -> ConvertOptions:
     """The options of ``convert``."""
     return ConvertOptions(source=Path(args.dump_dir), logdir=Path(args.logdir), run=args.run,
                           stages=tuple(args.stages), module=args.module, model=args.model,
-                          trace=trace_options(args))
+                          trace=trace_options(args), events=args.events)
 
 
 def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:

@@ -230,7 +230,8 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
         writer.set_meta("created", _created())
         writer.set_meta("trace", result.trace)
         writer.commit(meanwhile=held.clear)
-    progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
+    if options.events:
+        progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     # The final stage is the one users open first: its layering must not be silently wrong.
     # (Every stage's doubts are stored, and in result.stages.)

@@ -56,6 +56,10 @@ class ConvertOptions:
             largest.
         model: the model name recorded in the run; ``None`` takes the source's name.
         trace: the trace to map onto the last converted stage, if any.
+        events: also write a TensorBoard event file into the run directory (a text summary
+            and per-layer scalars for TensorBoard's Text and Scalars tabs). Off by default:
+            TensorBoard opens on the first tab that has data, so with event files it would
+            open on Scalars instead of AD Layers.
     """
 
     source: Path
@@ -65,3 +69,4 @@ class ConvertOptions:
     module: str | None = None
     model: str | None = None
     trace: TraceOptions | None = None
+    events: bool = False
