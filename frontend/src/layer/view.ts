@@ -11,7 +11,7 @@ import { nodesText, t } from "../i18n";
 import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
 import { fmtUs } from "../model/format";
 import {
-  ancestors, defaultExpanded, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, toggleGroup,
+  ancestors, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, skeletonExpanded, toggleGroup,
 } from "../model/hierarchy";
 import { visibleGraph } from "../model/visible";
 import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } from "../search/search";
@@ -251,6 +251,8 @@ export class LayerView implements PanelView {
       }
     }
     this.hotSel.disabled = !has;
+    // Without a trace the timeline is one line that says so; the graph gets the height.
+    this.el.classList.toggle("notrace", !!run && !has);
     this.updateColorButtons();
   }
 
@@ -295,7 +297,8 @@ export class LayerView implements PanelView {
       let depth = st.depth;
       const ok = await this.pane.setLayers(layers, (hh) => {
         if (depth === null && all) depth = 2;
-        const exp = depth === null ? defaultExpanded(hh) : expandedToDepth(hh, depth);
+        // One layer opens on its skeleton with its main group open; a whole stage by depth.
+        const exp = depth === null ? skeletonExpanded(hh) : expandedToDepth(hh, depth);
         if (node) {
           const k = this.pane.keyForNodeIn(hh, node);
           if (k) {
@@ -323,7 +326,7 @@ export class LayerView implements PanelView {
       void this.loadTimeline();
       // A depth the user chose (in the URL) is kept as it is; the default view may collapse the
       // groups above the hottest one to bring it up.
-      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus, keepExpanded: depth !== null });
+      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus, keepExpanded: depth !== null, skeleton: !focus && depth === null && !all });
     } finally {
       if (seq === this.loadSeq) this.loading = false;
       end();
@@ -345,11 +348,11 @@ export class LayerView implements PanelView {
 
   // ---------------------------------------------------------------- layout and drawing
 
-  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean; skeleton?: boolean }): Promise<void> {
     const hier = this.pane.hier;
     if (!hier) return;
     const ok = await this.pane.relayout({
-      centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
+      centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded, skeleton: opts.skeleton,
     });
     if (!ok) return;
     this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
@@ -674,7 +677,7 @@ export class LayerView implements PanelView {
       this.kernelsByNode.clear();
       this.timeline.setData([], [], [0, 1], () => null);
       this.timeline.setMessage(t("noTrace"));
-      this.tlInfo.textContent = t("noTraceShort");
+      this.tlInfo.textContent = t("noTrace");
       return;
     }
     this.timeline.setMessage(null);

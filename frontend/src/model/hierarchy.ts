@@ -221,6 +221,19 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   }
   foldRepeats(items);
   aggregate(items, SCENE);
+  // A layer's GPU time is one figure everywhere: the sum of its kernels' durations, as the trace
+  // summary has it (the layer chooser's, the comparison's); it includes kernels no node claimed
+  // (memsets...), which the sum over its nodes leaves out.
+  for (const L of sorted) {
+    const total = L.trace_summary?.total_duration_us;
+    const it = items.get(layerKey(L.layer));
+    if (it && typeof total === "number" && Number.isFinite(total) && total > 0) {
+      const scene = items.get(SCENE)!;
+      scene.timeUs += total - it.timeUs;
+      it.timeUs = total;
+      layerTimeUs.set(L.layer, total);
+    }
+  }
   const traced = layers.some((L) => !!L.trace_summary || L.nodes.some((n) => (n.kernels?.length ?? 0) > 0));
   return {
     items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs, alias, traced,
@@ -397,6 +410,31 @@ export function defaultExpanded(h: Hierarchy): Set<string> {
     out.add(it.key);
   }
   return out;
+}
+
+/**
+ * The first view of one layer: its skeleton, every top-level group (depth 2) collapsed to a titled
+ * box, except the one where the layer's work is (the most GPU time; without a trace the most
+ * nodes), which opens as defaultExpanded opens it. A layer of one group is opened whole.
+ */
+export function skeletonExpanded(h: Hierarchy): Set<string> {
+  const out = defaultExpanded(h);
+  const top = [...h.items.values()].filter((it) => it.kind === "group" && it.depth === 2);
+  const hot = mainGroup(top);
+  if (!hot || top.length < 2) return out;
+  for (const it of top) if (it.key !== hot.key) out.delete(it.key);
+  return out;
+}
+
+/** Of some groups, the one with the most GPU time (the most nodes when none has a time); the first on a tie. */
+export function mainGroup(groups: readonly TreeItem[]): TreeItem | null {
+  const timed = groups.some((it) => it.timeUs > 0);
+  let best: TreeItem | null = null;
+  for (const it of groups) {
+    const v = timed ? it.timeUs : it.nodeCount;
+    if (!best || v > (timed ? best.timeUs : best.nodeCount)) best = it;
+  }
+  return best;
 }
 
 /** Maximum group depth (layers are depth 1). */

@@ -50,3 +50,9 @@ export function capture(el: Element, pointerId: number): void {
     /* not an active pointer */
   }
 }
+
+/** A chooser's tooltip: the full text of its chosen entry (the closed chooser may not show all of it). */
+export function syncTitle(sel: HTMLSelectElement): void {
+  const o = sel.selectedOptions[0];
+  sel.title = o ? (o.title ? `${o.textContent ?? ""}\n${o.title}` : o.textContent ?? "") : "";
+}
