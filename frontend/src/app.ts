@@ -12,7 +12,7 @@ import { runsForPhase, type PhaseFilter, type ViewName } from "./state/hash";
 import { changedAny, initialPanelState, shownRun, Store, type PanelState } from "./state/store";
 import { UrlSync, viewState } from "./state/url";
 import { activity } from "./ui/activity";
-import { clear, h, syncTitle, text } from "./ui/dom";
+import { clear, fitToChoice, h, syncTitle, text } from "./ui/dom";
 import { DoubtNotice, doubtfulLayers, stageDoubts } from "./ui/doubts";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
@@ -214,7 +214,8 @@ export class App {
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
-    for (const sel of [this.runSel, this.stageSel, this.layerSel]) syncTitle(sel);
+    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
+    fitToChoice(this.layerSel);
     this.updateDownloads(st);
   }
 
@@ -260,7 +261,8 @@ export class App {
       const time = typeof l.gpu_time_us === "number" ? ` · ${fmtUs(l.gpu_time_us)}` : "";
       const mark = doubtful.has(l.layer) ? `⚠ ${t("doubtsOption")} · ` : "";
       const same = typeof l.same_as === "number" ? ` · ${t("sameAs", { n: l.same_as })}` : "";
-      o.textContent = `${mark}${t("layerOption", { n: l.layer, kind: l.kind })} · ${nodesText(l.node_count)}${time}${same}`;
+      // The chooser is labelled "Layer": its entries start with the number.
+      o.textContent = `${mark}${l.layer} · ${l.kind} · ${nodesText(l.node_count)}${time}${same}`;
       if (same) o.dataset.sameAs = String(l.same_as);
       if (mark) {
         o.dataset.doubtful = "true";

@@ -13,7 +13,7 @@ import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, t
 import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
 import { changedAny, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
-import { clear, h, syncTitle, text } from "../ui/dom";
+import { clear, fitToChoice, h, syncTitle, text } from "../ui/dom";
 import type { PanelView, ViewExport } from "../views/view";
 import type { ExportPart } from "../graph/export";
 import {
@@ -124,7 +124,8 @@ class SideChooser {
     }
     const layer = layers.some((l) => l.layer === c.layer) ? c.layer : layers[0]?.layer ?? 0;
     this.layerSel.value = String(layer);
-    for (const sel of [this.runSel, this.stageSel, this.layerSel]) syncTitle(sel);
+    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
+    fitToChoice(this.layerSel);
     return { run: run.run, stage, layer };
   }
 

@@ -60,16 +60,7 @@ export interface RelayoutOptions {
   initial?: "readable";
   /** With `initial`: keep every group as expanded (do not collapse the groups above the hottest). */
   collapsedAbove?: boolean;
-  /**
-   * With `initial`: the first view of one layer's skeleton (see skeletonExpanded). While the
-   * graph does not fit the view at full text size, the open groups below the top-level ones
-   * collapse, deepest first, so that every top-level group is in view.
-   */
-  skeleton?: boolean;
 }
-
-/** The view's margin that a graph must leave to "fit" it (px). */
-const FIT_MARGIN = 32;
 
 /**
  * The group that holds the most GPU time among the groups just below the layer boxes, as the
@@ -170,7 +161,7 @@ export class GraphPane {
    * `initial: "readable"` opens at the readable default view instead of fitting the whole graph.
    */
   async setLayers(layers: LayerResponse[], expanded: Set<string> | number | ((h: Hierarchy) => Set<string>),
-                  opts: { draw?: boolean; initial?: "readable"; keepExpanded?: boolean; skeleton?: boolean } = {}): Promise<boolean> {
+                  opts: { draw?: boolean; initial?: "readable"; keepExpanded?: boolean } = {}): Promise<boolean> {
     this.layers = layers;
     this.hier = buildHierarchy(layers);
     const hh = this.hier;
@@ -181,7 +172,7 @@ export class GraphPane {
     this.graph.setSelected(null);
     this.setMessage(null);
     if (opts.draw === false) return true;
-    return this.relayout(opts.initial ? { initial: opts.initial, collapsedAbove: opts.keepExpanded, skeleton: opts.skeleton } : { fit: true });
+    return this.relayout(opts.initial ? { initial: opts.initial, collapsedAbove: opts.keepExpanded } : { fit: true });
   }
 
   clear(msg: string | null): void {
@@ -251,7 +242,6 @@ export class GraphPane {
       const v = this.graph.viewKeeping(opts.anchor, vis.rep.get(opts.anchor), anchorScreen, !!opts.legible);
       if (v) this.setViewport(v);
     } else if (opts.initial === "readable") {
-      if (opts.skeleton && this.shrinkToFit(hier)) return this.relayoutNow(opts);
       const hot = hottestGroup(hier, vis);
       const hidden = this.graph.readableView(hot, !opts.collapsedAbove);
       // The hottest group starts below the fold: collapse the groups drawn above it, once.
@@ -270,27 +260,6 @@ export class GraphPane {
     this.waiters = [];
     requestAnimationFrame(() => setTimeout(() => ws.forEach((w) => w()), 0));
     return true;
-  }
-
-  /**
-   * Collapses the deepest open groups below the top-level ones (depth 3 and more) when the drawn
-   * graph does not fit the view at zoom 1; true when it collapsed some (the caller lays out again).
-   */
-  private shrinkToFit(hier: Hierarchy): boolean {
-    const info = this.graph.layoutInfo();
-    const { w, h } = this.graph.viewSize();
-    if (!info || (info.width <= w - FIT_MARGIN && info.height <= h - FIT_MARGIN)) return false;
-    let deepest = 0;
-    for (const k of info.containers) deepest = Math.max(deepest, hier.items.get(k)?.depth ?? 0);
-    if (deepest < 3) return false;
-    let any = false;
-    for (const k of info.containers) {
-      if (hier.items.get(k)?.depth === deepest) {
-        this.expanded.delete(k);
-        any = true;
-      }
-    }
-    return any;
   }
 
   repaint(): void {

@@ -11,8 +11,9 @@ import { nodesText, t } from "../i18n";
 import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
 import { fmtUs } from "../model/format";
 import {
-  ancestors, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, skeletonExpanded, toggleGroup,
+  ancestors, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, skeletonExpanded, toggleGroup, decodeOpen, encodeOpen,
 } from "../model/hierarchy";
+import type { Viewport } from "../graph/viewport";
 import { visibleGraph } from "../model/visible";
 import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } from "../search/search";
 import type { TimelineScope } from "../state/hash";
@@ -94,12 +95,18 @@ export class LayerView implements PanelView {
   private depthShown: number | null = null;
   /** Loading a layer (fetch and first draw). */
   loading = false;
+  /** The first view's open groups (what the URL's `open` is relative to). */
+  private baseExpanded: Set<string> | null = null;
+  private viewTimer = 0;
 
   constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: LayerViewCallbacks) {
     this.pane = new GraphPane("graph", {
       onSelect: (k) => void this.select(k, { centre: false }),
       onToggle: (k) => void this.toggle(k),
       onHover: (k) => this.hover(k),
+      onView: (_from, _to, auto) => {
+        if (!auto) this.noteView();
+      },
     }, () => this.paint(), { minimapTestid: "minimap" });
     this.timeline = new TimelineView({
       onKernelClick: (k) => void this.selectKernel(k),
@@ -295,10 +302,21 @@ export class LayerView implements PanelView {
       this.doubts.show(one ? t("doubtsLayer", { n: one.layer }) : "", one?.doubts ?? []);
       let focus: string | null = null;
       let depth = st.depth;
+      // The open groups and place the URL names (a reload, a link), for this layer only.
+      let restored = false;
+      const at = !all && depth === null && !node ? parseAt(st.at, st.layer) : null;
       const ok = await this.pane.setLayers(layers, (hh) => {
         if (depth === null && all) depth = 2;
         // One layer opens on its skeleton with its main group open; a whole stage by depth.
-        const exp = depth === null ? skeletonExpanded(hh) : expandedToDepth(hh, depth);
+        let exp = depth === null ? skeletonExpanded(hh) : expandedToDepth(hh, depth);
+        this.baseExpanded = exp;
+        if (depth === null && !all && st.open) {
+          const r = decodeOpen(hh, st.open, exp);
+          if (r) {
+            exp = r;
+            restored = true;
+          }
+        }
         if (node) {
           const k = this.pane.keyForNodeIn(hh, node);
           if (k) {
@@ -326,7 +344,9 @@ export class LayerView implements PanelView {
       void this.loadTimeline();
       // A depth the user chose (in the URL) is kept as it is; the default view may collapse the
       // groups above the hottest one to bring it up.
-      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus, keepExpanded: depth !== null, skeleton: !focus && depth === null && !all });
+      const place = at && (restored || !st.open) ? at : null;
+      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus && !place, keepExpanded: depth !== null || restored, at: place ?? undefined });
+      if (seq === this.loadSeq && !restored && !place && (st.open !== null || st.at !== null)) this.store.set({ open: null, at: null });
     } finally {
       if (seq === this.loadSeq) this.loading = false;
       end();
@@ -348,13 +368,16 @@ export class LayerView implements PanelView {
 
   // ---------------------------------------------------------------- layout and drawing
 
-  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean; skeleton?: boolean }): Promise<void> {
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean; at?: Viewport }): Promise<void> {
     const hier = this.pane.hier;
     if (!hier) return;
     const ok = await this.pane.relayout({
-      centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded, skeleton: opts.skeleton,
+      centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
     });
     if (!ok) return;
+    if (opts.at) this.pane.setViewport(opts.at);
+    // What the user opened or closed goes into the URL, with where the view is now.
+    if (!opts.initial && !opts.at && this.store.get().layer !== "all") this.noteOpen();
     this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
     this.updateDetails();
     this.updateLegend();
@@ -379,6 +402,22 @@ export class LayerView implements PanelView {
       this.drawnWaiters = [];
       for (const w of ws) w();
     });
+  }
+
+  /** The open groups (as they differ from the first view) and the view's place, into the store. */
+  private noteOpen(): void {
+    const hier = this.pane.hier;
+    if (!hier || !this.baseExpanded) return;
+    this.store.set({ open: encodeOpen(hier, this.pane.expanded, this.baseExpanded) || null, at: formatAt(this.store.get().layer, this.pane.getView()) });
+  }
+
+  /** The user moved the view: its place goes into the store (at most every 250 ms). */
+  private noteView(): void {
+    if (this.loading || this.store.get().layer === "all") return;
+    clearTimeout(this.viewTimer);
+    this.viewTimer = window.setTimeout(() => {
+      if (!this.loading && this.pane.hier) this.store.set({ at: formatAt(this.store.get().layer, this.pane.getView()) });
+    }, 250);
   }
 
   private paint(): Paint {
@@ -868,4 +907,17 @@ function afterPaint(fn: () => void): void {
   };
   requestAnimationFrame(() => setTimeout(fire, 0));
   setTimeout(fire, 250);
+}
+
+/** A view's place for the URL: "<layer>:x,y,k" (the layer it was on, so another layer ignores it). */
+export function formatAt(layer: number | "all", v: Viewport): string | null {
+  return layer === "all" ? null : `${layer}:${Math.round(v.x)},${Math.round(v.y)},${v.k.toFixed(3)}`;
+}
+
+/** The view's place of formatAt, when it is for `layer`; else null. */
+export function parseAt(at: string | null, layer: number | "all"): Viewport | null {
+  const m = at ? /^(\d+):(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?),(\d+(?:\.\d+)?)$/.exec(at) : null;
+  if (!m || Number(m[1]) !== layer) return null;
+  const k = Number(m[4]);
+  return k > 0 ? { x: Number(m[2]), y: Number(m[3]), k } : null;
 }

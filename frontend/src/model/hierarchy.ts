@@ -604,3 +604,32 @@ export function splitPhases(scope: string[], label: (id: string) => string | nul
   }
   return res;
 }
+
+/**
+ * The open groups as they differ from `base` (the first view's): "+id" for a group opened, "-id"
+ * for one closed, by public id, comma-separated; "" when they are the same.
+ */
+export function encodeOpen(h: Hierarchy, expanded: ReadonlySet<string>, base: ReadonlySet<string>): string {
+  const out: string[] = [];
+  for (const it of h.items.values()) {
+    if (it.kind !== "group" || it.key === SCENE) continue;
+    const on = expanded.has(it.key);
+    if (on !== base.has(it.key)) out.push(`${on ? "+" : "-"}${publicId(it.key)}`);
+  }
+  return out.join(",");
+}
+
+/** `base` with the changes of encodeOpen applied; null when none of them names a group of `h`. */
+export function decodeOpen(h: Hierarchy, code: string, base: ReadonlySet<string>): Set<string> | null {
+  const out = new Set(base);
+  let any = false;
+  for (const part of code.split(",")) {
+    const key = `g:${part.slice(1)}`;
+    const it = h.items.get(key);
+    if (!it || it.kind !== "group") continue;
+    any = true;
+    if (part[0] === "+") out.add(key);
+    else if (part[0] === "-") out.delete(key);
+  }
+  return any ? out : null;
+}

@@ -36,7 +36,7 @@ select, input[type=search], .btn, .seg button {
 }
 select { max-width: 320px; }
 .adl-toolbar select { max-width: 250px; }
-.adl-toolbar select[data-testid=layer-select] { max-width: none; }
+.adl-toolbar select[data-testid=layer-select] { max-width: none; min-width: 0; }
 .adl-toolbar select#adl-run { max-width: 210px; }
 .btn, .seg button { cursor: pointer; }
 .btn:hover, .seg button:hover { background: var(--btn-hover); }

@@ -4,7 +4,8 @@ import { layerTimed } from "../../src/compare/view";
 import { setLang } from "../../src/i18n";
 import { inputCaption } from "../../src/model/labels";
 import { runLabel } from "../../src/model/format";
-import { buildHierarchy, defaultExpanded, groupKey, layerKey, mainGroup, skeletonExpanded } from "../../src/model/hierarchy";
+import { buildHierarchy, decodeOpen, defaultExpanded, encodeOpen, groupKey, layerKey, mainGroup, skeletonExpanded } from "../../src/model/hierarchy";
+import { formatAt, parseAt } from "../../src/layer/view";
 import { defaultRun } from "../../src/state/actions";
 import { loadLayer, miniLayer } from "./helpers";
 
@@ -85,5 +86,34 @@ describe("labels", () => {
     assert.equal(defaultRun(runs)?.run, "b");
     assert.equal(defaultRun(runs.slice(0, 1))?.run, "a");
     assert.equal(defaultRun([]), undefined);
+  });
+});
+
+describe("open groups and place in the URL", () => {
+  it("round-trips the open groups as they differ from the first view", () => {
+    const L = loadLayer("dsv3_decode", 3);
+    const h = buildHierarchy([L]);
+    const base = skeletonExpanded(h);
+    const top = [...h.items.values()].filter((it) => it.kind === "group" && it.depth === 2);
+    const closed = top.find((it) => !base.has(it.key))!;
+    const open = top.find((it) => base.has(it.key))!;
+    const exp = new Set(base);
+    exp.add(closed.key);
+    exp.delete(open.key);
+    const code = encodeOpen(h, exp, base);
+    assert.equal(code.split(",").length, 2);
+    assert.deepEqual(decodeOpen(h, code, base), exp);
+    assert.equal(encodeOpen(h, base, base), "");
+    // Another layer's groups: nothing to restore.
+    assert.equal(decodeOpen(h, "+L40/moe,-L40/norm", base), null);
+  });
+
+  it("keeps the view's place for its layer only", () => {
+    const at = formatAt(3, { x: 12.4, y: -300.6, k: 0.75 });
+    assert.equal(at, "3:12,-301,0.750");
+    assert.deepEqual(parseAt(at, 3), { x: 12, y: -301, k: 0.75 });
+    assert.equal(parseAt(at, 4), null);
+    assert.equal(parseAt("3:1,2", 3), null);
+    assert.equal(formatAt("all", { x: 0, y: 0, k: 1 }), null);
   });
 });
