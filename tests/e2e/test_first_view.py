@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import DEEP_RUN, TensorBoard
-from tests.e2e.panel import open_panel, panel_frame, ready, shot, wait_compare
+from tests.e2e.panel import drawn, open_panel, panel_frame, ready, seq, shot, wait_compare
 from tests.e2e.test_legible import READABLE_PX, TEXT_SIZES, rect
 
 SIZES = [(1280, 800), (1600, 1000)]
@@ -226,3 +226,44 @@ def test_input_captions_are_translated(browser: Any, tb: TensorBoard) -> None:
         assert any(re.search(r"[\u4e00-\u9fff]", c) for c in captions), captions
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_reload_keeps_the_open_groups_and_the_view_position(page: Any, tb: TensorBoard,
+                                                            size: tuple[int, int]) -> None:
+    sized(page, size)
+    layer = 3
+    open_panel(page, tb, run=DEEP_RUN, layer=layer)
+    closed = next(g["id"] for g in page.evaluate(TOP_GROUPS, layer) if not g["open"])
+    s = seq(page)
+    page.evaluate("(g) => window.__adLayer.toggleGroup(g)", closed)
+    drawn(page, s)
+    # A drag pans the view: its place goes into the URL.
+    pane = rect(page, "[data-testid=graph]")
+    cx, cy = pane["x"] + pane["w"] / 2, pane["y"] + pane["h"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx - 150, cy - 120, steps=6)
+    page.mouse.up()
+    page.wait_for_function("(v) => { const p = new URLSearchParams(location.hash.slice(1));"
+                           " const at = p.get('at'); if (!at) return false;"
+                           " const [x, y] = at.split(':')[1].split(',').map(Number);"
+                           " return Math.abs(x - v.x) < 1 && Math.abs(y - v.y) < 1; }",
+                           arg=page.evaluate("window.__adLayer.graphView()"))
+    ready(page)
+    want_open = sorted(page.evaluate("window.__adLayer.expanded()"))
+    want_view = page.evaluate("window.__adLayer.graphView()")
+    assert f"L{layer}/{closed.split('/', 1)[1]}" in want_open
+    assert "open=" in page.url and "at=" in page.url, page.url
+    page.reload()
+    drawn(page)
+    shot(page, f"state_restored_{size[0]}")
+    assert sorted(page.evaluate("window.__adLayer.expanded()")) == want_open
+    view = page.evaluate("window.__adLayer.graphView()")
+    assert abs(view["x"] - want_view["x"]) <= 1 and abs(view["y"] - want_view["y"]) <= 1, (view, want_view)
+    assert abs(view["k"] - want_view["k"]) <= 1e-3, (view, want_view)
+    # Another layer opens on its own first view (the place is for layer 3 only).
+    s = seq(page)
+    page.select_option("[data-testid=layer-select]", "4")
+    drawn(page, s)
+    assert "at=" not in page.url and "open=" not in page.url, page.url
