@@ -267,3 +267,49 @@ def test_reload_keeps_the_open_groups_and_the_view_position(page: Any, tb: Tenso
     page.select_option("[data-testid=layer-select]", "4")
     drawn(page, s)
     assert "at=" not in page.url and "open=" not in page.url, page.url
+
+
+#: Text on screen in a pane at 8 px or more (node text, group titles, summary cards).
+READABLE_IN = """(pane) => {
+  const p = document.querySelector(`[data-testid=${pane}]`).getBoundingClientRect();
+  let n = 0;
+  for (const t of document.querySelectorAll(`[data-testid=${pane}] text`)) {
+    const r = t.getBoundingClientRect();
+    if (!r.width || getComputedStyle(t).display === 'none' || !t.textContent.trim()) continue;
+    if (r.right < p.left || r.left > p.right || r.bottom < p.top || r.top > p.bottom) continue;
+    if (parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a >= 8) n++;
+  }
+  return n;
+}"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_no_pane_is_ever_empty(page: Any, tb: TensorBoard, size: tuple[int, int]) -> None:
+    sized(page, size)
+    open_panel(page, tb, run=DEEP_RUN, layer=0)
+    s = seq(page)
+    page.evaluate("window.__adLayer.setDepth('all')")
+    drawn(page, s)
+    assert page.evaluate(READABLE_IN, "graph") >= 1
+    for _ in range(12):  # zoomed out as far as it goes, then dragged far away
+        page.click("[data-testid=graph-zoom-out]")
+    ready(page)
+    pane = rect(page, "[data-testid=graph]")
+    page.mouse.move(pane["x"] + 50, pane["y"] + 50)
+    page.mouse.down()
+    page.mouse.move(pane["x"] + pane["w"] - 10, pane["y"] + pane["h"] - 10, steps=8)
+    page.mouse.up()
+    ready(page)
+    shot(page, f"never_empty_layer_{size[0]}")
+    assert page.evaluate(READABLE_IN, "graph") >= 1
+    # Both comparison panes after Expand all and zooming out.
+    page.goto(tb.panel(view="compare", arun=DEEP_RUN, astage=0, alayer=3, brun=DEEP_RUN, bstage=0, blayer=0))
+    wait_compare(page)
+    page.click("[data-testid=compare-expand-all]")
+    ready(page)
+    for side in ("a", "b"):
+        for _ in range(12):
+            page.click(f"[data-testid=compare-pane-{side}-zoom-out]")
+        ready(page)
+        assert page.evaluate(READABLE_IN, f"compare-pane-{side}") >= 1, side
+    shot(page, f"never_empty_compare_{size[0]}")

@@ -6,6 +6,7 @@ import { inputCaption } from "../../src/model/labels";
 import { runLabel } from "../../src/model/format";
 import { buildHierarchy, decodeOpen, defaultExpanded, encodeOpen, groupKey, layerKey, mainGroup, skeletonExpanded } from "../../src/model/hierarchy";
 import { formatAt, parseAt } from "../../src/layer/view";
+import { keepGraphInView } from "../../src/graph/viewport";
 import { defaultRun } from "../../src/state/actions";
 import { loadLayer, miniLayer } from "./helpers";
 
@@ -115,5 +116,19 @@ describe("open groups and place in the URL", () => {
     assert.equal(parseAt(at, 4), null);
     assert.equal(parseAt("3:1,2", 3), null);
     assert.equal(formatAt("all", { x: 0, y: 0, k: 1 }), null);
+  });
+});
+
+describe("never an empty pane", () => {
+  it("stops a view at the graph's edge", () => {
+    // A 1000 x 2000 graph in an 800 x 600 view.
+    const far = keepGraphInView({ x: 5000, y: -9000, k: 0.5 }, 1000, 2000, 800, 600);
+    assert.equal(far.x, 800 - 80);
+    assert.equal(far.y, 80 - 1000);
+    const ok = { x: -100, y: -200, k: 1 };
+    assert.equal(keepGraphInView(ok, 1000, 2000, 800, 600), ok);
+    // A graph smaller than the margin stays whole in view.
+    const tiny = keepGraphInView({ x: -500, y: 900, k: 1 }, 40, 30, 800, 600);
+    assert.ok(tiny.x + 40 >= 40 && tiny.y <= 600 - 30, JSON.stringify(tiny));
   });
 });
