@@ -124,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes converting stages at once (default: the cores this "
                         "process may use; 1: no workers); the run store is the same")
     _add_trace_args(c)
+    c.add_argument("--events", action="store_true",
+                   help="also write a TensorBoard event file (conversion summary in the Text tab, "
+                        "per-layer scalars in Scalars); off by default, since TensorBoard then "
+                        "opens on Scalars instead of AD Layers")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     e = sub.add_parser("extract", help="write one layer as seed-schema JSON (and DOT/PNG)")
@@ -187,7 +191,8 @@ def convert_options(args: argparse.Namespace) -> ConvertOptions:
     return ConvertOptions(source=Path(args.dump_dir), logdir=Path(args.logdir), run=args.run,
                           stages=tuple(args.stages), module=args.module, model=args.model,
                           trace=trace_options(args),
-                          jobs=args.jobs if args.jobs is not None else default_jobs())
+                          jobs=args.jobs if args.jobs is not None else default_jobs(),
+                          events=args.events)
 
 
 def default_jobs() -> int:

@@ -412,7 +412,8 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             writer.set_meta("compile_log", compile_log)
         writer.commit(meanwhile=held.clear)
         compiled.clear()
-    progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
+    if options.events:
+        progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     # The final stage is the one users open first: its layering must not be silently wrong.
     # (Every stage's doubts are stored, and in result.stages.)

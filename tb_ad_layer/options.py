@@ -78,6 +78,10 @@ class ConvertOptions:
             way. The command line defaults to the cores the process may use; a library
             caller gets one process unless it asks, since spawning workers costs start-up
             time and it may run its own pool.
+        events: also write a TensorBoard event file into the run directory (a text summary
+            and per-layer scalars for TensorBoard's Text and Scalars tabs). Off by default:
+            TensorBoard opens on the first tab that has data, so with event files it would
+            open on Scalars instead of AD Layers.
     """
 
     source: Path
@@ -88,3 +92,4 @@ class ConvertOptions:
     model: str | None = None
     trace: TraceOptions | None = None
     jobs: int = 1
+    events: bool = False

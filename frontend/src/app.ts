@@ -6,13 +6,13 @@ import { Api, ApiError } from "./api/client";
 import type { UnreadableRun } from "./api/types";
 import { exportView } from "./export_view";
 import { detectLang, getLang, nodesText, setLang, t } from "./i18n";
-import { ellipsizeMiddle, fmtUs } from "./model/format";
+import { ellipsizeMiddle, fmtUs, runLabel } from "./model/format";
 import { PanelActions } from "./state/actions";
 import { runsForPhase, type PhaseFilter, type ViewName } from "./state/hash";
 import { changedAny, initialPanelState, shownRun, Store, type PanelState } from "./state/store";
 import { UrlSync, viewState } from "./state/url";
 import { activity } from "./ui/activity";
-import { clear, h, text } from "./ui/dom";
+import { clear, fitToChoice, h, syncTitle, text } from "./ui/dom";
 import { DoubtNotice, doubtfulLayers, stageDoubts } from "./ui/doubts";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
@@ -214,6 +214,8 @@ export class App {
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
+    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
+    fitToChoice(this.layerSel);
     this.updateDownloads(st);
   }
 
@@ -224,7 +226,7 @@ export class App {
     for (const r of shown.length ? shown : st.runs) {
       const o = h("option", { value: r.run });
       const phase = r.trace?.phase ? ` · ${r.trace.phase}` : "";
-      o.textContent = (r.model ? `${r.run} · ${r.model}` : r.run) + phase;
+      o.textContent = runLabel(r.run, r.model) + phase;
       this.runSel.appendChild(o);
     }
     if (st.unreadable.length) {
@@ -258,7 +260,10 @@ export class App {
       const o = h("option", { value: l.layer });
       const time = typeof l.gpu_time_us === "number" ? ` · ${fmtUs(l.gpu_time_us)}` : "";
       const mark = doubtful.has(l.layer) ? `⚠ ${t("doubtsOption")} · ` : "";
-      o.textContent = `${mark}${t("layerOption", { n: l.layer, kind: l.kind })} · ${nodesText(l.node_count)}${time}`;
+      const same = typeof l.same_as === "number" ? ` · ${t("sameAs", { n: l.same_as })}` : "";
+      // The chooser is labelled "Layer": its entries start with the number.
+      o.textContent = `${mark}${l.layer} · ${l.kind} · ${nodesText(l.node_count)}${time}${same}`;
+      if (same) o.dataset.sameAs = String(l.same_as);
       if (mark) {
         o.dataset.doubtful = "true";
         o.title = doubts.filter((d) => d.layer === l.layer).map((d) => d.message).join("\n");

@@ -41,8 +41,13 @@ class LayerRow(Record):
     kind: str
     attention: Annotated[str | None, Meta(description="mla, attention, or null.")]
     node_count: int
-    gpu_time_us: Annotated[float | None, Meta(description="The layer's total GPU time; null "
+    gpu_time_us: Annotated[float | None, Meta(description="The layer's GPU time: the sum of "
+                                                          "its kernels' durations (kernels no "
+                                                          "node claimed included); null "
                                                           "without a trace.")]
+    same_as: Annotated[int | None, Meta(description="The first earlier layer of the stage with "
+                                                    "the same graph (ops, groups, shapes, "
+                                                    "wiring; names aside); null when none.")] = None
 
 
 class StreamTotal(Record):
@@ -170,6 +175,8 @@ class OverviewLayer(Record):
                                                          "kernels no node claimed); empty "
                                                          "without a trace.")]
     group_counts: Annotated[dict[str, int], Meta(description="Nodes per group.")]
+    same_as: Annotated[int | None, Meta(description="The first earlier layer of the stage with "
+                                                    "the same graph; null when none.")] = None
 
 
 class OverviewResponse(Record):

@@ -47,6 +47,7 @@ from tb_ad_layer.export.seed_json import seed_json_text
 from tb_ad_layer.plugin.compare import compare_docs, layer_time_us
 from tb_ad_layer.plugin.discovery import RunDiscovery, RunHandle
 from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
+from tb_ad_layer.plugin.identical import identical_layers
 from tb_ad_layer.plugin.responses import JSON, Payload, json_payload, safe_filename
 from tb_ad_layer.plugin.routes import Query
 from tb_ad_layer.plugin.timeline import DEFAULT_MAX_ITEMS, MAX_MAX_ITEMS, KernelIndex, timeline
@@ -187,6 +188,19 @@ class PluginData:
                                                  lambda: handle.store().layers(stage))
         return rows
 
+    def _same_as(self, handle: RunHandle, stage: int) -> dict[int, int]:
+        """The stage's identical layers (see :mod:`.identical`), computed once per run store."""
+        def compute() -> dict[int, int]:
+            docs = []
+            for r in self._layer_rows(handle, stage):
+                try:
+                    docs.append((r.layer, self._document(handle, stage, r.layer)))
+                except (InputError, ApiError):
+                    continue  # a damaged document is reported where it is asked for, not here
+            return identical_layers(docs)
+        same: dict[int, int] = handle.memoize(("same_as", stage), compute)
+        return same
+
     def _layer(self, handle: RunHandle, stage: int, value: str | None,
                name: str = "layer") -> int:
         known = [r.layer for r in self._layer_rows(handle, stage)]
@@ -218,6 +232,7 @@ class PluginData:
                     return UnreadableRun(run=handle.name, error="the run store holds no stage; "
                                                                 "convert the run again")
                 default = stages[-1].idx
+                same = self._same_as(handle, default)
                 return RunInfo(
                     run=handle.name, error=None, model=meta.model, source_dir=meta.source_dir,
                     created=meta.created, converter_version=meta.converter_version,
@@ -228,7 +243,8 @@ class PluginData:
                             for s in stages],
                     default_stage=default,
                     layers=[LayerRow(layer=r.layer, kind=r.kind, attention=r.attention,
-                                     node_count=r.node_count, gpu_time_us=r.gpu_time_us)
+                                     node_count=r.node_count, gpu_time_us=r.gpu_time_us,
+                                     same_as=same.get(r.layer))
                             for r in self._layer_rows(handle, default)],
                     trace=meta.trace)
             except InputError as e:  # damaged: listed with the reason, not fatal to the list
@@ -274,9 +290,11 @@ class PluginData:
             # Per-group GPU time lives in the layers' trace summaries: only the traced stage
             # (one per run) has them, and the answer is cached.
             times = store.group_times(s)
+            same = self._same_as(handle, s)
             layers = [OverviewLayer(layer=r.layer, kind=r.kind, attention=r.attention,
                                     node_count=r.node_count, gpu_time_us=r.gpu_time_us,
-                                    groups=times.get(r.layer, {}), group_counts=r.group_counts)
+                                    groups=times.get(r.layer, {}), group_counts=r.group_counts,
+                                    same_as=same.get(r.layer))
                       for r in self._layer_rows(handle, s)]
             # The trace maps onto the last stage; its kernels outside every layer (embedding,
             # final norm, lm head, sampling) show there as time outside the layers.

@@ -14,6 +14,7 @@ a message saying so (CI installs it); they never skip.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
@@ -36,6 +37,10 @@ HOSTILE = "void k<float, &foo>(T* <script>alert(1)</script>)"
 HOSTILE_RUN = "hostile"
 NOTRACE_RUN = "notrace"
 LARGE_RUN = "large"
+#: A real-depth untraced export (Qwen3-Next, 48 layers, 38,723 nodes), converted from a directory
+#: named like the run, so the model recorded is the run's name too.
+DEEP_RUN = "qwen3_next"
+DEEP_EXPORT = REPO / "tests" / "fixtures" / "deep_exports" / "qwen3_next_80b"
 PREFIX = "/tb"
 START_DEADLINE_S = 90.0
 VIEWPORT = {"width": 1500, "height": 950}
@@ -93,6 +98,11 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             attach_trace=_hostile_attacher(target))
     convert(ConvertOptions(DUMPS / "ad_dsv3", root, run=NOTRACE_RUN))
     (root / "hostile_node.txt").write_text(target["node"], encoding="utf-8")
+    deep = base / DEEP_RUN
+    deep.mkdir()
+    name = "001_export_export_to_gm.txt"
+    (deep / name).write_bytes(gzip.decompress((DEEP_EXPORT / f"{name}.gz").read_bytes()))
+    convert(ConvertOptions(deep, root, run=DEEP_RUN))
     big = large_layer_dump(base)
     r = subprocess.run([sys.executable, "-m", "tb_ad_layer.cli", "convert", str(big), "--logdir", str(root),
                         "--run", LARGE_RUN, "-q"], cwd=REPO, capture_output=True, text=True)

@@ -83,7 +83,7 @@ def test_a_doubtful_stage_and_layer_show_their_notices(page: Any, doubtful: Tens
     assert page.locator("[data-testid=graph] text", has_text="⚠ Layer 10").count() >= 1
     option = page.locator("[data-testid=layer-select] option[value='10']")
     assert option.get_attribute("data-doubtful") == "true"
-    assert (option.text_content() or "").startswith("⚠ doubtful · Layer 10")
+    assert (option.text_content() or "").startswith("⚠ doubtful · 10 · ")
     assert option.get_attribute("title") == layer_doubts[0]["message"]
     assert page.locator("[data-testid=layer-select] option[data-doubtful]").count() == 1
     shot(page, "doubts_layer_light")

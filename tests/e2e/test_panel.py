@@ -11,12 +11,12 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.e2e.conftest import HOSTILE, HOSTILE_RUN, LARGE_RUN, NOTRACE_RUN, PREFIX, TensorBoard
+from tests.e2e.conftest import DEEP_RUN, HOSTILE, HOSTILE_RUN, LARGE_RUN, NOTRACE_RUN, PREFIX, TensorBoard
 from tests.e2e.panel import drawn, open_panel, panel_frame, seq, settle, shot
 from tests.tensorboard_process import http_get
 
 RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", HOSTILE_RUN, NOTRACE_RUN,
-        LARGE_RUN}
+        LARGE_RUN, DEEP_RUN}
 
 
 def layer_doc(tb: TensorBoard, run: str, layer: int) -> dict[str, Any]:

@@ -120,6 +120,15 @@ def check_comparison(page, api, a: tuple, b: tuple, name: str) -> dict:
                                      "els => els.map(e => [e.dataset.group, Number(e.dataset.delta)])")
     assert sorted(g for g, _ in rows) == sorted(g["group"] for g in exp["groups"])
     by_group = {g["group"]: g["delta_us"] for g in exp["groups"]}
+    # Kernel times are a stage's: a traced run's other stages have none, and then no deltas.
+    timed = [api("layer", run=r, stage=st, layer=L)["trace_summary"] is not None for r, st, L in (a, b)]
+    if not all(timed):
+        missing = page.eval_on_selector_all("[data-testid=delta-row]",
+                                            "els => els.map(e => e.dataset.missing)")
+        assert all(missing) and all(d != d for _, d in rows), rows  # NaN: no data-delta
+        assert "no trace" in page.inner_text("[data-testid=compare-layer-delta]")
+        shot(page, name)
+        return exp
     for g, d in rows:
         assert d == pytest.approx(by_group[g], abs=1e-3)
     whole = float(page.get_attribute("[data-testid=delta-layer]", "data-delta"))

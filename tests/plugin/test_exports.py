@@ -62,14 +62,20 @@ def our_event_files(run_dir: Path) -> list[Path]:
     return sorted(run_dir.glob(f"events.out.tfevents.*{EVENTS_SUFFIX}"))
 
 
+def test_convert_writes_no_event_file_unless_asked(tmp_path: Path) -> None:
+    # TensorBoard opens on the first tab with data: without event files, that is AD Layers.
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r"))
+    assert not list((tmp_path / "r").glob("events.out.tfevents.*"))
+
+
 def test_convert_writes_one_event_file_and_replaces_it(tmp_path: Path) -> None:
-    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",)))
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="r", stages=("all",), events=True))
     run_dir = tmp_path / "r"
     files = our_event_files(run_dir)
     assert len(files) == 1
     foreign = run_dir / "events.out.tfevents.1.host.1.0"  # someone else's: left alone
     foreign.write_bytes(b"")
-    convert_with_trace(DUMPS / "ad_dsv3", tmp_path, "r")
+    write_run_events(convert_with_trace(DUMPS / "ad_dsv3", tmp_path, "r"))
     again = our_event_files(run_dir)
     assert len(again) == 1 and foreign.exists()
     assert not [p for p in (run_dir / "plugins" / "ad_layer").iterdir()

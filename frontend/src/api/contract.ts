@@ -200,8 +200,10 @@ export interface LayerRow {
   /** mla, attention, or null. */
   attention: string | null;
   node_count: number;
-  /** The layer's total GPU time; null without a trace. */
+  /** The layer's GPU time: the sum of its kernels' durations (kernels no node claimed included); null without a trace. */
   gpu_time_us: number | null;
+  /** The first earlier layer of the stage with the same graph (ops, groups, shapes, wiring; names aside); null when none. */
+  same_as: number | null;
 }
 
 /** What one stream of the trace holds, before any replay or pass is chosen. */
@@ -343,6 +345,8 @@ export interface OverviewLayer {
   groups: Record<string, number>;
   /** Nodes per group. */
   group_counts: Record<string, number>;
+  /** The first earlier layer of the stage with the same graph; null when none. */
+  same_as: number | null;
 }
 
 /** api/overview: every layer of one stage. */

@@ -13,7 +13,7 @@ import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, t
 import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
 import { changedAny, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
-import { clear, h, text } from "../ui/dom";
+import { clear, fitToChoice, h, syncTitle, text } from "../ui/dom";
 import type { PanelView, ViewExport } from "../views/view";
 import type { ExportPart } from "../graph/export";
 import {
@@ -124,6 +124,8 @@ class SideChooser {
     }
     const layer = layers.some((l) => l.layer === c.layer) ? c.layer : layers[0]?.layer ?? 0;
     this.layerSel.value = String(layer);
+    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
+    fitToChoice(this.layerSel);
     return { run: run.run, stage, layer };
   }
 
@@ -339,7 +341,8 @@ export class CompareView implements PanelView {
     if (seq !== this.loadSeq) return;
     this.raw = res;
     this.docs = { a: da, b: db };
-    const hasTrace = (c: SideChoice, d: LayerResponse) => !!this.runs.find((r) => r.run === c.run)?.trace || !!d.trace_summary;
+    // Kernel times are the stage's, not the run's: a run's trace is mapped onto one stage only.
+    const hasTrace = (_c: SideChoice, d: LayerResponse) => layerTimed(d);
     this.timed = { a: hasTrace(a, da), b: hasTrace(b, db) };
     this.recompute();
     const lists = listedNodes(this.model!, da, db);
@@ -927,4 +930,9 @@ export class CompareView implements PanelView {
       timed: { ...this.timed },
     };
   }
+}
+
+/** Whether a layer document has kernel times (its stage is the one its run's trace was mapped onto). */
+export function layerTimed(d: LayerResponse): boolean {
+  return !!d.trace_summary || d.nodes.some((n) => (n.kernels?.length ?? 0) > 0);
 }

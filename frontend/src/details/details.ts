@@ -6,7 +6,7 @@ import { t } from "../i18n";
 import { groupColor, outsideColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs, shortDtype, shortStream } from "../model/format";
 import { isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
-import { groupTitle } from "../model/labels";
+import { groupTitle, inputCaption } from "../model/labels";
 import { clear, h, text } from "../ui/dom";
 import { categoryColor, rooflineOf, tailOf, type ReportIndex } from "../timing/model";
 
@@ -86,7 +86,7 @@ export class DetailsPanel {
       a.appendChild(text("span", ` ${it.node.shape} ${shortDtype(it.node.dtype)}`, { class: "dim mono" }));
     } else if (it?.kind === "input" && it.input) {
       a.appendChild(text("span", `%${it.input.id}`, { class: "mono" }));
-      a.appendChild(text("span", ` ${it.input.label}`, { class: "dim" }));
+      a.appendChild(text("span", ` ${inputCaption(it.input.label)}`, { class: "dim" }));
       a.appendChild(text("span", ` ${it.input.shape} ${shortDtype(it.input.dtype)}`, { class: "dim mono" }));
     } else {
       a.textContent = key.slice(2);
@@ -203,7 +203,7 @@ export class DetailsPanel {
   private input(ctx: DetailsContext, it: TreeItem): void {
     if (it.inputs) {
       // A fold of inputs of one kind: each of them.
-      this.header(it.input!.label, `${it.inputs.length} × ${t("externalInput")}`, null, ctx.theme);
+      this.header(inputCaption(it.input!.label), `${it.inputs.length} × ${t("externalInput")}`, null, ctx.theme);
       this.section(t("externalInput"), this.kv(it.inputs.map((x) => [`%${x.id}`, `${x.shape} · ${x.dtype || "–"}`])));
       const outs = ctx.adj.outputs.get(it.key) ?? [];
       const ul = h("ul", { class: "links" });
@@ -212,7 +212,7 @@ export class DetailsPanel {
       return;
     }
     const x = it.input!;
-    this.header(x.label || x.id, `%${x.id}`, null, ctx.theme);
+    this.header(x.label ? inputCaption(x.label) : x.id, `%${x.id}`, null, ctx.theme);
     const rows: [string, string][] = [
       [t("inputKind"), x.kind],
       [t("output"), `${x.shape} · ${x.dtype}`],
@@ -283,6 +283,12 @@ export class DetailsPanel {
     // Time per group (sum over loaded layers).
     const groups = new Map<string, number>();
     for (const L of ctx.layers) for (const n of L.nodes) groups.set(n.group, (groups.get(n.group) ?? 0) + (n.time_us || 0));
+    // One layer: the trace summary's groups, with the kernels no node claimed, so that the
+    // shares are of the layer's GPU time (the sum of its kernels) as everywhere else.
+    if (ts?.groups && Object.keys(ts.groups).length) {
+      groups.clear();
+      for (const [g, us] of Object.entries(ts.groups)) if (us > 0) groups.set(g, us);
+    }
     const layersUs = [...groups.values()].reduce((a, b) => a + b, 0);
     // A whole stage's time includes what runs outside the layers (embedding, lm head...): its
     // own row, and every share is of the whole.
@@ -310,13 +316,16 @@ export class DetailsPanel {
       const tb = h("div", { class: "bars" });
       for (const st of ts.streams) {
         const row = h("div", { class: "barrow" });
-        const share = st.span_us > 0 ? st.busy_us / st.span_us : 0;
+        // Of the layer's span (its first kernel's start to its last one's end on any stream), as
+        // the timeline's lanes of the layer say it.
+        const span = ts.span_us > 0 ? ts.span_us : st.span_us;
+        const share = span > 0 ? st.busy_us / span : 0;
         const bar = h("span", { class: "bar" });
         const fill = h("span", { class: "fill stream" });
         fill.style.width = `${(share * 100).toFixed(2)}%`;
         bar.appendChild(fill);
         row.append(text("span", shortStream(st.stream), { class: "blabel mono" }), bar,
-          text("span", `${t("busy", { pct: fmtPct(share, 0) })} · ${t("idle", { us: fmtUs(st.gaps_us) })}`, { class: "bval" }));
+          text("span", `${t("busyOfLayer", { pct: fmtPct(share, 0) })} · ${t("idle", { us: fmtUs(st.gaps_us) })}`, { class: "bval" }));
         tb.appendChild(row);
       }
       this.section(t("streams"), tb);

@@ -6,7 +6,7 @@ import { isGroupKey, SCENE } from "../model/hierarchy";
 import { activity } from "../ui/activity";
 import { capture } from "../ui/dom";
 import type { GraphData } from "./scene";
-import { centreOn, clampK, fit, isVisible, keepInView, pan, zoomAt, type Viewport } from "./viewport";
+import { centreOn, clampK, fit, isVisible, keepGraphInView, keepInView, pan, zoomAt, type Viewport } from "./viewport";
 
 /** Zoom at which node text is drawn at its full size (FONT_PX = 11 CSS px). */
 export const READABLE_K = 1;
@@ -46,6 +46,11 @@ export class Camera {
   }
 
   set(v: Viewport, notify = true, auto = false): void {
+    const L = this.bounds();
+    if (L) {
+      const { w, h } = this.size();
+      v = keepGraphInView(v, L.width, L.height, w, h);
+    }
     this.view = v;
     this.apply(v, notify, auto);
   }

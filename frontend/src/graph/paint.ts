@@ -216,6 +216,18 @@ export function paintHighlight(scene: Scene | null, vp: SVGGElement, hl: Highlig
     if (r) hitReps.add(r);
   }
   const cur = rep(hl.currentHit);
+  // Zoomed out, the summary cards of the groups that hold hits light up too.
+  if (scene) {
+    const groups = new Set<string>();
+    for (const k of hl.hits) {
+      let p = scene.data.h.items.get(k)?.parent ?? null;
+      while (p !== null && !groups.has(p)) {
+        groups.add(p);
+        p = scene.data.h.items.get(p)?.parent ?? null;
+      }
+    }
+    scene.markHitGroups(groups);
+  }
   for (const [key, g] of scene?.nodeEls ?? []) {
     g.classList.toggle("sel", key === sel);
     g.classList.toggle("hov", key === hov && key !== sel);

@@ -6,7 +6,7 @@ import { nodesText, t } from "../i18n";
 import type { LayoutBox, LayoutResult } from "../layout/protocol";
 import { ellipsizeMiddle, fmtPct, fmtUs } from "../model/format";
 import { publicId, SCENE, isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
-import { FONT_PX, LINE_H, PAD_X, PAD_Y, type BoxLabel } from "../model/labels";
+import { FONT_PX, inputCaption, LINE_H, PAD_X, PAD_Y, type BoxLabel } from "../model/labels";
 import type { VisibleEdge, VisibleGraph } from "../model/visible";
 import { edgeLabel } from "../model/visible";
 import { s } from "../ui/dom";
@@ -91,6 +91,8 @@ export class Scene {
   private summaries: { key: string; el: SVGGElement; b: LayoutBox; lines: { text: string; cls: string }[] }[] = [];
   private summaryOn = false;
   private headerScale = -1;
+  /** Drawn groups (summary cards) that hold a search hit. */
+  private hitGroups = new Set<string>();
 
   /** Builds the scene's elements into `vp` (replacing what was there); edges point with `arrowId`. */
   constructor(data: GraphData, vp: SVGGElement, arrowId: string) {
@@ -300,7 +302,7 @@ export class Scene {
       // A layer box with its groups drawn inside is summarised by those groups.
       if (it.depth === 1 && containers.has(b.key)) continue;
       const lines = summaryLines(d.h, it);
-      const el = s("g", { class: "sumcard", "data-testid": "group-summary", "data-group-id": publicId(it.key), "data-key": it.key });
+      const el = s("g", { class: this.hitGroups.has(it.key) ? "sumcard hit" : "sumcard", "data-testid": "group-summary", "data-group-id": publicId(it.key), "data-key": it.key });
       el.appendChild(s("rect", { class: "sumbox", rx: 6 }));
       let y = 6 + SUMMARY_LINE_PX - 3;
       for (const ln of lines) {
@@ -313,6 +315,12 @@ export class Scene {
       this.summaries.push({ key: it.key, el, b, lines });
     }
     this.summaryG.appendChild(frag);
+  }
+
+  /** Marks the summary cards of the groups that hold a search hit (`groups`: every group above a hit). */
+  markHitGroups(groups: Set<string>): void {
+    this.hitGroups = groups;
+    for (const c of this.summaries) c.el.classList.toggle("hit", groups.has(c.key));
   }
 
   /** Zoomed out, group titles grow (up to their box's width) so the overview stays labelled. */
@@ -374,6 +382,6 @@ function tooltip(it: TreeItem): string {
     if (n.time_us > 0) parts.push(`${t("gpuTime")}: ${fmtUs(n.time_us)}`);
     return parts.join("\n");
   }
-  if (it.kind === "input" && it.input) return `${it.input.label}\n%${it.input.id}  ${it.input.shape}  ${it.input.dtype}`;
+  if (it.kind === "input" && it.input) return `${inputCaption(it.input.label)}\n%${it.input.id}  ${it.input.shape}  ${it.input.dtype}`;
   return `${it.name}\n${nodesText(it.nodeCount)}${it.timeUs > 0 ? ` · ${fmtUs(it.timeUs)}` : ""}`;
 }

@@ -86,3 +86,16 @@ export function keepInView(v: Viewport, box: Box, before: { x: number; y: number
   const sy = place(before?.y, box.h * k, availH, h);
   return { k, x: sx - box.x * k, y: sy - box.y * k };
 }
+
+/**
+ * The view moved as little as it takes for the graph (`width` x `height` at the origin) to cover at
+ * least `margin` px of the view across and down (never an empty pane: a zoom, a pan or a relayout
+ * that would leave the graph outside the view stops at its edge).
+ */
+export function keepGraphInView(v: Viewport, width: number, height: number, w: number, h: number, margin = 80): Viewport {
+  const mx = Math.min(margin, w / 3, width * v.k);
+  const my = Math.min(margin, h / 3, height * v.k);
+  const x = Math.min(w - mx, Math.max(mx - width * v.k, v.x));
+  const y = Math.min(h - my, Math.max(my - height * v.k, v.y));
+  return x === v.x && y === v.y ? v : { x, y, k: v.k };
+}

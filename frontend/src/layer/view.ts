@@ -11,8 +11,9 @@ import { nodesText, t } from "../i18n";
 import { GROUP_NAMES, groupColor, heatGradient, heatTime, hotspots, type Theme } from "../model/colors";
 import { fmtUs } from "../model/format";
 import {
-  ancestors, defaultExpanded, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, toggleGroup,
+  ancestors, expandedToDepth, isGroupKey, maxGroupDepth, publicId, revealKey, SCENE, skeletonExpanded, toggleGroup, decodeOpen, encodeOpen,
 } from "../model/hierarchy";
+import type { Viewport } from "../graph/viewport";
 import { visibleGraph } from "../model/visible";
 import { buildSearchIndex, search, stepHit, type SearchEntry, type SearchHit } from "../search/search";
 import type { TimelineScope } from "../state/hash";
@@ -102,12 +103,18 @@ export class LayerView implements PanelView {
   private marksOn = false;
   private marksBtn!: HTMLButtonElement;
   private marksLegend!: HTMLSpanElement;
+  /** The first view's open groups (what the URL's `open` is relative to). */
+  private baseExpanded: Set<string> | null = null;
+  private viewTimer = 0;
 
   constructor(private readonly api: Api, private readonly store: Store<PanelState>, private readonly cb: LayerViewCallbacks) {
     this.pane = new GraphPane("graph", {
       onSelect: (k) => void this.select(k, { centre: false }),
       onToggle: (k) => void this.toggle(k),
       onHover: (k) => this.hover(k),
+      onView: (_from, _to, auto) => {
+        if (!auto) this.noteView();
+      },
     }, () => this.paint(), { minimapTestid: "minimap" });
     this.timeline = new TimelineView({
       onKernelClick: (k) => void this.selectKernel(k),
@@ -267,6 +274,8 @@ export class LayerView implements PanelView {
       }
     }
     this.hotSel.disabled = !has;
+    // Without a trace the timeline is one line that says so; the graph gets the height.
+    this.el.classList.toggle("notrace", !!run && !has);
     this.updateColorButtons();
     void this.loadReport(run);
   }
@@ -346,9 +355,21 @@ export class LayerView implements PanelView {
       this.doubts.show(one ? t("doubtsLayer", { n: one.layer }) : "", one?.doubts ?? []);
       let focus: string | null = null;
       let depth = st.depth;
+      // The open groups and place the URL names (a reload, a link), for this layer only.
+      let restored = false;
+      const at = !all && depth === null && !node ? parseAt(st.at, st.layer) : null;
       const ok = await this.pane.setLayers(layers, (hh) => {
         if (depth === null && all) depth = 2;
-        const exp = depth === null ? defaultExpanded(hh) : expandedToDepth(hh, depth);
+        // One layer opens on its skeleton with its main group open; a whole stage by depth.
+        let exp = depth === null ? skeletonExpanded(hh) : expandedToDepth(hh, depth);
+        this.baseExpanded = exp;
+        if (depth === null && !all && st.open) {
+          const r = decodeOpen(hh, st.open, exp);
+          if (r) {
+            exp = r;
+            restored = true;
+          }
+        }
         if (node) {
           const k = this.pane.keyForNodeIn(hh, node);
           if (k) {
@@ -376,7 +397,9 @@ export class LayerView implements PanelView {
       void this.loadTimeline();
       // A depth the user chose (in the URL) is kept as it is; the default view may collapse the
       // groups above the hottest one to bring it up.
-      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus, keepExpanded: depth !== null });
+      const place = at && (restored || !st.open) ? at : null;
+      await this.relayout({ what, t0, fetchMs, centre: focus ?? undefined, initial: !focus && !place, keepExpanded: depth !== null || restored, at: place ?? undefined });
+      if (seq === this.loadSeq && !restored && !place && (st.open !== null || st.at !== null)) this.store.set({ open: null, at: null });
     } finally {
       if (seq === this.loadSeq) this.loading = false;
       end();
@@ -398,13 +421,16 @@ export class LayerView implements PanelView {
 
   // ---------------------------------------------------------------- layout and drawing
 
-  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean }): Promise<void> {
+  private async relayout(opts: { what: string; t0: number; fetchMs: number; centre?: string; anchor?: string; legible?: boolean; fit?: boolean; initial?: boolean; keepExpanded?: boolean; at?: Viewport }): Promise<void> {
     const hier = this.pane.hier;
     if (!hier) return;
     const ok = await this.pane.relayout({
       centre: opts.centre, anchor: opts.anchor, legible: opts.legible, fit: opts.fit, initial: opts.initial ? "readable" : undefined, collapsedAbove: opts.keepExpanded,
     });
     if (!ok) return;
+    if (opts.at) this.pane.setViewport(opts.at);
+    // What the user opened or closed goes into the URL, with where the view is now.
+    if (!opts.initial && !opts.at && this.store.get().layer !== "all") this.noteOpen();
     this.pane.graph.setHits(this.hits.map((x) => x.key), this.hitIdx >= 0 ? this.hits[this.hitIdx]?.key ?? null : null);
     this.updateDetails();
     this.updateLegend();
@@ -429,6 +455,22 @@ export class LayerView implements PanelView {
       this.drawnWaiters = [];
       for (const w of ws) w();
     });
+  }
+
+  /** The open groups (as they differ from the first view) and the view's place, into the store. */
+  private noteOpen(): void {
+    const hier = this.pane.hier;
+    if (!hier || !this.baseExpanded) return;
+    this.store.set({ open: encodeOpen(hier, this.pane.expanded, this.baseExpanded) || null, at: formatAt(this.store.get().layer, this.pane.getView()) });
+  }
+
+  /** The user moved the view: its place goes into the store (at most every 250 ms). */
+  private noteView(): void {
+    if (this.loading || this.store.get().layer === "all") return;
+    clearTimeout(this.viewTimer);
+    this.viewTimer = window.setTimeout(() => {
+      if (!this.loading && this.pane.hier) this.store.set({ at: formatAt(this.store.get().layer, this.pane.getView()) });
+    }, 250);
   }
 
   private paint(): Paint {
@@ -739,7 +781,7 @@ export class LayerView implements PanelView {
       this.kernelsByNode.clear();
       this.timeline.setData([], [], [0, 1], () => null);
       this.timeline.setMessage(t("noTrace"));
-      this.tlInfo.textContent = t("noTraceShort");
+      this.tlInfo.textContent = t("noTrace");
       return;
     }
     this.timeline.setMessage(null);
@@ -933,4 +975,17 @@ function afterPaint(fn: () => void): void {
   };
   requestAnimationFrame(() => setTimeout(fire, 0));
   setTimeout(fire, 250);
+}
+
+/** A view's place for the URL: "<layer>:x,y,k" (the layer it was on, so another layer ignores it). */
+export function formatAt(layer: number | "all", v: Viewport): string | null {
+  return layer === "all" ? null : `${layer}:${Math.round(v.x)},${Math.round(v.y)},${v.k.toFixed(3)}`;
+}
+
+/** The view's place of formatAt, when it is for `layer`; else null. */
+export function parseAt(at: string | null, layer: number | "all"): Viewport | null {
+  const m = at ? /^(\d+):(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?),(\d+(?:\.\d+)?)$/.exec(at) : null;
+  if (!m || Number(m[1]) !== layer) return null;
+  const k = Number(m[4]);
+  return k > 0 ? { x: Number(m[2]), y: Number(m[3]), k } : null;
 }

@@ -64,3 +64,15 @@ export function shortStream(stream: string): string {
   const m = /(?:^|\/)s(\d+)$/.exec(stream);
   return m ? `s${m[1]}` : stream;
 }
+
+/**
+ * A run as the run chooser lists it: its name, and its model when that says more (the converter
+ * takes the directory's name for both by default, and "qwen3_next · qwen3_next" says nothing).
+ */
+export function runLabel(run: string, model: string | null | undefined): string {
+  const m = (model ?? "").trim();
+  if (!m) return run;
+  const norm = (x: string) => x.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const base = run.split("/").pop() ?? run;
+  return norm(m) === norm(base) || norm(base).includes(norm(m)) ? run : `${run} · ${m}`;
+}

@@ -221,6 +221,19 @@ export function buildHierarchy(layers: LayerResponse[]): Hierarchy {
   }
   foldRepeats(items);
   aggregate(items, SCENE);
+  // A layer's GPU time is one figure everywhere: the sum of its kernels' durations, as the trace
+  // summary has it (the layer chooser's, the comparison's); it includes kernels no node claimed
+  // (memsets...), which the sum over its nodes leaves out.
+  for (const L of sorted) {
+    const total = L.trace_summary?.total_duration_us;
+    const it = items.get(layerKey(L.layer));
+    if (it && typeof total === "number" && Number.isFinite(total) && total > 0) {
+      const scene = items.get(SCENE)!;
+      scene.timeUs += total - it.timeUs;
+      it.timeUs = total;
+      layerTimeUs.set(L.layer, total);
+    }
+  }
   const traced = layers.some((L) => !!L.trace_summary || L.nodes.some((n) => (n.kernels?.length ?? 0) > 0));
   return {
     items, root: SCENE, edges, nodeKey: opKey, opKeys, layers: sorted.map((l) => l.layer), layerTimeUs, alias, traced,
@@ -399,6 +412,31 @@ export function defaultExpanded(h: Hierarchy): Set<string> {
   return out;
 }
 
+/**
+ * The first view of one layer: its skeleton, every top-level group (depth 2) collapsed to a titled
+ * box, except the one where the layer's work is (the most GPU time; without a trace the most
+ * nodes), which opens as defaultExpanded opens it. A layer of one group is opened whole.
+ */
+export function skeletonExpanded(h: Hierarchy): Set<string> {
+  const out = defaultExpanded(h);
+  const top = [...h.items.values()].filter((it) => it.kind === "group" && it.depth === 2);
+  const hot = mainGroup(top);
+  if (!hot || top.length < 2) return out;
+  for (const it of top) if (it.key !== hot.key) out.delete(it.key);
+  return out;
+}
+
+/** Of some groups, the one with the most GPU time (the most nodes when none has a time); the first on a tie. */
+export function mainGroup(groups: readonly TreeItem[]): TreeItem | null {
+  const timed = groups.some((it) => it.timeUs > 0);
+  let best: TreeItem | null = null;
+  for (const it of groups) {
+    const v = timed ? it.timeUs : it.nodeCount;
+    if (!best || v > (timed ? best.timeUs : best.nodeCount)) best = it;
+  }
+  return best;
+}
+
 /** Maximum group depth (layers are depth 1). */
 export function maxGroupDepth(h: Hierarchy): number {
   let d = 0;
@@ -565,4 +603,33 @@ export function splitPhases(scope: string[], label: (id: string) => string | nul
     }
   }
   return res;
+}
+
+/**
+ * The open groups as they differ from `base` (the first view's): "+id" for a group opened, "-id"
+ * for one closed, by public id, comma-separated; "" when they are the same.
+ */
+export function encodeOpen(h: Hierarchy, expanded: ReadonlySet<string>, base: ReadonlySet<string>): string {
+  const out: string[] = [];
+  for (const it of h.items.values()) {
+    if (it.kind !== "group" || it.key === SCENE) continue;
+    const on = expanded.has(it.key);
+    if (on !== base.has(it.key)) out.push(`${on ? "+" : "-"}${publicId(it.key)}`);
+  }
+  return out.join(",");
+}
+
+/** `base` with the changes of encodeOpen applied; null when none of them names a group of `h`. */
+export function decodeOpen(h: Hierarchy, code: string, base: ReadonlySet<string>): Set<string> | null {
+  const out = new Set(base);
+  let any = false;
+  for (const part of code.split(",")) {
+    const key = `g:${part.slice(1)}`;
+    const it = h.items.get(key);
+    if (!it || it.kind !== "group") continue;
+    any = true;
+    if (part[0] === "+") out.add(key);
+    else if (part[0] === "-") out.delete(key);
+  }
+  return any ? out : null;
 }

@@ -1,6 +1,6 @@
 // What each box of the graph says, and how big it is. Boxes use a monospace font so that sizes can
 // be computed from character counts (in the worker too) without measuring text. Pure.
-import { kernelsText, nodesText, t } from "../i18n";
+import { kernelsText, nodesText, t, type StringKey } from "../i18n";
 import type { TreeItem } from "./hierarchy";
 import { ellipsize, ellipsizeMiddle, fmtPct, fmtUs, shortDtype } from "./format";
 
@@ -75,11 +75,11 @@ export function leafLabel(it: TreeItem, layerTimeUs?: number, traced = true): Bo
     if (ks.length > MAX_KERNEL_LINES) lines.push(line("more", `  +${ks.length - MAX_KERNEL_LINES} ⚡ …`));
   } else if (it.kind === "input" && it.inputs) {
     // Inputs of one kind folded into one: the kind and how many.
-    lines.push(line("title", it.input!.label));
+    lines.push(line("title", inputCaption(it.input!.label)));
     lines.push(line("sub", t("foldedInputs", { n: it.inputs.length, kind: it.inputs.map((x) => x.shape).filter((v, i, a) => a.indexOf(v) === i).slice(0, 3).join(", ") })));
   } else if (it.kind === "input" && it.input) {
     const x = it.input;
-    lines.push(line("title", x.label || x.id));
+    lines.push(line("title", x.label ? inputCaption(x.label) : x.id));
     const shape = x.shape ? ` · ${x.shape}` : "";
     const dt = x.dtype ? ` ${shortDtype(x.dtype)}` : "";
     lines.push(line("sub", `%${x.id}${shape}${dt}`));
@@ -113,4 +113,20 @@ export function containerHeader(it: TreeItem, layerTimeUs?: number): { text: str
   }
   const text = parts.join(" · ");
   return { text, short, width: Math.ceil(text.length * CHAR_W + 2 * PAD_X) };
+}
+
+/** The converter's captions of external inputs (and their kinds, which name folded inputs). */
+const INPUT_CAPTIONS: Record<string, StringKey> = {
+  "KV cache": "inKv", kv_cache: "inKv", "batch metadata": "inMeta", batch_metadata: "inMeta", "RoPE cache": "inRope", rope: "inRope",
+  "attention mask": "inMask", mask: "inMask", "shape value": "inShape", shape: "inShape", "position ids": "inPos", position: "inPos",
+  "input ids": "inIds", input_ids: "inIds", "token embedding": "inEmbed", embedding: "inEmbed", "model-level value": "inModel",
+  model: "inModel", "model buffer": "inBuffer", buffer: "inBuffer", residual: "inResidual", layer_output: "inLayerOut",
+};
+
+/** An external input's caption in the panel's language (a name the converter did not make stays as it is). */
+export function inputCaption(label: string): string {
+  const m = /^Layer (\d+) (residual output|output)$/.exec(label);
+  if (m) return t(m[2] === "output" ? "inOutputOf" : "inResidualOf", { n: m[1] });
+  const key = INPUT_CAPTIONS[label];
+  return key ? t(key) : label;
 }

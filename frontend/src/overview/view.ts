@@ -217,9 +217,11 @@ export class OverviewView implements PanelView {
       const x = g.barX(i);
       const cur = this.current === b.layer;
       const bg = s("g", { class: `obar${cur ? " cur" : ""}`, "data-testid": "overview-bar", "data-layer": b.layer, "data-kind": b.kind, tabindex: 0, role: "button" });
+      const same = this.res?.layers.find((l) => l.layer === b.layer)?.same_as;
+      if (typeof same === "number") bg.setAttribute("data-same-as", String(same));
       const tip = s("title");
       tip.textContent = [
-        `${t("layerOption", { n: b.layer, kind: b.kind })} · ${this.fmt(b.total)}`,
+        `${t("layerOption", { n: b.layer, kind: b.kind })} · ${this.fmt(b.total)}${typeof same === "number" ? ` · ${t("sameAs", { n: same })}` : ""}`,
         ...[...b.segments].reverse().map((sg) => `${sg.group}: ${this.fmt(sg.value)}${b.total > 0 ? ` (${fmtPct(sg.value / b.total)})` : ""}`),
       ].join("\n");
       bg.appendChild(tip);
@@ -310,7 +312,9 @@ export class OverviewView implements PanelView {
       sec.appendChild(text("p", t("outsideWhat"), { class: "hint" }));
     } else if (L) {
       sec.appendChild(text("h3", t("groupTotalsTitle")));
-      sec.appendChild(text("div", `${t("layerOption", { n: L.layer, kind: L.kind })}${L.gpu_time_us ? ` · ${fmtUs(L.gpu_time_us)}` : ""} · ${nodesText(L.node_count)}`, { class: "big", "data-testid": "overview-side-layer" }));
+      const time = typeof L.gpu_time_us === "number" ? fmtUs(L.gpu_time_us) : t("noTraceShort");
+      const same = typeof L.same_as === "number" ? ` · ${t("sameAs", { n: L.same_as })}` : "";
+      sec.appendChild(text("div", `${t("layerOption", { n: L.layer, kind: L.kind })} · ${time} · ${nodesText(L.node_count)}${same}`, { class: "big", "data-testid": "overview-side-layer" }));
       const rows = groupTotals(L);
       if (!rows.length) sec.appendChild(text("p", t("noGroupData"), { class: "hint" }));
       const tb = h("table", { class: "tbl gtot", "data-testid": "overview-groups", hidden: !rows.length });

@@ -1,5 +1,6 @@
 // Fuzzy, case-insensitive search over node ids, ops, labels and kernel names. Pure.
 import type { Hierarchy } from "../model/hierarchy";
+import { inputCaption } from "../model/labels";
 
 export type SearchField = "id" | "label" | "op" | "kernel" | "input";
 
@@ -42,7 +43,7 @@ export function buildSearchIndex(h: Hierarchy): SearchEntry[] {
   for (const it of h.items.values()) {
     if (it.kind === "input" && it.input) {
       const members = (it.inputs ?? []).map((x): [SearchField, string] => ["id", x.id]);
-      add(it.key, [["id", it.input.id], ["input", it.input.label], ...members]);
+      add(it.key, [["id", it.input.id], ["input", it.input.label], ["input", inputCaption(it.input.label)], ...members]);
     }
   }
   return out;

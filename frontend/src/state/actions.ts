@@ -44,7 +44,8 @@ export class PanelActions {
     if (bad) this.onError(new Error(t("runUnreadable", { run: bad.run, error: bad.error })));
     const shown = runsForPhase(st.runs, vs.phase);
     const named = vs.run ? st.runs.find((r) => r.run === vs.run) : undefined;
-    const run = named ?? (keepRun && !vs.run ? shownRun(st) : null) ?? shown[0] ?? st.runs[0];
+    // With none named, the first run with a trace: what the panel is for shows on it.
+    const run = named ?? (keepRun && !vs.run ? shownRun(st) : null) ?? defaultRun(shown) ?? defaultRun(st.runs);
     if (!run) return;
     const at = await this.resolve(run, vs.stage, vs.layer);
     const view: ViewName = vs.view ?? DEFAULT_VIEW;
@@ -118,4 +119,9 @@ export class PanelActions {
       return run.layers;
     }
   }
+}
+
+/** The run a URL that names none opens: the first with a trace, else the first. */
+export function defaultRun<R extends { trace?: unknown }>(runs: readonly R[]): R | undefined {
+  return runs.find((r) => !!r.trace) ?? runs[0];
 }

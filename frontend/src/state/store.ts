@@ -31,6 +31,13 @@ export interface PanelState {
   stageSide: "before" | "after";
   /** The stage the stage view shows: it steps on its own; null = the panel's stage. */
   stageShown: number | null;
+  /**
+   * The layer view's open groups as they differ from its first view ("+L3/moe,-L3/norm"), and
+   * where it looks ("x,y,k"); null: its first view. Kept in the URL, so a reload or a link opens
+   * the same groups at the same place.
+   */
+  open: string | null;
+  at: string | null;
   theme: Theme;
   lang: Lang;
 }
@@ -100,7 +107,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 export function initialPanelState(theme: Theme = "light", lang: Lang = "en"): PanelState {
   return {
     runs: [], unreadable: [], phase: undefined, run: null, stage: 0, layers: [], layer: 0, selected: null, view: "layer",
-    color: "group", depth: null, tl: "layer", compare: null, stageSide: "after", stageShown: null, theme, lang,
+    color: "group", depth: null, tl: "layer", compare: null, stageSide: "after", stageShown: null, open: null, at: null, theme, lang,
   };
 }
 

@@ -50,3 +50,27 @@ export function capture(el: Element, pointerId: number): void {
     /* not an active pointer */
   }
 }
+
+/** A chooser's tooltip: the full text of its chosen entry (the closed chooser may not show all of it). */
+export function syncTitle(sel: HTMLSelectElement): void {
+  const o = sel.selectedOptions[0];
+  sel.title = o ? (o.title ? `${o.textContent ?? ""}\n${o.title}` : o.textContent ?? "") : "";
+}
+
+let measure: CanvasRenderingContext2D | null = null;
+
+/**
+ * A chooser as wide as its chosen entry (its list still shows every entry whole), with that
+ * entry's full text as its tooltip: a long label is never cut, a short one takes no more room.
+ */
+export function fitToChoice(sel: HTMLSelectElement): void {
+  syncTitle(sel);
+  const o = sel.selectedOptions[0];
+  const cs = getComputedStyle(sel);
+  measure ??= document.createElement("canvas").getContext("2d");
+  if (!o || !measure || !cs.fontSize) return;
+  measure.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  // The text, the padding and the arrow.
+  const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + parseFloat(cs.borderLeftWidth) + parseFloat(cs.borderRightWidth);
+  sel.style.width = `${Math.ceil(measure.measureText(o.textContent ?? "").width + pad + 26)}px`;
+}

@@ -37,6 +37,7 @@ select, input[type=search], .btn, .seg button {
 }
 select { max-width: 320px; }
 .adl-toolbar select { max-width: 250px; }
+.adl-toolbar select[data-testid=layer-select] { max-width: none; min-width: 0; }
 .adl-toolbar select#adl-run { max-width: 210px; }
 .btn, .seg button { cursor: pointer; }
 .btn:hover, .seg button:hover { background: var(--btn-hover); }
@@ -122,6 +123,7 @@ input[type=search] { width: 200px; }
 .adl-svg.lod-sum .deep, .adl-svg.lod-sum .c.d2 > .chead, .adl-svg.lod-sum .n.grp .l, .adl-svg.lod-sum .el { display: none; }
 .adl-svg .sumcard { pointer-events: none; }
 .adl-svg .sumcard .sumbox { fill: var(--panel); fill-opacity: 0.78; stroke: none; }
+.adl-svg .sumcard.hit .sumbox { stroke: var(--hit); stroke-width: 3; }
 .adl-svg .sumcard text { font-family: var(--sans); font-size: 12px; fill: var(--fg); }
 .adl-svg .sumcard .title { font-weight: 700; font-size: 13px; }
 .adl-svg .sumcard .sub, .adl-svg .sumcard .kernel { fill: var(--muted); font-family: var(--mono); font-size: 11.5px; }
@@ -171,6 +173,9 @@ input[type=search] { width: 200px; }
 .adl-tl-body { position: relative; flex: 1; overflow-y: auto; overflow-x: hidden; }
 .adl-tl-canvas { display: block; cursor: crosshair; }
 .adl-tl-canvas.panning { cursor: grabbing; }
+.adl-layerview.notrace .adl-timeline { height: auto !important; }
+.adl-layerview.notrace .adl-split, .adl-layerview.notrace .adl-tl-body, .adl-layerview.notrace .adl-tl-bar .seg,
+.adl-layerview.notrace .adl-tl-bar .btn, .adl-layerview.notrace .adl-tl-bar .hint { display: none; }
 .adl-tl-msg { position: absolute; inset: 0; display: none; align-items: center; justify-content: center; color: var(--muted); background: var(--bg); }
 .adl-tip { position: absolute; display: none; pointer-events: none; background: var(--panel); color: var(--fg); border: 1px solid var(--border); border-radius: 5px; padding: 4px 7px; font: 11px/1.35 var(--mono); max-width: 560px; word-break: break-all; box-shadow: var(--shadow); z-index: 10; }
 .adl-tip div:first-child { font-weight: 600; }
@@ -186,6 +191,7 @@ a.btn { display: inline-block; line-height: 18px; text-decoration: none; }
 .adl-vbar .title { font-weight: 600; }
 .adl-vbar .grp { display: flex; align-items: center; gap: 5px; }
 .adl-compare .adl-vbar select { max-width: 160px; }
+.adl-compare .adl-vbar select[data-testid$="-layer"] { max-width: none; }
 .adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 200px; }
 .adl-compare .adl-vbar .side { gap: 4px; }
 .adl-vbar .chk { display: inline-flex; align-items: center; gap: 4px; color: var(--muted); font-size: 12px; cursor: pointer; }

@@ -37,9 +37,10 @@ const layer = defineView({
   key: "1",
   choosers: ["phase", "run", "stage", "layer"],
   stageDoubts: true,
-  url: {},
-  urlOf: () => ({}),
-  fromUrl: (): Partial<PanelState> => ({}),
+  // The open groups and the view's place (layer/view.ts says how they are written).
+  url: { open: textField("open"), at: textField("at") },
+  urlOf: (st: Readonly<PanelState>) => ({ open: st.open ?? undefined, at: st.at ?? undefined }),
+  fromUrl: (vs): Partial<PanelState> => ({ open: vs.open ?? null, at: vs.at ?? null }),
   downloads: (st: Readonly<PanelState>, run: RunInfo): Download[] => [
     ...(st.layer !== "all" ? layerDownloads({ run: run.run, stage: st.stage, layer: st.layer }) : []),
     ...traceDownload(run),

@@ -25,7 +25,8 @@ describe("buildHierarchy on the DeepSeek-V3 fixture", () => {
   });
 
   it("aggregates time, node and kernel counts", () => {
-    const total = L.nodes.reduce((a, n) => a + n.time_us, 0);
+    // The layer's GPU time is the sum of its kernels (the trace summary's), as everywhere else.
+    const total = L.trace_summary?.total_duration_us ?? L.nodes.reduce((a, n) => a + n.time_us, 0);
     const layer = h.items.get(layerKey(1))!;
     assert.ok(Math.abs(layer.timeUs - total) < 1e-6);
     assert.equal(layer.nodeCount, 300);

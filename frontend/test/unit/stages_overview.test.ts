@@ -72,10 +72,10 @@ const OV: OverviewResponse = {
   run: "r",
   stage: 7,
   layers: [
-    { layer: 1, kind: "dense", attention: "mla", node_count: 10, gpu_time_us: 100, groups: { mla: 60, mlp: 30, norm: 10 }, group_counts: { mla: 6, mlp: 2, norm: 2 } },
-    { layer: 0, kind: "dense", attention: "mla", node_count: 9, gpu_time_us: 90, groups: { mla: 50, mlp: 30, norm: 10 }, group_counts: { mla: 5, mlp: 2, norm: 2 } },
-    { layer: 2, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 210, groups: { moe: 120, mla: 60, norm: 10, [UNMAPPED]: 1 }, group_counts: { moe: 10, mla: 6, norm: 4 } },
-    { layer: 3, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 200, groups: { moe: 100, mla: 60, norm: 10 }, group_counts: {} },
+    { layer: 1, kind: "dense", attention: "mla", node_count: 10, gpu_time_us: 100, groups: { mla: 60, mlp: 30, norm: 10 }, group_counts: { mla: 6, mlp: 2, norm: 2 } , same_as: null},
+    { layer: 0, kind: "dense", attention: "mla", node_count: 9, gpu_time_us: 90, groups: { mla: 50, mlp: 30, norm: 10 }, group_counts: { mla: 5, mlp: 2, norm: 2 } , same_as: null},
+    { layer: 2, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 210, groups: { moe: 120, mla: 60, norm: 10, [UNMAPPED]: 1 }, group_counts: { moe: 10, mla: 6, norm: 4 } , same_as: null},
+    { layer: 3, kind: "moe", attention: "mla", node_count: 20, gpu_time_us: 200, groups: { moe: 100, mla: 60, norm: 10 }, group_counts: {} , same_as: null},
   ],
   none_node_count: 7,
   outside_gpu_time_us: null,
@@ -154,7 +154,7 @@ describe("overview model", () => {
     const groups: Record<string, number> = {};
     for (const n of L.nodes) groups[n.group] = (groups[n.group] ?? 0) + n.time_us;
     const total = Object.values(groups).reduce((a, b) => a + b, 0);
-    const m = overviewModel({ run: "r", stage: 0, layers: [{ layer: 1, kind: L.kind, attention: L.attention, node_count: L.nodes.length, gpu_time_us: total, groups, group_counts: {} }], none_node_count: 0, outside_gpu_time_us: null });
+    const m = overviewModel({ run: "r", stage: 0, layers: [{ layer: 1, kind: L.kind, attention: L.attention, node_count: L.nodes.length, gpu_time_us: total, groups, group_counts: {}, same_as: null }], none_node_count: 0, outside_gpu_time_us: null });
     assert.ok(Math.abs(m.bars[0].segments.reduce((a, s) => a + s.value, 0) - total) < 1e-6);
   });
 });

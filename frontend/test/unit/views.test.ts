@@ -11,6 +11,8 @@ import { CHOOSERS } from "../../src/views/view";
 
 /** A value of every view-owned URL field (a field without one here fails the round trip test). */
 const FIELD_EXAMPLES: Record<string, unknown> = {
+  open: "+L3/moe,-L3/norm",
+  at: "3:10,-20,0.750",
   mp: "mm_1>mm_2,add_3>add_4",
   a: { run: "team/dsv3 decode", stage: 3, layer: 5 },
   b: { run: "dsv3 & <prefill>", stage: 0, layer: 40 },
@@ -21,6 +23,7 @@ const FIELD_EXAMPLES: Record<string, unknown> = {
 
 /** Per view, a store state that puts every one of its URL fields in the URL. */
 const STATE_EXAMPLES: Record<string, Partial<PanelState>> = {
+  layer: { open: "+L3/moe,-L3/norm", at: "3:10,-20,0.750" },
   compare: { compare: { a: { run: "r1", stage: 1, layer: 2 }, b: { run: "r2", stage: 3, layer: 4 }, mp: "x>y" } },
   stages: { stageSide: "before", stageShown: 4, stage: 1 },
   timing: { compare: { a: { run: "r1", stage: 0, layer: 0 }, b: { run: "r2", stage: 0, layer: 0 }, mp: "" } },
