@@ -17,9 +17,6 @@ from tb_ad_layer.trace.ingest import ingest_trace
 from tests.conftest import DUMPS, REPO, SHARED_TRACES
 
 TRACES = REPO / "tests" / "fixtures" / "traces"
-needs_shared = pytest.mark.skipif(not SHARED_TRACES.is_dir(),
-                                  reason=f"the real traces are not here ({SHARED_TRACES})")
-
 
 def test_convert_stores_tails_and_host_rows_and_report_reads_them(
         tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
@@ -47,7 +44,6 @@ def test_convert_stores_tails_and_host_rows_and_report_reads_them(
         r.layers[2].gpu_time_us, abs=0.01)
 
 
-@needs_shared
 def test_nsys_runtime_sync_and_copy_rows_of_a_real_trace() -> None:
     host = ingest_trace(SHARED_TRACES / "h100_2gpu_1s.sqlite", None, choice=TraceChoice(device=0)).host
     assert host is not None and host.calls is not None and host.copies is not None
@@ -60,13 +56,11 @@ def test_nsys_runtime_sync_and_copy_rows_of_a_real_trace() -> None:
     assert host.gpus == {}  # this export has no TARGET_INFO_GPU
 
 
-@needs_shared
 def test_nsys_gpu_name_from_target_info() -> None:
     host = ingest_trace(SHARED_TRACES / "nsight-2025.5.2.sqlite", None).host
     assert host is not None and host.gpus == {0: "NVIDIA GeForce RTX 3060"}
 
 
-@needs_shared
 @pytest.mark.parametrize(("name", "gpu", "copy"), [
     ("h100_qwen1.5_0.5b_hf_eager.trace.json.gz", "NVIDIA H100 80GB HBM3",
      ("DtoH", 1, "Device", "Pinned")),

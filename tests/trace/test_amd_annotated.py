@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 
 from tb_ad_layer.trace.annotations import KERNEL_ANNOTATIONS
 from tb_ad_layer.trace.ingest import kernel_sequences as _kernel_sequences
@@ -30,7 +29,6 @@ def kernel_sequences(path: Path) -> dict[str, Any]:
     """The ``kernels`` command's record as its JSON values."""
     return msgspec.to_builtins(_kernel_sequences(path))
 
-pytestmark = pytest.mark.skipif(not B300.is_file(), reason="shared B300 trace not present")
 
 LAYERS = 32
 PER_LAYER = 11
