@@ -206,16 +206,18 @@ def node_roofline(node: Node, time_ns: float, dims: Mapping[str, int], peak: Pea
 
 
 def _with_why(reason: str, sizes: Sequence[NodeSize]) -> str:
-    """An unresolved size's reason, saying why neither ``--dim`` nor the trace gave it:
-    ``symbolic size s70 (the trace records no input shapes...): pass --dim s70=N``."""
-    if not reason.startswith("symbolic size"):
+    """An unresolved size's reason naming every unknown size of the node and why neither
+    ``--dim`` nor the trace gave it: ``symbolic sizes s44, s70 (the trace records no input
+    shapes...): pass --dim s44=N --dim s70=N``."""
+    missing = [x for x in sizes if x.source == "unknown"]
+    if not reason.startswith("symbolic size") or not missing:
         return reason
-    missing = [x for x in sizes if x.source == "unknown"
-               and re.search(rf"\b{re.escape(x.symbol)}\b", reason)]
-    if not missing:
-        return reason
-    return ("symbolic size " + "; ".join(f"{x.symbol} ({x.detail})" for x in missing)
-            + ": pass " + " ".join(f"--dim {x.symbol}=N" for x in missing))
+    by_why: dict[str, list[str]] = {}
+    for x in missing:
+        by_why.setdefault(x.detail, []).append(x.symbol)
+    what = "; ".join(f"{', '.join(syms)} ({why})" for why, syms in by_why.items())
+    return (f"symbolic size{'s' if len(missing) > 1 else ''} {what}: pass "
+            + " ".join(f"--dim {x.symbol}=N" for x in missing))
 
 
 def _r(value: float | None) -> float | None:
