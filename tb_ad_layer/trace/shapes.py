@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tb_ad_layer.trace.kernel import Kernel
@@ -266,7 +266,3 @@ def collect(bindings: Iterable[tuple[str, Binding]]) -> StageDims:
             conflicts[sym] = f"the trace records {sym} as {listed}"
     return StageDims(bound, conflicts)
 
-
-def symbols(shapes: Iterable[str], functions: Mapping[str, object] | frozenset[str]) -> set[str]:
-    """The symbols of shape texts, leaving out function names (``Max``, ``Mod``)."""
-    return {s for shape in shapes for s in _SYMBOL.findall(shape) if s not in functions}
