@@ -13,12 +13,20 @@ from tb_ad_layer.convert import MappedTrace, TraceAttacher
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.options import TraceOptions
 from tb_ad_layer.progress import Progress
-from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
+from tb_ad_layer.store.records import (
+    GpuRow,
+    HostCallRow,
+    KernelRow,
+    MemcpyRow,
+    StreamRow,
+    TraceDimRow,
+)
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
 from tb_ad_layer.trace.kernel import GraphLaunchBlock, Kernel
 from tb_ad_layer.trace.kernel_map import load_kernel_map, provenance_op, with_provenance
+from tb_ad_layer.trace.shapes import Binding, bind_node, collect
 
 GRAPH_BLOCK_REASON = ("whole CUDA graph launch: capture with nsys --cuda-graph-trace=node for "
                       "per-kernel data")
@@ -115,9 +123,40 @@ def stream_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock])
             for key, (d, p, c, s) in keys.items()]
 
 
+def trace_dims(lg: LayeredGraph, result: TraceResult) -> list[TraceDimRow] | None:
+    """The stage's symbolic sizes that the trace's recorded input shapes bind: for each node
+    with mapped kernels whose launching op of the node's own name was recorded with its input
+    dims, its operands' symbols by position (:func:`tb_ad_layer.trace.shapes.bind_node`); a
+    symbol recorded with two values is a conflict, bound to neither. None when the trace
+    recorded no shapes."""
+    ops = result.launch_ops
+    if ops is None:
+        return None
+    by_name = lg.graph.by_name
+    seen: set[str] = set()
+    bindings: list[tuple[str, Binding]] = []
+    for k in result.kernels:
+        if k.node is None or k.correlation is None or k.node in seen:
+            continue
+        chain = ops.get(k.correlation)
+        node = by_name.get(k.node)
+        if chain is None or node is None:
+            continue
+        binding = bind_node(node.target, node.args, chain)
+        if binding is not None:
+            seen.add(k.node)
+            where = k.node if k.layer is None else f"{k.node} (layer {k.layer})"
+            bindings.append((where, binding))
+    dims = collect(bindings)
+    rows = [TraceDimRow(sym, v, where) for sym, (v, where) in dims.bound.items()]
+    rows += [TraceDimRow(sym, None, why) for sym, why in dims.conflicts.items()]
+    return sorted(rows)
+
+
 def attach_trace(result: TraceResult, writer: StoreWriter | None,
-                 progress: Progress) -> MappedTrace:
-    """Report how ``result`` mapped; store its kernels and streams when ``writer`` is given.
+                 progress: Progress, lg: LayeredGraph | None = None) -> MappedTrace:
+    """Report how ``result`` mapped; store its kernels and streams when ``writer`` is given,
+    and, given the stage ``lg`` it mapped onto, the symbolic sizes its recorded shapes bind.
 
     Returns what the stage's documents take of the trace, with the run's ``trace`` record.
     """
@@ -142,6 +181,13 @@ def attach_trace(result: TraceResult, writer: StoreWriter | None,
         writer.add_streams(stream_rows(result.kernels, result.graph_launches))
         writer.add_kernels(kernel_rows(result.kernels, result.graph_launches, result.origin_ns))
         _store_host(result, writer)
+        dims = trace_dims(lg, result) if lg is not None else None
+        if dims is not None:
+            writer.add_trace_dims(dims)
+            bound = ", ".join(f"{d.symbol}={d.value}" for d in dims if d.value is not None)
+            clash = [d.symbol for d in dims if d.value is None]
+            progress(f"sizes from the trace's recorded shapes: {bound or 'none bound'}"
+                     + (f"; conflicting, left unbound: {', '.join(clash)}" if clash else ""))
         writer.add_file(info.source, "trace")
     return MappedTrace(info=info, node_kernels=result.node_kernels,
                        summaries=result.layer_summaries)
@@ -174,6 +220,6 @@ def trace_attacher(options: TraceOptions, progress: Progress) -> TraceAttacher:
         result = ingest_trace(options.path, model_nodes(lg), choice=options.choice,
                               kernel_map=with_provenance(kmap, lg.graph.kernel_names),
                               progress=progress)
-        return attach_trace(result, writer, progress)
+        return attach_trace(result, writer, progress, lg)
 
     return attach

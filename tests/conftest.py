@@ -70,6 +70,7 @@ INTEGRATION = {
     "tests/plugin/test_no_converter_loaded.py": "a fresh interpreter answers every route: 14 s",
     "tests/analysis/test_host_tables.py": "the real traces in ../shared: 15 s",
     "tests/analysis/test_generated_trace.py": "generated traces converted: 3 s",
+    "tests/analysis/test_trace_dims.py": "generated traces with recorded shapes converted: 10 s",
     "tests/analysis/test_report.py::test_the_analysis_reads_the_run_store_only": "1 process: 3 s",
     "tests/test_demo_logs.py": "tools/make_demo.py regenerates demo_logs/: 24 s",
     "tests/test_cli_trace.py": "tools/make_traces.py makes its trace: 4 s",

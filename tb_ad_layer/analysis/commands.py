@@ -30,8 +30,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     r.add_argument("--format", choices=("md", "json"), default="md",
                    help="Markdown for people (default) or JSON (docs/API.md Report)")
     r.add_argument("--dim", action="append", default=[], metavar="NAME=N",
-                   help="size of a symbolic dim (s70=1024), or kv_len=N for attention with a KV "
-                        "cache; repeatable")
+                   help="size of a symbolic dim (s70=1024; over the size the trace's recorded "
+                        "shapes give), kv_len=N for attention with a KV cache, or "
+                        "world_size=N for all-reduces; repeatable")
     r.add_argument("--gpu", metavar="NAME", help="GPU to take peaks for (default: the trace's)")
     r.add_argument("--categories", metavar="FILE",
                    help="extra category rules (JSON), taking precedence over the built-in ones")

@@ -67,9 +67,11 @@ def report_markdown(r: Report) -> str:
             f"GPU: {_esc(g.name or 'unknown')} ({g.source}); peak "
             + (", ".join(f"{k} {v:g} TFLOP/s" for k, v in g.peak_tflops.items())
                + f", {g.peak_tbs:g} TB/s" if g.peak_tbs else "unknown") + "", ""]
+    out += _sizes(r)
     out += _table(["layer", "node", "µs", "TFLOP/s", "TB/s", "bound", "of peak", "how / why not"],
                   [(_where(x.layer), x.node, _f(x.time_us, 2), _f(x.achieved_tflops, 2),
-                    _f(x.achieved_tbs, 3), x.bound or "—",
+                    f"{_f(x.achieved_bus_gbs, 1)} GB/s bus" if x.bound == "communication"
+                    else _f(x.achieved_tbs, 3), x.bound or "—",
                     f"{x.peak_share:.0%}" if x.peak_share is not None else "—",
                     x.reason or x.formula) for x in r.roofline[:TOP]])
     h = r.host
@@ -93,6 +95,18 @@ def report_markdown(r: Report) -> str:
     if r.notes:
         out += ["## Notes", ""] + [f"- {_esc(n)}" for n in r.notes] + [""]
     return "\n".join(out)
+
+
+def _sizes(r: Report) -> list[str]:
+    """The stage's symbolic sizes and where each came from (--dim first, then the trace)."""
+    given = [f"{k} = {v} (--dim)" for k, v in r.dims.items()]
+    traced = [f"{d.symbol} = {d.value} (trace: {_esc(d.source)})" if d.value is not None
+              else f"{d.symbol} unbound ({_esc(d.source)})"
+              for d in r.trace_dims or [] if d.symbol not in r.dims]
+    if not given and not traced:
+        return [] if r.trace_dims is not None else \
+            ["Sizes: the trace records no input shapes; symbolic sizes come from --dim only.", ""]
+    return ["Sizes: " + "; ".join(given + traced) + ".", ""]
 
 
 def _top(b: LayerBreakdown) -> str:

@@ -13,6 +13,7 @@ from tb_ad_layer.analysis.gpus import Peak, known_gpus, lookup
 from tb_ad_layer.analysis.host import host_side
 from tb_ad_layer.analysis.roofline import node_roofline
 from tb_ad_layer.analysis.run import Activity, Node, RunData, load_run
+from tb_ad_layer.analysis.sizes import stage_sizes
 from tb_ad_layer.analysis.tails import node_tails
 from tb_ad_layer.analysis.timeline import (
     critical_path,
@@ -113,6 +114,18 @@ def _peak(data: RunData, gpu: str | None) -> Peak:
                if m is not None}
     row = next((g for g in data.gpus if g.device in devices), data.gpus[0] if data.gpus else None)
     return lookup(row.name, "trace") if row is not None else Peak()
+
+
+def _world(data: RunData, dims: Mapping[str, int]) -> tuple[int | None, str]:
+    """The ranks a collective spans when its shapes do not say: ``--dim world_size=N``, else
+    the GPUs a multi-GPU trace records; None (and why) otherwise."""
+    if "world_size" in dims:
+        return dims["world_size"], "--dim world_size"
+    if data.trace_devices > 1:
+        return data.trace_devices, f"the trace's {data.trace_devices} GPUs"
+    if data.trace_devices == 1:
+        return None, "the trace records one GPU"
+    return None, "the run has no trace"
 
 
 def _where(layer: int | None) -> str:
@@ -218,7 +231,11 @@ def build_report(data: RunData, options: ReportOptions) -> Report:
             key = (a.node.layer, a.node.id)
             node_time[key] += a.typical_ns
             node_of[key] = a.node
-    roofline = [node_roofline(node_of[key], t, options.dims, peak)
+    sizes = stage_sizes(options.dims, data.trace_dims)
+    world, world_from = _world(data, options.dims)
+    values = sizes.values
+    roofline = [node_roofline(node_of[key], t, values, peak, sizes.node_sizes(node_of[key]),
+                              world, world_from)
                 for key, t in node_time.items() if t > 0]
     roofline.sort(key=lambda r: (-r.time_us, r.layer if r.layer is not None else -1, r.node))
     host = host_side(data, acts)
@@ -235,6 +252,7 @@ def build_report(data: RunData, options: ReportOptions) -> Report:
                   categories=categories_of(acts), groups=groups_of(acts),
                   streams=stream_idle(acts, labels), layers=layers, outside=outside, tails=tails,
                   gpu=peak.record(), roofline=roofline, dims=dict(sorted(options.dims.items())),
+                  trace_dims=sizes.records(),
                   host=host, findings=findings(layers, tails, roofline, host), notes=notes)
 
 

@@ -6,148 +6,36 @@ Counted: GEMMs (``linear``: x [..., K] by a weight [N, K]; ``mm`` [M, K] x [K, N
 several linears (a gated MLP's gate/up and down) as the sum over their 2-D weights; attention
 from heads, head size and sequence and KV length (4*B*H*S*S_kv*D FLOPs), with the KV length read
 from the k input's shape, or for ops that read a KV cache from ``--dim kv_len=N`` (a paged
-cache's shape does not say how much of it a step reads); every other op as bytes only (inputs
-and output: elementwise ops, norms, copies are memory-bound). MoE and communication ops are not
-counted: their work depends on the routing or on the other ranks.
+cache's shape does not say how much of it a step reads); fused MoE ops and collectives as
+:mod:`tb_ad_layer.analysis.moe_comm` counts them; every other op as bytes only (inputs and
+output: elementwise ops, norms, copies are memory-bound).
 
-Symbolic sizes (``s70``, ``(s27 + 1)//2``) are resolved only from ``--dim s70=1024``; an
-unresolved one makes the node's figures unknown, and its reason says which size to pass. Sizes
-are never guessed.
+Symbolic sizes (``s70``, ``(s27 + 1)//2``) are resolved from ``--dim s70=1024`` or from the
+input shapes the trace recorded (:mod:`tb_ad_layer.analysis.sizes`); an unresolved one makes the
+node's figures unknown, and its reason says which size to pass and why the trace did not give
+it. Sizes are never guessed.
 """
 from __future__ import annotations
 
-import ast
-import functools
 import math
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from tb_ad_layer.analysis.gpus import Peak, dtype_class
+from tb_ad_layer.analysis.moe_comm import COLLECTIVE, MOE, NotExperts, collective, moe
 from tb_ad_layer.analysis.run import Node
+from tb_ad_layer.analysis.tensors import (
+    Unknown,
+    dtype_bytes,
+    shape_dims,
+    split_dims,
+    tensor_bytes,
+)
 from tb_ad_layer.analysis.timeline import us
-from tb_ad_layer.contract.analysis import Bound, NodeRoofline
+from tb_ad_layer.contract.analysis import Bound, NodeRoofline, NodeSize
 
 _GEMM = re.compile(r"linear|(^|\.)mm\.|\bmm\b|matmul|bmm|addmm|gemm", re.IGNORECASE)
 _ATTENTION = re.compile(r"attention|sdpa|(^|[._])mla([._]|$)|(^|[._])mha([._]|$)", re.IGNORECASE)
-_NOT_COUNTED = re.compile(r"moe|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|dist_|nccl",
-                          re.IGNORECASE)
-_DTYPE_BYTES = (("float8", 1.0), ("fp8", 1.0), ("float4", 0.5), ("fp4", 0.5), ("uint4", 0.5),
-                ("bfloat16", 2.0), ("float16", 2.0), ("half", 2.0), ("float64", 8.0),
-                ("double", 8.0), ("float32", 4.0), ("int64", 8.0), ("long", 8.0),
-                ("int32", 4.0), ("int16", 2.0), ("uint8", 1.0), ("int8", 1.0), ("bool", 1.0),
-                ("float", 4.0))
-_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_FUNCS: dict[str, Callable[..., Any]] = {
-    "Mod": lambda a, b: a % b, "Max": max, "Min": min, "floor": math.floor, "ceiling": math.ceil,
-    "FloorDiv": lambda a, b: a // b, "CeilDiv": lambda a, b: -(-a // b)}
-
-
-class Unknown(Exception):
-    """A figure that cannot be computed; the message says why."""
-
-
-def dtype_bytes(dtype: str) -> float:
-    """Bytes per element of a dump dtype (``torch.bfloat16``)."""
-    d = dtype.lower()
-    for key, size in _DTYPE_BYTES:
-        if key in d:
-            return size
-    raise Unknown(f"dtype {dtype} has no known size")
-
-
-def split_dims(shape: str) -> list[str]:
-    """Dims of a dump shape string: ``x`` separates dims only outside parentheses and after a
-    digit or ``)`` (``Max`` and ``Mod`` hold an x of their own)."""
-    if shape in ("scalar", ""):
-        return []
-    dims: list[str] = []
-    depth = 0
-    cur = ""
-    for i, ch in enumerate(shape):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "x" and depth == 0 and i > 0 and (shape[i - 1].isdigit() or shape[i - 1] == ")"):
-            dims.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    dims.append(cur.strip())
-    return dims
-
-
-def _eval(node: ast.AST, dims: Mapping[str, int]) -> int:
-    if isinstance(node, ast.Expression):
-        return _eval(node.body, dims)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if isinstance(node, ast.Name):
-        if node.id not in dims:
-            raise Unknown(f"symbolic size {node.id}: pass --dim {node.id}=N")
-        return dims[node.id]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_eval(node.operand, dims)
-    if isinstance(node, ast.BinOp):
-        a, b = _eval(node.left, dims), _eval(node.right, dims)
-        if isinstance(node.op, ast.Add):
-            return a + b
-        if isinstance(node.op, ast.Sub):
-            return a - b
-        if isinstance(node.op, ast.Mult):
-            return a * b
-        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
-            raise Unknown("size divides by zero")
-        if isinstance(node.op, ast.FloorDiv):
-            return a // b
-        if isinstance(node.op, ast.Mod):
-            return a % b
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS:
-        return int(_FUNCS[node.func.id](*(_eval(x, dims) for x in node.args)))
-    raise Unknown("size expression not understood")
-
-
-def dim_value(text: str, dims: Mapping[str, int]) -> int:
-    """One dim as an integer: a literal, or an expression whose symbols ``dims`` gives."""
-    if text.isdigit():
-        return int(text)
-    if text in ("?", ""):
-        raise Unknown("a size the dump does not print (?)")
-    unresolved = sorted({s for s in _SYMBOL.findall(text) if s not in _FUNCS and s not in dims})
-    if unresolved:
-        raise Unknown(f"symbolic size {', '.join(unresolved)}: pass "
-                      + " ".join(f"--dim {s}=N" for s in unresolved))
-    try:
-        return _eval(ast.parse(text, mode="eval"), dims)
-    except SyntaxError:
-        raise Unknown(f"size {text!r} not understood") from None
-
-
-def shape_dims(shape: str, dims: Mapping[str, int]) -> list[int]:
-    """A single tensor's dims as integers (raises :class:`Unknown`)."""
-    if shape.startswith("("):
-        raise Unknown("several outputs")
-    return [dim_value(d, dims) for d in split_dims(shape)]
-
-
-def tensor_bytes(shape: str, dtype: str, dims: Mapping[str, int]) -> float:
-    """Bytes of one tensor (raises :class:`Unknown`)."""
-    got = _tensor_bytes(shape, dtype, tuple(sorted(dims.items())))
-    if isinstance(got, str):
-        raise Unknown(got)
-    return got
-
-
-@functools.lru_cache(maxsize=4096)
-def _tensor_bytes(shape: str, dtype: str, dims: tuple[tuple[str, int], ...]) -> float | str:
-    """:func:`tensor_bytes`, or why not, cached: the same shapes recur in every layer."""
-    try:
-        return math.prod(shape_dims(shape, dict(dims))) * dtype_bytes(dtype)
-    except Unknown as e:
-        return str(e)
-
-
 def _operands(node: Node) -> list[tuple[str, str]]:
     """(shape, dtype) of the tensors the node reads: node inputs with a shape, then weights."""
     out = []
@@ -253,17 +141,28 @@ def _bytes_only(node: Node, dims: Mapping[str, int]) -> tuple[None, float, str, 
     return None, nbytes, "bytes of inputs and output", node.dtype
 
 
-def node_roofline(node: Node, time_ns: float, dims: Mapping[str, int], peak: Peak) -> NodeRoofline:
-    """The roofline figures of ``node`` run in ``time_ns`` (its median GPU time)."""
+def node_roofline(node: Node, time_ns: float, dims: Mapping[str, int], peak: Peak,
+                  sizes: Sequence[NodeSize] = (), world_size: int | None = None,
+                  world_from: str = "") -> NodeRoofline:
+    """The roofline figures of ``node`` run in ``time_ns`` (its median GPU time). ``sizes``:
+    where each of the node's symbolic sizes came from; ``world_size``: the ranks a collective
+    spans when the graph's shapes do not say (``world_from`` names where it was read)."""
     flops: float | None = None
     nbytes: float | None = None
     formula = ""
     reason: str | None = None
     dtype = node.dtype
+    ranks: int | None = None
+    comm = COLLECTIVE.search(node.op) is not None
     try:
-        if _NOT_COUNTED.search(node.op):
-            raise Unknown("MoE and communication work depends on routing or on the other ranks")
-        if _ATTENTION.search(node.op):
+        if comm:
+            nbytes, formula, ranks = collective(node, dims, world_size, world_from)
+        elif MOE.search(node.op):
+            try:
+                flops, nbytes, formula, dtype = moe(node, dims)
+            except NotExperts:
+                flops, nbytes, formula, dtype = _bytes_only(node, dims)
+        elif _ATTENTION.search(node.op):
             flops, nbytes, formula, dtype = _attention(node, dims)
         elif _GEMM.search(node.op) or (_FUSED_LINEARS.search(node.op) and node.weights):
             flops, nbytes, formula, dtype = _gemm(node, dims)
@@ -271,8 +170,16 @@ def node_roofline(node: Node, time_ns: float, dims: Mapping[str, int], peak: Pea
             flops, nbytes, formula, dtype = _bytes_only(node, dims)
     except Unknown as e:
         flops = nbytes = None
-        reason = str(e)
+        reason = _with_why(str(e), sizes)
     seconds = time_ns / 1e9
+    if comm:
+        bus = nbytes / seconds / 1e9 if nbytes is not None and seconds > 0 else None
+        return NodeRoofline(
+            layer=node.layer, node=node.id, op=node.op, time_us=us(time_ns), flops=None,
+            bytes=nbytes, formula=formula, intensity=None, achieved_tflops=None,
+            achieved_tbs=None, bound="communication" if nbytes is not None else None,
+            achieved_bus_gbs=_r(bus), world_size=ranks, sizes=list(sizes), peak_share=None,
+            reason=reason)
     tflops = flops / seconds / 1e12 if flops is not None and seconds > 0 else None
     tbs = nbytes / seconds / 1e12 if nbytes is not None and seconds > 0 else None
     intensity = flops / nbytes if flops is not None and nbytes else None
@@ -294,8 +201,23 @@ def node_roofline(node: Node, time_ns: float, dims: Mapping[str, int], peak: Pea
     return NodeRoofline(
         layer=node.layer, node=node.id, op=node.op, time_us=us(time_ns),
         flops=flops, bytes=nbytes, formula=formula, intensity=_r(intensity),
-        achieved_tflops=_r(tflops), achieved_tbs=_r(tbs), bound=bound,
-        peak_share=_r(share), reason=reason)
+        achieved_tflops=_r(tflops), achieved_tbs=_r(tbs), bound=bound, achieved_bus_gbs=None,
+        world_size=None, sizes=list(sizes), peak_share=_r(share), reason=reason)
+
+
+def _with_why(reason: str, sizes: Sequence[NodeSize]) -> str:
+    """An unresolved size's reason naming every unknown size of the node and why neither
+    ``--dim`` nor the trace gave it: ``symbolic sizes s44, s70 (the trace records no input
+    shapes...): pass --dim s44=N --dim s70=N``."""
+    missing = [x for x in sizes if x.source == "unknown"]
+    if not reason.startswith("symbolic size") or not missing:
+        return reason
+    by_why: dict[str, list[str]] = {}
+    for x in missing:
+        by_why.setdefault(x.detail, []).append(x.symbol)
+    what = "; ".join(f"{', '.join(syms)} ({why})" for why, syms in by_why.items())
+    return (f"symbolic size{'s' if len(missing) > 1 else ''} {what}: pass "
+            + " ".join(f"--dim {x.symbol}=N" for x in missing))
 
 
 def _r(value: float | None) -> float | None:

@@ -8,7 +8,7 @@ from typing import Any
 from tb_ad_layer.analysis.categories import MEMORY, Categories
 from tb_ad_layer.contract.document import LayerNode
 from tb_ad_layer.store.reader import RunStore
-from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelTiming, MemcpyRow
+from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelTiming, MemcpyRow, TraceDimRow
 
 #: The short name the converter gives whole CUDA graph launches of graph-mode captures: blocks,
 #: not kernels, so the analysis leaves them out.
@@ -66,6 +66,10 @@ class RunData:
     memcpy: list[MemcpyRow] | None
     gpus: list[GpuRow]
     notes: list[str] = field(default_factory=list)
+    #: The symbolic sizes the trace's recorded shapes bind (None: it recorded none).
+    trace_dims: list[TraceDimRow] | None = None
+    #: The GPUs the trace records (a multi-process trace: every rank's).
+    trace_devices: int = 0
 
 
 def _node(layer: int | None, n: LayerNode | dict[str, Any],
@@ -134,4 +138,5 @@ def load_run(store: RunStore, categories: Categories) -> RunData:
                    replays=trace.replays if trace and trace.replays else replays, kinds=kinds,
                    nodes=nodes, activities=activities, stream_labels=labels,
                    host_calls=store.host_calls(), memcpy=store.memcpy(), gpus=store.gpus(),
-                   notes=notes)
+                   notes=notes, trace_dims=store.trace_dims(),
+                   trace_devices=len(trace.devices) if trace else 0)

@@ -16,7 +16,10 @@ from msgspec import Meta
 from tb_ad_layer.contract.record import Record
 
 #: Whether a node's achieved rate is limited by arithmetic or by memory traffic.
-Bound = Literal["compute", "memory"]
+Bound = Literal["compute", "memory", "communication"]
+#: Where a node's symbolic size came from: ``--dim``, the trace's recorded input shapes, or
+#: neither.
+SizeSource = Literal["dim", "trace", "unknown"]
 #: ``diff``'s answer.
 Verdict = Literal["regression", "improvement", "unchanged"]
 
@@ -165,6 +168,29 @@ class GpuPeak(Record):
     peak_tbs: Annotated[float | None, Meta(description="Peak memory bandwidth, TB/s.")]
 
 
+class NodeSize(Record):
+    """A symbolic size in a node's shapes (``s70``) and where its value came from."""
+
+    symbol: str
+    value: Annotated[int | None, Meta(description="Null when unknown.")]
+    source: Annotated[SizeSource, Meta(description="dim: --dim; trace: the input shapes the "
+                                                   "trace recorded (record_shapes=True); "
+                                                   "unknown: neither (see detail).")]
+    detail: Annotated[str, Meta(description="'--dim s70=1024', the op and node that recorded "
+                                            "it ('aten::linear at linear (layer 0)'), or why "
+                                            "it is unknown.")]
+
+
+class TraceDim(Record):
+    """A symbolic size the trace's recorded input shapes bind for the traced stage."""
+
+    symbol: str
+    value: Annotated[int | None, Meta(description="Null when the trace records two values (a "
+                                                   "conflict, kept by neither).")]
+    source: Annotated[str, Meta(description="The op and node that recorded it, or the "
+                                            "conflicting values and where.")]
+
+
 class NodeRoofline(Record):
     """A node's FLOPs and bytes from its op, shapes and dtypes, and its achieved rates."""
 
@@ -181,7 +207,17 @@ class NodeRoofline(Record):
     intensity: Annotated[float | None, Meta(description="FLOPs per byte.")]
     achieved_tflops: float | None
     achieved_tbs: float | None
-    bound: Annotated[Bound | None, Meta(description="Null when unknown.")]
+    bound: Annotated[Bound | None, Meta(description="Null when unknown; communication for "
+                                                    "collectives (all-reduce, all-gather, "
+                                                    "reduce-scatter), whose bytes are bus bytes.")]
+    achieved_bus_gbs: Annotated[float | None, Meta(description="Collectives: bus bandwidth in "
+                                                               "GB/s (bus bytes / time, as "
+                                                               "nccl-tests' busbw); null "
+                                                               "otherwise.")]
+    world_size: Annotated[int | None, Meta(description="Collectives: the ranks taking part, "
+                                                       "and null when unknown (see reason).")]
+    sizes: Annotated[list[NodeSize], Meta(description="The symbolic sizes in the node's shapes "
+                                                      "and where each came from.")]
     peak_share: Annotated[float | None, Meta(description="Achieved / peak of the bound resource "
                                                          "(0..1); null without a peak.")]
     reason: Annotated[str | None, Meta(description="Why a figure is unknown, e.g. 'symbolic "
@@ -274,7 +310,11 @@ class Report(Record):
     gpu: GpuPeak
     roofline: Annotated[list[NodeRoofline], Meta(description="Per node with GPU time, "
                                                              "longest first.")]
-    dims: Annotated[dict[str, int], Meta(description="Symbolic sizes resolved (--dim).")]
+    dims: Annotated[dict[str, int], Meta(description="Symbolic sizes given (--dim); they take "
+                                                     "precedence over the trace's.")]
+    trace_dims: Annotated[list[TraceDim] | None, Meta(description="Symbolic sizes the trace's "
+                                                                  "recorded input shapes bind; "
+                                                                  "null when it recorded none.")]
     host: HostSide
     findings: list[Finding]
     notes: Annotated[list[str], Meta(description="What could not be reported, and why.")]

@@ -44,6 +44,7 @@ from tb_ad_layer.store.records import (
     StoredKernel,
     StoreMeta,
     StreamRow,
+    TraceDimRow,
 )
 from tb_ad_layer.store.schema import DDL, SCHEMA_VERSION
 
@@ -457,6 +458,15 @@ class RunStore:
             return []
         rows = self._fetch("SELECT device, name FROM gpus ORDER BY device", (), "gpus")
         return self._records(rows, GpuRow, "gpus")
+
+    def trace_dims(self) -> list[TraceDimRow] | None:
+        """The symbolic sizes the trace's recorded input shapes bind; None when the trace
+        recorded no shapes (no ``trace_dims`` table)."""
+        if not self.has_table("trace_dims"):
+            return None
+        rows = self._fetch("SELECT symbol, value, source FROM trace_dims ORDER BY symbol", (),
+                           "trace_dims")
+        return self._records(rows, TraceDimRow, "trace_dims")
 
     def files(self) -> list[FileRecord]:
         """The conversion's input files (dumps, trace) with their hashes."""

@@ -142,6 +142,14 @@ class GpuRow(NamedTuple):
     name: str
 
 
+class TraceDimRow(NamedTuple):
+    """A symbolic size the trace's recorded input shapes bind (``trace_dims`` row)."""
+
+    symbol: str
+    value: int | None       #: None: the trace records two values (a conflict, see source)
+    source: str             #: the op and node that recorded it, or the conflicting values
+
+
 class StageRecord(NamedTuple):
     """One converted transform stage (``stages`` row)."""
 

@@ -45,6 +45,14 @@ Tables written only when the trace holds what they need (a reader treats an abse
                                            direction (HtoD, DtoH, DtoD...), size and memory kinds
                                            (pageable, pinned, device...)
     gpus(device, name)                     the GPU name of each device the trace names
+    trace_dims(symbol, value, source)      the traced stage's symbolic sizes (``s70``) that the
+                                           trace's recorded input shapes bind
+                                           (``record_shapes=True``): ``source`` names the op and
+                                           node that recorded the value; a symbol recorded with
+                                           two values has a null ``value`` and ``source`` says
+                                           which. Empty when the trace recorded shapes but bound
+                                           none; absent when it recorded none. Added without a
+                                           version bump: readers that do not know it ignore it.
 
 Rows are written and read as the named records of :mod:`tb_ad_layer.store.records`; JSON
 columns hold records of :mod:`tb_ad_layer.contract`. Every node of a stage is in exactly one
@@ -101,6 +109,8 @@ OPTIONAL_DDL = {
               "stream TEXT, correlation INTEGER, direction TEXT NOT NULL, bytes INTEGER, "
               "src_kind TEXT, dst_kind TEXT)",
     "gpus": "CREATE TABLE gpus (device INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+    "trace_dims": "CREATE TABLE trace_dims (symbol TEXT PRIMARY KEY, value INTEGER, "
+                  "source TEXT NOT NULL)",
 }
 
 INDEXES = """

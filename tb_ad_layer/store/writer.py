@@ -41,6 +41,7 @@ from tb_ad_layer.store.records import (
     KernelRow,
     MemcpyRow,
     StreamRow,
+    TraceDimRow,
 )
 from tb_ad_layer.store.schema import DDL, INDEXES, OPTIONAL_DDL, SCHEMA_VERSION
 
@@ -323,6 +324,11 @@ class StoreWriter:
     def add_gpus(self, rows: Iterable[GpuRow]) -> None:
         """Store the GPU name of each device (creates ``gpus``)."""
         self._add_optional("gpus", rows)
+
+    def add_trace_dims(self, rows: Iterable[TraceDimRow]) -> None:
+        """Store the symbolic sizes the trace binds (creates ``trace_dims``, empty when ``rows``
+        is: the trace recorded shapes and bound nothing)."""
+        self._add_optional("trace_dims", rows)
 
     def commit(self, meanwhile: Callable[[], object] | None = None) -> Path:
         """Finish the store and atomically move it into place; return its path.

@@ -31,6 +31,7 @@ from tb_ad_layer.trace.no_layers import no_layers_reason
 from tb_ad_layer.trace.reader import read_trace
 from tb_ad_layer.trace.replay import Selection, select
 from tb_ad_layer.trace.segment import Segmentation, segment_layers
+from tb_ad_layer.trace.shapes import LaunchOp, launch_ops
 from tb_ad_layer.trace.summary import layer_summary, node_trace_kernels, sequence_kernel, stream_figures
 from tb_ad_layer.trace.tracedb import TraceDB
 
@@ -74,6 +75,10 @@ class TraceResult:
     no_layers: str | None = None
     #: Runtime calls, synchronisations, copy details and GPU names around the shown replay/pass.
     host: HostActivity | None = field(default=None, repr=False)
+    #: Correlation id -> the ops (with their recorded input dims) around the call that launched
+    #: the mapped kernels of that id, innermost first; None when the trace recorded no input
+    #: shapes (:func:`tb_ad_layer.trace.shapes.launch_ops`).
+    launch_ops: dict[int, tuple[LaunchOp, ...]] | None = field(default=None, repr=False)
 
 
 def _timed(progress: Progress | None, what: str, t0: float) -> float:
@@ -258,7 +263,8 @@ def ingest_trace(
                            node_kernels=node_trace_kernels(kernels, origin), warnings=warnings,
                            info=_info(path, db, sel, seg, mapped_share, outside, warnings),
                            origin_ns=origin, segmentation=seg, outside_summary=outside_summary,
-                           no_layers=no_layers, host=read_host(db, kernels))
+                           no_layers=no_layers, host=read_host(db, kernels),
+                           launch_ops=launch_ops(db, kernels) if expected is not None else None)
     finally:
         db.close()
 

@@ -6,7 +6,9 @@ and, in PyTorch builds from 2026 on, ``graph id``/``graph node id``. Kernels rep
 graph share the correlation id of the ``cudaGraphLaunch`` runtime event. Copies and fills are
 ``gpu_memcpy``/``gpu_memset`` events; ``user_annotation`` events are the ranges of
 ``record_function`` (``ProfilerStep#N``...), and ``python_function`` events named
-``nn.Module: <Class>_N`` are module ranges (traces recorded ``with_modules``).
+``nn.Module: <Class>_N`` are module ranges (traces recorded ``with_modules``). ``cpu_op`` events
+recorded with ``Input Dims`` (``record_shapes=True``) are kept for binding the graph's symbolic
+sizes (:mod:`tb_ad_layer.trace.shapes`).
 
 The events go into an in-memory ``TraceDB``. A value that cannot be a time or an id (a string,
 NaN, Infinity, a number beyond 64 bits or negative) makes its event skipped, and the skips are
@@ -29,6 +31,7 @@ from typing import Any
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.trace.kernel import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET
 from tb_ad_layer.trace.names import shorten
+from tb_ad_layer.trace.shapes import CPU_OPS, Dims, argument_dims
 from tb_ad_layer.trace.tracedb import MAX_VALUE, NameInfo, TraceDB
 
 _GPU_CATS = {"kernel": KIND_KERNEL, "gpu_memcpy": KIND_MEMCPY, "gpu_memset": KIND_MEMSET}
@@ -174,6 +177,9 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     copy_bytes: dict[int, int] = {}  # event index -> bytes of a copy (the host-side analysis)
     skips = _Skips()
     node_notes: dict[int, str] = {}
+    # Ops recorded with their input dims (record_shapes=True): what binds a graph's symbolic
+    # sizes (:mod:`tb_ad_layer.trace.shapes`).
+    cpu_ops: list[tuple[int, int, int, str, tuple[Dims, ...]]] = []
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("ph") != "X":
             continue
@@ -240,6 +246,14 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
             name = str(ev.get("name", ""))
             runtime_names.setdefault(name, name)
             runtime.append((start, start + dur, _id(ev.get("tid")) or 0, corr, name))
+        elif cat == "cpu_op":
+            dims = argument_dims(args.get("Input Dims"))
+            start = _time_ns(ev.get("ts"))
+            dur = _time_ns(ev.get("dur", 0))
+            if dims is not None and any(d is not None for d in dims) and start is not None \
+                    and dur is not None:
+                cpu_ops.append((_id(ev.get("tid")) or 0, start, min(start + dur, MAX_VALUE),
+                                str(ev.get("name", ""))[:200], dims))
         elif cat == "user_annotation" or (cat == "python_function"
                                           and str(ev.get("name", "")).startswith(MODULE_PREFIX)):
             start = _time_ns(ev.get("ts"))
@@ -272,6 +286,8 @@ def read_torch_profiler(path: str | Path, progress: Progress | None = None) -> T
     db.runtime_names = runtime_names
     db.memo["copy_bytes"] = copy_bytes
     db.memo["gpu_names"] = _gpu_names(doc)
+    if cpu_ops:
+        db.memo[CPU_OPS] = cpu_ops
     if node_notes:
         db.memo[NODE_ANNOTATIONS] = node_notes
     for what, n in skips.count.items():

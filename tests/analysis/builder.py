@@ -10,7 +10,14 @@ from typing import Any
 import msgspec
 
 from tb_ad_layer.contract.document import LayerDocument
-from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
+from tb_ad_layer.store.records import (
+    GpuRow,
+    HostCallRow,
+    KernelRow,
+    MemcpyRow,
+    StreamRow,
+    TraceDimRow,
+)
 from tb_ad_layer.store.writer import StoreWriter, store_path
 
 US = 1000  # ns
@@ -68,10 +75,10 @@ def _node(n: N, line: int) -> dict[str, Any]:
             "args": n.args, "line": line, "kernels": [], "time_us": 0.0}
 
 
-def trace_meta(replays: int) -> dict[str, Any]:
+def trace_meta(replays: int, devices: Sequence[int] = (0,)) -> dict[str, Any]:
     return {"source": "made.sqlite", "read_from": "made.sqlite", "format": "nsys-sqlite",
             "phase": "decode", "schema_version": "3.25.0", "graph_trace_mode": "Node",
-            "graph_id": 1, "graph_node_count": 1, "replays": replays, "devices": [0],
+            "graph_id": 1, "graph_node_count": 1, "replays": replays, "devices": list(devices),
             "device": 0, "step": None, "method": "graph-node-ids", "pick": "made by hand",
             "num_streams": 2, "kernel_count": 1, "memcpy_count": 0, "memset_count": 0,
             "stream_totals": [], "layers_found": 1, "segmentation": "graph-alignment",
@@ -86,8 +93,11 @@ def stream_key(name: str) -> str:
 
 def build(logdir: Path, run: str, layers: Sequence[L], kernels: Sequence[K], *,
           replays: int = 20, host_calls: Sequence[HostCallRow] | None = None,
-          memcpy: Sequence[MemcpyRow] | None = None, gpu: str | None = None) -> Path:
-    """Write run ``run`` under ``logdir``; return its run directory."""
+          memcpy: Sequence[MemcpyRow] | None = None, gpu: str | None = None,
+          devices: Sequence[int] = (0,), trace_dims: Sequence[TraceDimRow] | None = None) -> Path:
+    """Write run ``run`` under ``logdir``; return its run directory. ``devices``: the GPUs the
+    trace records; ``trace_dims``: the sizes its recorded shapes bound (None: it recorded
+    none)."""
     path = store_path(logdir, run)
     with StoreWriter(path) as w:
         count = sum(len(x.nodes) for x in layers)
@@ -129,9 +139,11 @@ def build(logdir: Path, run: str, layers: Sequence[L], kernels: Sequence[K], *,
             w.add_memcpy(memcpy)
         if gpu is not None:
             w.add_gpus([GpuRow(0, gpu)])
+        if trace_dims is not None:
+            w.add_trace_dims(trace_dims)
         for key, value in (("run", run), ("model", "made"), ("source_dir", "/made"),
                            ("converter_version", "0"), ("created", "2026-01-01T00:00:00Z"),
-                           ("trace", trace_meta(replays))):
+                           ("trace", trace_meta(replays, devices))):
             w.set_meta(key, value)
         w.commit()
     return logdir / run

@@ -69,9 +69,13 @@ def test_gemm_flops_and_bytes_are_2mnk_and_its_operands(gemm_run: Path) -> None:
 def test_symbolic_sizes_are_never_guessed(gemm_run: Path) -> None:
     sym = next(x for x in report(gemm_run).roofline if x.node == "up_sym")
     assert sym.flops is None and sym.bound is None
-    assert sym.reason == "symbolic size s70: pass --dim s70=N"
+    assert sym.reason == ("symbolic size s70 (the trace records no input shapes (profile with "
+                          "record_shapes=True)): pass --dim s70=N")
+    assert [(x.symbol, x.value, x.source) for x in sym.sizes] == [("s70", None, "unknown")]
     given = next(x for x in report(gemm_run, dims={"s70": 4}).roofline if x.node == "up_sym")
     assert given.flops == GEMM_FLOPS and given.bytes == GEMM_BYTES and given.reason is None
+    assert [(x.symbol, x.value, x.source, x.detail) for x in given.sizes] == [
+        ("s70", 4, "dim", "--dim s70=4")]
 
 
 def test_gpu_option_overrides_the_trace_and_an_unknown_one_is_refused(gemm_run: Path) -> None:

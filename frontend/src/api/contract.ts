@@ -662,6 +662,26 @@ export interface GpuPeak {
   peak_tbs: number | null;
 }
 
+/** A symbolic size in a node's shapes (s70) and where its value came from. */
+export interface NodeSize {
+  symbol: string;
+  /** Null when unknown. */
+  value: number | null;
+  /** dim: --dim; trace: the input shapes the trace recorded (record_shapes=True); unknown: neither (see detail). */
+  source: "dim" | "trace" | "unknown";
+  /** '--dim s70=1024', the op and node that recorded it ('aten::linear at linear (layer 0)'), or why it is unknown. */
+  detail: string;
+}
+
+/** A symbolic size the trace's recorded input shapes bind for the traced stage. */
+export interface TraceDim {
+  symbol: string;
+  /** Null when the trace records two values (a conflict, kept by neither). */
+  value: number | null;
+  /** The op and node that recorded it, or the conflicting values and where. */
+  source: string;
+}
+
 /** A node's FLOPs and bytes from its op, shapes and dtypes, and its achieved rates. */
 export interface NodeRoofline {
   layer: number | null;
@@ -679,8 +699,14 @@ export interface NodeRoofline {
   intensity: number | null;
   achieved_tflops: number | null;
   achieved_tbs: number | null;
-  /** Null when unknown. */
-  bound: "compute" | "memory" | null;
+  /** Null when unknown; communication for collectives (all-reduce, all-gather, reduce-scatter), whose bytes are bus bytes. */
+  bound: "compute" | "memory" | "communication" | null;
+  /** Collectives: bus bandwidth in GB/s (bus bytes / time, as nccl-tests' busbw); null otherwise. */
+  achieved_bus_gbs: number | null;
+  /** Collectives: the ranks taking part, and null when unknown (see reason). */
+  world_size: number | null;
+  /** The symbolic sizes in the node's shapes and where each came from. */
+  sizes: NodeSize[];
   /** Achieved / peak of the bound resource (0..1); null without a peak. */
   peak_share: number | null;
   /** Why a figure is unknown, e.g. 'symbolic size s70: pass --dim s70=N'. */
@@ -778,8 +804,10 @@ export interface Report {
   gpu: GpuPeak;
   /** Per node with GPU time, longest first. */
   roofline: NodeRoofline[];
-  /** Symbolic sizes resolved (--dim). */
+  /** Symbolic sizes given (--dim); they take precedence over the trace's. */
   dims: Record<string, number>;
+  /** Symbolic sizes the trace's recorded input shapes bind; null when it recorded none. */
+  trace_dims: TraceDim[] | null;
   host: HostSide;
   findings: Finding[];
   /** What could not be reported, and why. */

@@ -9,6 +9,7 @@ import { isGroupKey, type Hierarchy, type TreeItem } from "../model/hierarchy";
 import { groupTitle, inputCaption } from "../model/labels";
 import { clear, h, text } from "../ui/dom";
 import { categoryColor, rooflineOf, tailOf, type ReportIndex } from "../timing/model";
+import { boundText, rateText, sizesText } from "../timing/roofline_text";
 
 export interface Adjacency {
   inputs: Map<string, string[]>;
@@ -181,12 +182,15 @@ export class DetailsPanel {
     }
     const roof = rooflineOf(ctx.report ?? null, it.layer, n.id);
     if (roof) {
+      const rate = roof.bound === "communication" ? rateText(roof) : roof.achieved_tbs !== null ? `${roof.achieved_tbs.toFixed(3)} TB/s` : "–";
       const rows: [string, string][] = roof.reason !== null ? [[t("roofUnknown"), roof.reason]] : [
-        [t("timingAchieved"), `${roof.achieved_tflops !== null ? `${roof.achieved_tflops.toFixed(2)} TFLOP/s · ` : ""}${roof.achieved_tbs !== null ? `${roof.achieved_tbs.toFixed(3)} TB/s` : "–"}`],
-        [t("timingBound"), roof.bound === "compute" ? t("timingBoundCompute") : roof.bound === "memory" ? t("timingBoundMemory") : "–"],
+        [t("timingAchieved"), `${roof.achieved_tflops !== null ? `${roof.achieved_tflops.toFixed(2)} TFLOP/s · ` : ""}${rate}`],
+        [t("timingBound"), boundText(roof.bound)],
         [t("timingOfPeak"), fmtPct(roof.peak_share)],
         [t("timingFormula"), roof.formula],
       ];
+      const sizes = sizesText(roof);
+      if (sizes) rows.push([t("roofSizes"), sizes]);
       const sec = this.section(t("timingRoofline"), this.kv(rows));
       sec.dataset.testid = "details-roofline";
     }

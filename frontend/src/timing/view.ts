@@ -16,6 +16,7 @@ import type { PanelActions } from "../state/actions";
 import { activity } from "../ui/activity";
 import { clear, h, s, text } from "../ui/dom";
 import type { PanelView, ViewExport } from "../views/view";
+import { boundText, rateText, sizesText } from "./roofline_text";
 import { categoryColor, diffModel, diffRun, diffWhere, timingModel, type DiffModel, type Target, type TimingModel } from "./model";
 
 const VERDICT = { regression: "timingVerdict_regression", improvement: "timingVerdict_improvement", unchanged: "timingVerdict_unchanged" } as const;
@@ -415,9 +416,12 @@ export class TimingView implements PanelView {
       a.addEventListener("click", () => void this.open({ layer, node: r.node }));
       td.appendChild(a);
     } else td.textContent = `%${r.node}`;
-    const bound = r.bound === "compute" ? t("timingBoundCompute") : r.bound === "memory" ? t("timingBoundMemory") : "–";
-    tr.append(td, usCell(r.time_us), text("td", num(r.achieved_tflops, 2), { class: "num" }), text("td", num(r.achieved_tbs, 2), { class: "num" }),
-      text("td", bound), text("td", fmtPct(r.peak_share), { class: "num" }), text("td", r.reason ?? r.formula, { class: r.reason ? "dim why" : "dim" }));
+    const rate = r.bound === "communication" ? rateText(r) : num(r.achieved_tbs, 2);
+    const how = text("td", r.reason ?? r.formula, { class: r.reason ? "dim why" : "dim" });
+    const sizes = sizesText(r);
+    if (sizes) how.title = sizes;
+    tr.append(td, usCell(r.time_us), text("td", num(r.achieved_tflops, 2), { class: "num" }), text("td", rate, { class: "num" }),
+      text("td", boundText(r.bound)), text("td", fmtPct(r.peak_share), { class: "num" }), how);
     return tr;
   }
 

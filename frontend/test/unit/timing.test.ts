@@ -45,8 +45,9 @@ function report(): Report {
       { layer: null, node: "lm_head", replays: 100, p50_us: 5, p90_us: 8, p99_us: 12, max_us: 13, flagged: true, kernels: [] },
     ],
     gpu: { name: null, source: "none", entry: null, peak_tflops: {}, peak_tbs: null },
-    roofline: [{ layer: 3, node: "shared_up", op: "aten.mm.default", time_us: 12, flops: 1e8, bytes: 3e7, formula: "gemm 2*M*N*K", intensity: 3.3, achieved_tflops: 9.8, achieved_tbs: 2.5, bound: "memory", peak_share: 0.73, reason: null }],
+    roofline: [{ layer: 3, node: "shared_up", op: "aten.mm.default", time_us: 12, flops: 1e8, bytes: 3e7, formula: "gemm 2*M*N*K", intensity: 3.3, achieved_tflops: 9.8, achieved_tbs: 2.5, bound: "memory", achieved_bus_gbs: null, world_size: null, sizes: [], peak_share: 0.73, reason: null }],
     dims: {},
+    trace_dims: null,
     host: { runtime_recorded: false, launches: null, graph_launches: null, sync_calls: null, sync_us: null, gaps: [], idle_us: 2, explained_us: 0, copies: null },
     findings: [
       { kind: "tail", message: "shared_up (layer 3): p99 19 µs", layer: 3, node: "shared_up", time_at_stake_us: 7 },
