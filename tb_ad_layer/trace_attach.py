@@ -7,13 +7,22 @@ This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from tb_ad_layer.contract.api import TraceInfo
 from tb_ad_layer.convert import MappedTrace, TraceAttacher
+from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.layered import LayeredGraph
 from tb_ad_layer.options import TraceOptions
 from tb_ad_layer.progress import Progress
-from tb_ad_layer.store.records import GpuRow, HostCallRow, KernelRow, MemcpyRow, StreamRow
+from tb_ad_layer.store.records import (
+    GpuRow,
+    HostCallRow,
+    KernelRow,
+    MemcpyRow,
+    RankRecord,
+    StreamRow,
+)
 from tb_ad_layer.store.writer import StoreWriter
 from tb_ad_layer.trace.graph_nodes import LayerNodes, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace
@@ -81,10 +90,10 @@ def _stream_label(key: str, device: int, stream: int, pid: int, pids: int) -> st
 
 
 def kernel_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock],
-                origin_ns: int) -> Iterator[KernelRow]:
-    """The rows the run store keeps of a trace's activities, in start order, then of its whole
-    CUDA graph launches; times relative to ``origin_ns`` (the stored replay or pass's start;
-    without kernels, the first launch's)."""
+                origin_ns: int, rank: int = 0) -> Iterator[KernelRow]:
+    """The rows the run store keeps of a trace's activities on ``rank``, in start order, then
+    of its whole CUDA graph launches; times relative to ``origin_ns`` (the stored replay or
+    pass's start; without kernels, the first launch's)."""
     for k in sorted(kernels, key=lambda k: k.start_ns):
         s = k.stats
         yield KernelRow(k.name, k.short, k.start_ns - origin_ns, k.end_ns - origin_ns, k.device,
@@ -92,34 +101,37 @@ def kernel_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock],
                         k.node, k.unmapped_reason, s.count if s else None,
                         s.median_ns if s else None, s.min_ns if s else None,
                         s.max_ns if s else None, s.p90_ns if s else None,
-                        s.p99_ns if s else None)
+                        s.p99_ns if s else None, rank)
     launch_origin = min((b.start_ns for b in launches), default=origin_ns) \
         if not kernels else origin_ns
     for b in launches:
         yield KernelRow(f"CUDA graph {b.graph_id if b.graph_id is not None else '?'} launch",
                         "cudaGraphLaunch", b.start_ns - launch_origin, b.end_ns - launch_origin,
                         b.device, b.stream_key, b.graph_id, None, b.correlation, None, None,
-                        GRAPH_BLOCK_REASON, None, None, None, None, None, None)
+                        GRAPH_BLOCK_REASON, None, None, None, None, None, None, rank)
 
 
-def stream_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock]) -> list[StreamRow]:
-    """The rows the run store keeps of the streams of a trace's activities, labelled for
-    people."""
+def stream_rows(kernels: Sequence[Kernel], launches: Sequence[GraphLaunchBlock],
+                rank: int = 0) -> list[StreamRow]:
+    """The rows the run store keeps of the streams of a trace's activities on ``rank``,
+    labelled for people."""
     keys: dict[str, tuple[int, int, int, int]] = {}
     for k in kernels:
         keys.setdefault(k.stream_key, (k.device, k.pid, k.context, k.stream))
     for b in launches:
         keys.setdefault(b.stream_key, (b.device, b.pid, b.context, b.stream))
     pids = len({v[1] for v in keys.values()})
-    return [StreamRow(key, _stream_label(key, d, s, p, pids), d, p, c, s)
+    return [StreamRow(key, _stream_label(key, d, s, p, pids), d, p, c, s, rank)
             for key, (d, p, c, s) in keys.items()]
 
 
-def attach_trace(result: TraceResult, writer: StoreWriter | None,
-                 progress: Progress) -> MappedTrace:
-    """Report how ``result`` mapped; store its kernels and streams when ``writer`` is given.
+def attach_trace(result: TraceResult, writer: StoreWriter | None, progress: Progress,
+                 rank: int = 0, first: bool = True) -> MappedTrace:
+    """Report how ``result`` mapped; store its kernels and streams as ``rank``'s when
+    ``writer`` is given (with the host rows when it is the ``first`` rank: the analysis of the
+    host side reads the first rank's).
 
-    Returns what the stage's documents take of the trace, with the run's ``trace`` record.
+    Returns what the stage's documents take of the trace, with the rank's ``trace`` record.
     """
     per_layer: dict[int, list[int]] = {}
     for k in result.kernels:
@@ -139,12 +151,26 @@ def attach_trace(result: TraceResult, writer: StoreWriter | None,
     for w in result.warnings:
         progress.warn(w)
     if writer is not None:
-        writer.add_streams(stream_rows(result.kernels, result.graph_launches))
-        writer.add_kernels(kernel_rows(result.kernels, result.graph_launches, result.origin_ns))
-        _store_host(result, writer)
-        writer.add_file(info.source, "trace")
+        writer.add_streams(stream_rows(result.kernels, result.graph_launches, rank))
+        writer.add_kernels(kernel_rows(result.kernels, result.graph_launches, result.origin_ns,
+                                       rank))
+        if first:
+            _store_host(result, writer)
+        elif result.host is not None and result.host.gpus:
+            writer.add_gpus(GpuRow(d, n) for d, n in sorted(result.host.gpus.items()))
+        gpu_time = sum(s.total_duration_us for s in result.layer_summaries.values()) \
+            + (info.outside_time_us or 0.0)
+        writer.add_rank(RankRecord(rank, info.device, info.source, info.replays,
+                                   info.kernel_count,
+                                   round(gpu_time, 3) if result.layer_summaries else None, info))
     return MappedTrace(info=info, node_kernels=result.node_kernels,
-                       summaries=result.layer_summaries)
+                       summaries=result.layer_summaries, rank=rank)
+
+
+def rank_numbers(devices: Sequence[int]) -> list[int]:
+    """The rank of each trace (or device of a trace), in order: its device, or its position
+    when two of them name the same device (processes that each see their GPU as device 0)."""
+    return list(devices) if len(set(devices)) == len(devices) else list(range(len(devices)))
 
 
 def _store_host(result: TraceResult, writer: StoreWriter) -> None:
@@ -163,17 +189,79 @@ def _store_host(result: TraceResult, writer: StoreWriter) -> None:
         writer.add_gpus(GpuRow(d, n) for d, n in sorted(host.gpus.items()))
 
 
-def trace_attacher(options: TraceOptions, progress: Progress) -> TraceAttacher:
-    """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert`: reads the trace
-    ``options`` name when called. The kernel map is read here, so a bad ``--kernel-map`` fails
-    before anything is converted."""
-    kmap = load_kernel_map(options.kernel_map)
+def _devices_with_kernels(info: TraceInfo) -> list[int]:
+    return sorted({t.device for t in info.stream_totals if t.kernels > 0})
+
+
+def trace_attacher(options: TraceOptions | Sequence[TraceOptions], progress: Progress,
+                   all_devices: bool = False) -> TraceAttacher:
+    """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert`: reads the traces
+    ``options`` names when called, one per rank (or, with ``all_devices``, every device of the
+    one trace as a rank; :func:`rank_numbers`). The kernel maps are read here, so a bad
+    ``--kernel-map`` fails before anything is converted.
+
+    Every rank is mapped onto the same stage: a rank whose kernels do not fit the graph's
+    layers fails the conversion with the trace (and device) named, and ranks whose traces hold
+    different phases are refused."""
+    traces = (options,) if isinstance(options, TraceOptions) else tuple(options)
+    if not traces:
+        raise ValueError("trace_attacher needs a trace")
+    if all_devices and len(traces) != 1:
+        raise InputError("--device all takes one trace (its devices are the ranks); give one "
+                         "--trace per rank otherwise", field="--device")
+    kmaps = {t.kernel_map: load_kernel_map(t.kernel_map) for t in traces}
+
+    def ingest(t: TraceOptions, lg: LayeredGraph, nodes: ModelNodes, device: int | None,
+               label: str) -> TraceResult:
+        progress(f"reading trace {t.path}{label}")
+        choice = t.choice if device is None else replace(t.choice, device=device)
+        try:
+            return ingest_trace(t.path, nodes, choice=choice,
+                                kernel_map=with_provenance(kmaps[t.kernel_map],
+                                                           lg.graph.kernel_names),
+                                progress=progress)
+        except InputError as e:
+            if not label:
+                raise
+            raise InputError(f"{label.strip(' ()')}: {e.message}", path=e.path, line=e.line,
+                             field=e.field) from None
 
     def attach(lg: LayeredGraph, writer: StoreWriter | None) -> MappedTrace:
-        progress(f"reading trace {options.path}")
-        result = ingest_trace(options.path, model_nodes(lg), choice=options.choice,
-                              kernel_map=with_provenance(kmap, lg.graph.kernel_names),
-                              progress=progress)
-        return attach_trace(result, writer, progress)
+        nodes = model_nodes(lg)
+        results: list[TraceResult] = []
+        if all_devices:
+            t = traces[0]
+            first = ingest(t, lg, nodes, None, "")
+            devices = _devices_with_kernels(first.info) or [first.info.device]
+            progress(f"{len(devices)} device(s) with kernels: one rank each")
+            by_device = {first.info.device: first}
+            for d in devices:
+                if d not in by_device:
+                    by_device[d] = ingest(t, lg, nodes, d, f" (device {d})")
+            results = [by_device[d] for d in devices]
+        else:
+            multi = len(traces) > 1
+            results = [ingest(t, lg, nodes, None, f" (trace {j + 1} of {len(traces)})"
+                              if multi else "") for j, t in enumerate(traces)]
+        phases = {r.info.phase for r in results}
+        if len(phases) > 1:
+            said = ", ".join(f"{r.info.source} device {r.info.device}: {r.info.phase}"
+                             for r in results)
+            raise InputError(f"the ranks' traces hold different phases ({said}); a run's ranks "
+                             f"run the same step: give --phase", field="--trace")
+        ranks = rank_numbers([r.info.device for r in results])
+        order = sorted(range(len(results)), key=lambda j: ranks[j])
+        mapped: list[MappedTrace] = []
+        seen_files: set[str] = set()
+        for pos, j in enumerate(order):
+            result = results[j]
+            if len(results) > 1:
+                progress(f"rank {ranks[j]}: device {result.info.device} of "
+                         f"{result.info.source}")
+            mapped.append(attach_trace(result, writer, progress, ranks[j], first=pos == 0))
+            if writer is not None and result.info.source not in seen_files:
+                seen_files.add(result.info.source)
+                writer.add_file(result.info.source, "trace")
+        return replace(mapped[0], others=tuple(mapped[1:])) if len(mapped) > 1 else mapped[0]
 
     return attach
