@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from tb_ad_layer.contract.api import TraceInfo
 from tb_ad_layer.convert import MappedTrace, TraceAttacher
@@ -167,6 +168,28 @@ def attach_trace(result: TraceResult, writer: StoreWriter | None, progress: Prog
                        summaries=result.layer_summaries, rank=rank)
 
 
+#: Ranks of one run run the same layers: a rank whose layers hold more or fewer kernels than
+#: the first rank's by more than this share runs another model (or stage, or step).
+SAME_MODEL_TOLERANCE = 0.2
+
+
+def _check_same_model(results: Sequence[TraceResult], traces: Sequence[TraceOptions]) -> None:
+    """Refuse ranks that do not run the same model: mapping onto the graph alone can fit a
+    small model's kernels onto a larger graph's layers, but a run's ranks launch the same
+    kernels per layer (tensor and expert parallel ranks alike), so their counts must agree."""
+    def count(r: TraceResult) -> int:
+        return sum(s.kernel_count for s in r.layer_summaries.values())
+    base = count(results[0])
+    for j, r in enumerate(results[1:], 1):
+        n = count(r)
+        if base and abs(n - base) > SAME_MODEL_TOLERANCE * base:
+            where = f"trace {j + 1} of {len(results)}" if traces else f"device {r.info.device}"
+            raise InputError(f"{where} does not look like the same model as the first: "
+                             f"{n:,} kernels in its layers against {base:,}; a run's ranks "
+                             f"run the same model, stage and step",
+                             path=Path(r.info.source), field="--trace")
+
+
 def rank_numbers(devices: Sequence[int]) -> list[int]:
     """The rank of each trace (or device of a trace), in order: its device, or its position
     when two of them name the same device (processes that each see their GPU as device 0)."""
@@ -189,7 +212,8 @@ def _store_host(result: TraceResult, writer: StoreWriter) -> None:
         writer.add_gpus(GpuRow(d, n) for d, n in sorted(host.gpus.items()))
 
 
-def _devices_with_kernels(info: TraceInfo) -> list[int]:
+def rank_devices(info: TraceInfo) -> list[int]:
+    """The devices of a trace that ran kernels: its ranks under ``--device all``."""
     return sorted({t.device for t in info.stream_totals if t.kernels > 0})
 
 
@@ -232,7 +256,7 @@ def trace_attacher(options: TraceOptions | Sequence[TraceOptions], progress: Pro
         if all_devices:
             t = traces[0]
             first = ingest(t, lg, nodes, None, "")
-            devices = _devices_with_kernels(first.info) or [first.info.device]
+            devices = rank_devices(first.info) or [first.info.device]
             progress(f"{len(devices)} device(s) with kernels: one rank each")
             by_device = {first.info.device: first}
             for d in devices:
@@ -249,6 +273,7 @@ def trace_attacher(options: TraceOptions | Sequence[TraceOptions], progress: Pro
                              for r in results)
             raise InputError(f"the ranks' traces hold different phases ({said}); a run's ranks "
                              f"run the same step: give --phase", field="--trace")
+        _check_same_model(results, traces if not all_devices else ())
         ranks = rank_numbers([r.info.device for r in results])
         order = sorted(range(len(results)), key=lambda j: ranks[j])
         mapped: list[MappedTrace] = []
