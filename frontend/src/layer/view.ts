@@ -185,7 +185,7 @@ export class LayerView implements PanelView {
       this.updateColorButtons();
       this.repaint();
     }
-    const data = changedAny(changed, "run", "stage", "layer");
+    const data = changedAny(changed, "run", "stage", "layer", "rank");
     if (changed.has("tl") && !data) {
       this.updateScopeButtons();
       void this.loadTimeline();
@@ -193,7 +193,7 @@ export class LayerView implements PanelView {
     if (data) this.dirty = true;
     if (st.view !== "layer") return;
     if (this.dirty && (data || changed.has("view"))) {
-      const what = changed.has("run") ? "run" : changed.has("stage") ? "stage" : changed.has("layer") ? "layer" : "view";
+      const what = changed.has("run") ? "run" : changed.has("stage") ? "stage" : changed.has("layer") ? "layer" : changed.has("rank") ? "rank" : "view";
       this.pending = this.load(what);
       return;
     }
@@ -412,7 +412,7 @@ export class LayerView implements PanelView {
     const worker = async () => {
       while (next < nums.length) {
         const i = next++;
-        out[i] = await this.api.layer(run, stage, nums[i]);
+        out[i] = await this.api.layer(run, stage, nums[i], undefined, this.store.get().rank);
       }
     };
     await Promise.all(Array.from({ length: Math.min(6, nums.length) }, worker));
@@ -789,7 +789,7 @@ export class LayerView implements PanelView {
     const layer = st.tl === "layer" && st.layer !== "all" ? st.layer : undefined;
     let res: TimelineResponse;
     try {
-      res = await activity.track(this.api.timeline(run.run, { layer, maxItems: MAX_TIMELINE_ITEMS }));
+      res = await activity.track(this.api.timeline(run.run, { layer, maxItems: MAX_TIMELINE_ITEMS, rank: st.rank }));
     } catch (e) {
       if (seq === this.tlSeq) this.cb.onError(e);
       return;
@@ -860,7 +860,7 @@ export class LayerView implements PanelView {
       const a = t0 - span / 2;
       const b = t1 + span / 2;
       try {
-        const res = await this.api.timeline(run.run, { layer, startUs: a, endUs: b, maxItems: MAX_TIMELINE_ITEMS });
+        const res = await this.api.timeline(run.run, { layer, startUs: a, endUs: b, maxItems: MAX_TIMELINE_ITEMS, rank: st.rank });
         if (run !== this.run || scopeSeq !== this.tlSeq) return;
         this.tlWindow = { t0: a, t1: b, lod: !!res.lod };
         this.setTimelineData(res, true, true);
