@@ -1,7 +1,8 @@
 """The conversion pipeline: dump directory (+ trace) -> layered graphs -> run store.
 
 Stages are processed one at a time (read, parse, assign layers, store), so memory holds one
-stage's graph, not the whole directory. A trace is mapped onto the last converted stage.
+stage's graph, not the whole directory. A trace is mapped onto the last converted stage; so is
+every rank's of a multi-GPU run, each rank's layer documents stored beside the first's.
 """
 from __future__ import annotations
 

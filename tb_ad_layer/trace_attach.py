@@ -1,6 +1,8 @@
 """Put a trace onto a converted stage: map its kernels to the stage's nodes, store kernels and
 streams in the run store, and hand the converter what the stage's documents take of it (the
-nodes' kernels and each layer's summary, :class:`~tb_ad_layer.convert.MappedTrace`).
+nodes' kernels and each layer's summary, :class:`~tb_ad_layer.convert.MappedTrace`). A
+multi-GPU run's traces (one per rank, or every device of one trace) are each mapped onto the same
+stage and stored as the run's ranks (:func:`trace_attacher`).
 
 This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces and the store.
 """

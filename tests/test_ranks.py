@@ -101,6 +101,8 @@ def test_device_all_keeps_every_rank(logdir: Path) -> None:
     assert [n.id for n in slow.nodes] == [n.id for n in base.nodes]
     # Stages without the trace have the same documents for every rank.
     assert store.layer_document(0, 3, rank=3) == store.layer_document(0, 3)
+    # A damaged store names the command that writes it again, every rank included.
+    assert store.rebuild_command().endswith(f"--trace {ranks[0].trace} --device all --phase decode")
 
 
 def test_planted_straggler_found_noisy_rank_not(data: PluginData) -> None:
@@ -175,6 +177,8 @@ def test_one_trace_per_rank_ranks_by_position(logdir: Path, data: PluginData) ->
     assert {r.trace.rsplit("/", 1)[-1] for r in store.ranks()} == {"r0.sqlite", "r1.sqlite"}
     assert sorted(f.path.rsplit("/", 1)[-1] for f in store.files() if f.role == "trace") == \
         ["r0.sqlite", "r1.sqlite"]
+    command = store.rebuild_command()
+    assert command.count("--trace ") == 2 and "--device" not in command
     # Stream keys repeat between the two traces; each rank keeps its own.
     assert {s.key for s in store.streams(0)} == {s.key for s in store.streams(1)}
     body = call(data, "ranks", run="pair")

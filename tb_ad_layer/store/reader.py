@@ -210,8 +210,23 @@ class RunStore:
         words = ["tb-ad-layer", "convert", meta.source_dir if meta is not None else "DUMP_DIR",
                  "--logdir", str(logdir), "--run", run]
         if meta is not None and meta.trace is not None:
-            words += ["--trace", meta.trace.source, "--phase", meta.trace.phase]
+            traces = self._rank_traces()
+            if len(traces) > 1 and len(set(traces)) == 1:
+                words += ["--trace", traces[0], "--device", "all"]
+            else:
+                for trace in traces or [meta.trace.source]:
+                    words += ["--trace", trace]
+            words += ["--phase", meta.trace.phase]
         return " ".join(w if w.isupper() else shlex.quote(w) for w in words)
+
+    def _rank_traces(self) -> list[str]:
+        """Each rank's trace file, as far as the ``ranks`` table can still be read."""
+        try:
+            with self._lock:
+                rows = self._conn.execute("SELECT trace FROM ranks ORDER BY rank").fetchall()
+        except sqlite3.Error:
+            return []
+        return [r[0] for r in rows if isinstance(r[0], str)]
 
     def _damaged(self, detail: str) -> StoreDamagedError:
         return StoreDamagedError(f"run store is damaged ({detail}); rebuild it with: "

@@ -78,12 +78,15 @@ def test_cell_opens_the_layer_at_that_rank(page: Any, tb: Any) -> None:
     lanes = page.evaluate("window.__adLayer.timelineLanes()")
     assert [x["label"] for x in lanes] == [s["label"] for s in timeline["streams"]]
     assert all(x["label"].startswith("GPU 2") for x in lanes)
+    # The report's figures (tails, breakdowns, critical path) are the first rank's: not shown here.
+    assert page.is_disabled("[data-testid=timeline-critpath]")
     shot(page, "ranks_layer_at_rank_2")
     # Back to the first rank through the chooser: it leaves the URL.
     page.select_option("[data-testid=rank-select]", "0")
     drawn(page)
-    page.wait_for_function("() => window.__adLayer.timelineLanes().every(l => l.label.startswith('GPU 0'))")
+    page.wait_for_function("() => window.__adLayer.timelineLanes().every(l => l.label.startsWith('GPU 0'))")
     assert "rank=" not in page.url
+    page.wait_for_function("() => !document.querySelector('[data-testid=timeline-critpath]').disabled")
     # A reload of a URL with a rank opens that rank.
     page.goto(tb.panel(run=RUN, layer=5, rank=1))
     drawn(page)

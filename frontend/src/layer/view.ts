@@ -186,6 +186,7 @@ export class LayerView implements PanelView {
       this.repaint();
     }
     const data = changedAny(changed, "run", "stage", "layer", "rank");
+    if (changed.has("rank")) this.updateMarks();
     if (changed.has("tl") && !data) {
       this.updateScopeButtons();
       void this.loadTimeline();
@@ -303,17 +304,27 @@ export class LayerView implements PanelView {
     this.updateMarks();
   }
 
+  /**
+   * The report's figures for what is shown: the report is the first rank's, so another rank of a
+   * multi-GPU run shows its own kernels without them (the Ranks view compares the ranks).
+   */
+  private shownReport(): ReportIndex | null {
+    return this.store.get().rank === null ? this.report : null;
+  }
+
   /** The timeline's critical path and exposed communication for the shown scope, when asked for. */
   private updateMarks(): void {
     const st = this.store.get();
+    const report = this.shownReport();
+    this.marksBtn.disabled = !report;
     this.marksBtn.setAttribute("aria-pressed", String(this.marksOn));
-    this.marksLegend.hidden = !this.marksOn || !this.report;
-    if (!this.marksOn || !this.report) {
+    this.marksLegend.hidden = !this.marksOn || !report;
+    if (!this.marksOn || !report) {
       this.timeline.setMarks(null);
       return;
     }
     const scope = st.tl === "layer" && st.layer !== "all" ? st.layer : "all";
-    this.timeline.setMarks(timelineMarks(this.report, scope));
+    this.timeline.setMarks(timelineMarks(report, scope));
   }
 
   /**
@@ -482,8 +493,9 @@ export class LayerView implements PanelView {
   /** Keys of the shown nodes whose tail the report flags, on the stage it is of. */
   private tailKeys(): Set<string> {
     const out = new Set<string>();
-    if (!this.report || this.report.stage !== this.store.get().stage) return out;
-    for (const id of flaggedNodes(this.report, this.layers.map((L) => L.layer))) {
+    const report = this.shownReport();
+    if (!report || report.stage !== this.store.get().stage) return out;
+    for (const id of flaggedNodes(report, this.layers.map((L) => L.layer))) {
       const k = this.pane.keyForNode(id);
       if (k) out.add(k);
     }
@@ -608,7 +620,7 @@ export class LayerView implements PanelView {
       h: hier, adj: this.adj, key: this.pane.selected, layers: this.layers, expanded: this.pane.expanded, theme: this.theme,
       hasTrace: !!this.run?.trace,
       outsideUs: this.outsideUs(),
-      report: this.report && this.report.stage === this.store.get().stage ? this.report : null,
+      report: this.shownReport()?.stage === this.store.get().stage ? this.shownReport() : null,
       onSelect: (k) => void this.select(k, { centre: true, reveal: true }),
       onToggle: (k) => void this.toggle(k),
       onKernel: (k, nodeKey) => this.focusNodeKernel(k, nodeKey),
