@@ -264,7 +264,7 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.trace_attach import trace_attacher
 
     options = convert_options(args)
-    attach = trace_attacher(options.traces, progress, options.all_devices) \
+    attach = trace_attacher(options.traces, progress, options.all_devices, options.jobs) \
         if options.traces else None
     convert(options, attach_trace=attach, progress=progress)
     return 0

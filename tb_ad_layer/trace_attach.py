@@ -8,16 +8,18 @@ This is pipeline glue (like :mod:`tb_ad_layer.convert`): it knows layers, traces
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from tb_ad_layer.contract.api import TraceInfo
 from tb_ad_layer.convert import MappedTrace, TraceAttacher
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.layers.layered import LayeredGraph
-from tb_ad_layer.options import TraceOptions
+from tb_ad_layer.options import TraceChoice, TraceOptions
 from tb_ad_layer.progress import Progress
+from tb_ad_layer.stage_pool import StagePool, run_in_process
 from tb_ad_layer.store.records import (
     GpuRow,
     HostCallRow,
@@ -214,13 +216,68 @@ def _store_host(result: TraceResult, writer: StoreWriter) -> None:
         writer.add_gpus(GpuRow(d, n) for d, n in sorted(host.gpus.items()))
 
 
+def _none() -> None:
+    return None
+
+
+def _ignore(value: Any) -> None:
+    pass
+
+
 def rank_devices(info: TraceInfo) -> list[int]:
     """The devices of a trace that ran kernels: its ranks under ``--device all``."""
     return sorted({t.device for t in info.stream_totals if t.kernels > 0})
 
 
+class RankTask(NamedTuple):
+    """One rank's trace to read and map, as plain values (it crosses processes): the trace, the
+    part of it to use, the kernel map file, the graph's nodes, the kernels a compiler recorded
+    per node, and what the progress lines and errors call it (empty for a lone trace)."""
+
+    path: str
+    choice: TraceChoice
+    kernel_map: str | None
+    nodes: ModelNodes
+    kernel_names: dict[str, tuple[str, ...]]
+    label: str
+
+
+def ingest_rank(task: RankTask, fetch: Callable[[], Any], publish: Callable[[Any], None],
+                progress: Progress) -> TraceResult:
+    """Read and map one rank's trace (a :class:`~tb_ad_layer.stage_pool.StagePool` work
+    function: ranks do not chain, so ``fetch`` and ``publish`` are unused). Its errors name
+    the rank's ``label``."""
+    progress(f"reading trace {task.path}{task.label}")
+    kmap = load_kernel_map(Path(task.kernel_map) if task.kernel_map else None)
+    try:
+        return ingest_trace(task.path, task.nodes, choice=task.choice,
+                            kernel_map=with_provenance(kmap, task.kernel_names),
+                            progress=progress)
+    except InputError as e:
+        if not task.label:
+            raise
+        raise InputError(f"{task.label.strip(' ()')}: {e.message}", path=e.path, line=e.line,
+                         field=e.field) from None
+
+
+#: Traces smaller than this in all are read in this process whatever ``jobs`` says: a worker
+#: takes about a second to start.
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+def _ingest_all(tasks: Sequence[RankTask], jobs: int, progress: Progress) -> list[TraceResult]:
+    """Every task's result in order: in ``jobs`` worker processes when there are several tasks
+    and traces worth a worker's start, else here, one after another (the same results and
+    progress lines either way)."""
+    size = sum(Path(t.path).stat().st_size for t in tasks if Path(t.path).is_file())
+    if jobs <= 1 or len(tasks) <= 1 or size < PARALLEL_MIN_BYTES:
+        return list(run_in_process(ingest_rank, tasks, progress))
+    with StagePool(ingest_rank, tasks, jobs) as pool:
+        return list(pool.results(progress))
+
+
 def trace_attacher(options: TraceOptions | Sequence[TraceOptions], progress: Progress,
-                   all_devices: bool = False) -> TraceAttacher:
+                   all_devices: bool = False, jobs: int = 1) -> TraceAttacher:
     """The ``attach_trace`` callback for :func:`tb_ad_layer.convert.convert`: reads the traces
     ``options`` names when called, one per rank (or, with ``all_devices``, every device of the
     one trace as a rank; :func:`rank_numbers`). The kernel maps are read here, so a bad
@@ -228,47 +285,41 @@ def trace_attacher(options: TraceOptions | Sequence[TraceOptions], progress: Pro
 
     Every rank is mapped onto the same stage: a rank whose kernels do not fit the graph's
     layers fails the conversion with the trace (and device) named, and ranks whose traces hold
-    different phases are refused."""
+    different phases are refused. With ``jobs`` > 1, the ranks' traces are read in worker
+    processes (:func:`ingest_rank`)."""
     traces = (options,) if isinstance(options, TraceOptions) else tuple(options)
     if not traces:
         raise ValueError("trace_attacher needs a trace")
     if all_devices and len(traces) != 1:
         raise InputError("--device all takes one trace (its devices are the ranks); give one "
                          "--trace per rank otherwise", field="--device")
-    kmaps = {t.kernel_map: load_kernel_map(t.kernel_map) for t in traces}
+    for t in traces:
+        load_kernel_map(t.kernel_map)  # a bad kernel map fails before anything is converted
 
-    def ingest(t: TraceOptions, lg: LayeredGraph, nodes: ModelNodes, device: int | None,
-               label: str) -> TraceResult:
-        progress(f"reading trace {t.path}{label}")
+    def task(t: TraceOptions, nodes: ModelNodes, lg: LayeredGraph, device: int | None,
+             label: str) -> RankTask:
         choice = t.choice if device is None else replace(t.choice, device=device)
-        try:
-            return ingest_trace(t.path, nodes, choice=choice,
-                                kernel_map=with_provenance(kmaps[t.kernel_map],
-                                                           lg.graph.kernel_names),
-                                progress=progress)
-        except InputError as e:
-            if not label:
-                raise
-            raise InputError(f"{label.strip(' ()')}: {e.message}", path=e.path, line=e.line,
-                             field=e.field) from None
+        return RankTask(str(t.path), choice, str(t.kernel_map) if t.kernel_map else None, nodes,
+                        dict(lg.graph.kernel_names), label)
 
     def attach(lg: LayeredGraph, writer: StoreWriter | None) -> MappedTrace:
         nodes = model_nodes(lg)
         results: list[TraceResult] = []
         if all_devices:
             t = traces[0]
-            first = ingest(t, lg, nodes, None, "")
+            first = ingest_rank(task(t, nodes, lg, None, ""), _none, _ignore, progress)
             devices = rank_devices(first.info) or [first.info.device]
             progress(f"{len(devices)} device(s) with kernels: one rank each")
-            by_device = {first.info.device: first}
-            for d in devices:
-                if d not in by_device:
-                    by_device[d] = ingest(t, lg, nodes, d, f" (device {d})")
+            rest = [d for d in devices if d != first.info.device]
+            more = _ingest_all([task(t, nodes, lg, d, f" (device {d})") for d in rest], jobs,
+                               progress)
+            by_device = {first.info.device: first, **dict(zip(rest, more, strict=True))}
             results = [by_device[d] for d in devices]
         else:
             multi = len(traces) > 1
-            results = [ingest(t, lg, nodes, None, f" (trace {j + 1} of {len(traces)})"
-                              if multi else "") for j, t in enumerate(traces)]
+            results = _ingest_all([task(t, nodes, lg, None, f" (trace {j + 1} of {len(traces)})"
+                                        if multi else "") for j, t in enumerate(traces)],
+                                  jobs, progress)
         phases = {r.info.phase for r in results}
         if len(phases) > 1:
             said = ", ".join(f"{r.info.source} device {r.info.device}: {r.info.phase}"

@@ -255,3 +255,40 @@ def test_real_two_gpu_trace_ingests_both_devices(tmp_path: Path) -> None:
 def _device(n: int) -> Any:
     from tb_ad_layer.options import TraceChoice
     return TraceChoice(device=n)
+
+
+def test_rank_traces_read_in_workers_give_the_same_store(
+        tmp_path: Path, traces: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+    import sqlite3
+
+    from tb_ad_layer import trace_attach
+    monkeypatch.setattr(trace_attach, "PARALLEL_MIN_BYTES", 0)  # the test traces are small
+    called: list[int] = []
+    pool = trace_attach.StagePool
+
+    class Counting(pool):  # type: ignore[misc,valid-type]
+        def __enter__(self) -> Any:
+            called.append(self.jobs)
+            return super().__enter__()
+    monkeypatch.setattr(trace_attach, "StagePool", Counting)
+
+    def run(name: str, jobs: int, *extra: str) -> str:
+        assert main(["convert", str(DUMPS / "ad_dsv3"), "--logdir", str(tmp_path), "--run", name,
+                     "--jobs", str(jobs), *extra]) == 0
+        # The progress lines, in the same order, without their times.
+        return re.sub(r"\[\s*[0-9.]+s\] | in [0-9.]+ ?s", "", capsys.readouterr().err)
+
+    def rows(name: str) -> dict[str, list[Any]]:
+        con = sqlite3.connect(store_path(tmp_path, name))
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+                for t in ("kernels", "streams", "ranks", "rank_layers", "layers", "docs")}
+
+    for extra in (["--trace", str(traces["x8"]), "--device", "all"],
+                  ["--trace", str(traces["r0"]), "--trace", str(traces["r1"])]):
+        serial = run("serial", 1, *extra)
+        parallel = run("parallel", 2, *extra)
+        assert parallel.replace("parallel", "serial") == serial
+        assert rows("parallel") == rows("serial")
+    assert called == [2, 2]
