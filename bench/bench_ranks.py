@@ -7,8 +7,9 @@ devices replaying its decode CUDA graph ``--replays`` times (tools/make_traces.p
 planted 30 % slower at layer 10; under --out (default /tmp/tb_ad_layer_bench_ranks; never
 commit it).
 
-Prints: the trace's size; wall time of ``convert --device all`` (every rank) and of ``convert
---device 0`` (one rank), each the best of ``--repeat`` runs, and the store sizes; then
+Prints: the trace's size; wall time of ``convert --device all`` (every rank; ``--jobs 1`` and
+``--jobs 2``, the ranks' traces read in worker processes) and of ``convert --device 0`` (one
+rank), each the best of ``--repeat`` runs, and the store sizes; then
 ``api/ranks`` cold (a fresh plugin opening the store: it reads every rank's kernels) and cached,
 ``api/layer`` of one layer at rank 3 (uncached) and ``report`` of the run (which includes the
 ranks). The machine's load (``os.getloadavg``) is printed before and after.
@@ -52,10 +53,11 @@ def generate(out: Path, layers: int, ranks: int, replays: int) -> tuple[Path, Pa
     return dump, trace
 
 
-def convert(dump: Path, trace: Path, logdir: Path, run: str, device: str, repeat: int) -> float:
+def convert(dump: Path, trace: Path, logdir: Path, run: str, device: str, repeat: int,
+            jobs: int = 1) -> float:
     times = [_run("-m", "tb_ad_layer.cli", "convert", str(dump), "--logdir", str(logdir),
-                  "--run", run, "-q", "--trace", str(trace), "--device", device, "--jobs", "1")
-             for _ in range(repeat)]
+                  "--run", run, "-q", "--trace", str(trace), "--device", device, "--jobs",
+                  str(jobs)) for _ in range(repeat)]
     return min(times)
 
 
@@ -86,11 +88,13 @@ def main() -> None:
     logdir = args.out / "logs"
     shutil.rmtree(logdir, ignore_errors=True)
     every = convert(dump, trace, logdir, "all", "all", args.repeat)
+    every2 = convert(dump, trace, logdir, "all2", "all", args.repeat, jobs=2)
     one = convert(dump, trace, logdir, "one", "0", args.repeat)
     from tb_ad_layer.store.writer import store_path
     size_all = store_path(logdir, "all").stat().st_size
     size_one = store_path(logdir, "one").stat().st_size
-    print(f"convert --device all ({args.ranks} ranks): {every:.2f} s, store {size_all / 1e6:.1f} MB")
+    print(f"convert --device all ({args.ranks} ranks) --jobs 1: {every:.2f} s, store "
+          f"{size_all / 1e6:.1f} MB; --jobs 2: {every2:.2f} s ({every / every2:.2f}x)")
     print(f"convert --device 0   (1 rank):  {one:.2f} s, store {size_one / 1e6:.1f} MB")
     print(f"per extra rank: {(every - one) / max(1, args.ranks - 1):.2f} s")
 
