@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 
 from tb_ad_layer.errors import InputError
-from tb_ad_layer.options import PHASES, ConvertOptions, TraceChoice, TraceOptions
+from tb_ad_layer.options import ALL_DEVICES, PHASES, ConvertOptions, TraceChoice, TraceOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.version import __version__
 
@@ -35,6 +35,10 @@ EXAMPLES: dict[str, str] = {
       --trace decode.nsys-rep --phase decode
   # chosen stages (file names or NNN prefixes) of one GraphModule section
   tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --stages 040 085 --module "(root)"
+  # a multi-GPU run: one trace per rank, or every device of one trace
+  tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --run tp8 \\
+      --trace rank0.nsys-rep --trace rank1.nsys-rep --phase decode
+  tb-ad-layer convert /data/ad_dumps/dsv3 --logdir logs --run tp8 --trace all.sqlite --device all
 """,
     "extract": """\
   # one layer as seed-schema JSON, DOT and PNG
@@ -71,12 +75,29 @@ EPILOG = "examples:\n" + "".join(EXAMPLES.values()) + \
     'then: tensorboard --logdir logs   (the "AD Layers" tab)\n'
 
 
-def add_choice_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def _device(text: str) -> int | str:
+    """``--device``: a GPU number, or ``all`` (every device is a rank: ``convert`` only)."""
+    if text == ALL_DEVICES:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a device number or 'all': {text!r}") from None
+
+
+def add_choice_args(p: argparse.ArgumentParser | argparse._ArgumentGroup,
+                    ranks: bool = False) -> None:
     """The options of a :class:`~tb_ad_layer.options.TraceChoice` (``--phase``, ``--device``,
-    ``--graph-id``, ``--step``), declared once for every command that reads a trace."""
+    ``--graph-id``, ``--step``), declared once for every command that reads a trace;
+    ``ranks``: the command keeps several ranks (``--device all``)."""
     p.add_argument("--phase", choices=PHASES,
                    help="what the trace captured (default: detect; decode = CUDA graph replays)")
-    p.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
+    if ranks:
+        p.add_argument("--device", type=_device, metavar="N|all",
+                       help="GPU to use (default: the busiest); 'all': every device of the "
+                            "trace, each a rank of the run")
+    else:
+        p.add_argument("--device", type=int, metavar="N", help="GPU to use (default: the busiest)")
     p.add_argument("--graph-id", type=int, metavar="ID",
                    help="CUDA graph to use (default: the one with the most kernels)")
     p.add_argument("--step", type=int, metavar="N",
@@ -86,15 +107,21 @@ def add_choice_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> Non
 def trace_choice(args: argparse.Namespace) -> TraceChoice:
     """The :class:`~tb_ad_layer.options.TraceChoice` of the options :func:`add_choice_args`
     declared."""
-    return TraceChoice(phase=args.phase, device=args.device, graph_id=args.graph_id,
-                       step=args.step)
+    device = args.device if isinstance(args.device, int) else None
+    return TraceChoice(phase=args.phase, device=device, graph_id=args.graph_id, step=args.step)
 
 
-def _add_trace_args(p: argparse.ArgumentParser) -> None:
+def _add_trace_args(p: argparse.ArgumentParser, ranks: bool = False) -> None:
     g = p.add_argument_group("trace")
-    g.add_argument("--trace", metavar="TRACE",
-                   help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
-    add_choice_args(g)
+    if ranks:
+        g.add_argument("--trace", metavar="TRACE", action="append",
+                       help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]; "
+                            "given once per rank of a multi-GPU run (the rank is the trace's "
+                            "device, or its position when devices repeat)")
+    else:
+        g.add_argument("--trace", metavar="TRACE",
+                       help="nsys .nsys-rep/.sqlite export or PyTorch profiler .json[.gz]")
+    add_choice_args(g, ranks)
     g.add_argument("--kernel-map", metavar="FILE",
                    help="extra op -> kernel-name rules (JSON), taking precedence over the built-in table")
 
@@ -123,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
                    help="worker processes converting stages at once (default: the cores this "
                         "process may use; 1: no workers); the run store is the same")
-    _add_trace_args(c)
+    _add_trace_args(c, ranks=True)
     c.add_argument("--events", action="store_true",
                    help="also write a TensorBoard event file (conversion summary in the Text tab, "
                         "per-layer scalars in Scalars); off by default, since TensorBoard then "
@@ -179,18 +206,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def trace_options(args: argparse.Namespace) -> TraceOptions | None:
-    """The trace options of ``convert`` or ``extract``; None without ``--trace``."""
+    """The trace options of ``extract``; None without ``--trace``."""
     if not args.trace:
         return None
     return TraceOptions(path=Path(args.trace), choice=trace_choice(args),
                         kernel_map=Path(args.kernel_map) if args.kernel_map else None)
 
 
+def rank_trace_options(args: argparse.Namespace) -> tuple[TraceOptions, ...]:
+    """The traces of ``convert``: one per ``--trace`` (one per rank), each with the same
+    choice and kernel map.
+
+    Raises:
+        InputError: ``--device all`` with several traces, or without one.
+    """
+    paths = list(args.trace or [])
+    if args.device == ALL_DEVICES and len(paths) != 1:
+        raise InputError("--device all takes one --trace, whose devices are the ranks"
+                         + (f" (got {len(paths)}); give one --trace per rank instead, without "
+                            f"--device all" if paths else ""), field="--device")
+    choice = trace_choice(args)
+    kmap = Path(args.kernel_map) if args.kernel_map else None
+    return tuple(TraceOptions(path=Path(p), choice=choice, kernel_map=kmap) for p in paths)
+
+
 def convert_options(args: argparse.Namespace) -> ConvertOptions:
     """The options of ``convert``."""
     return ConvertOptions(source=Path(args.dump_dir), logdir=Path(args.logdir), run=args.run,
                           stages=tuple(args.stages), module=args.module, model=args.model,
-                          trace=trace_options(args),
+                          traces=rank_trace_options(args),
+                          all_devices=args.device == ALL_DEVICES,
                           jobs=args.jobs if args.jobs is not None else default_jobs(),
                           events=args.events)
 
@@ -219,7 +264,8 @@ def _cmd_convert(args: argparse.Namespace, progress: Progress) -> int:
     from tb_ad_layer.trace_attach import trace_attacher
 
     options = convert_options(args)
-    attach = trace_attacher(options.trace, progress) if options.trace is not None else None
+    attach = trace_attacher(options.traces, progress, options.all_devices, options.jobs) \
+        if options.traces else None
     convert(options, attach_trace=attach, progress=progress)
     return 0
 

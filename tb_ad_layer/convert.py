@@ -1,7 +1,8 @@
 """The conversion pipeline: dump directory (+ trace) -> layered graphs -> run store.
 
 Stages are processed one at a time (read, parse, assign layers, store), so memory holds one
-stage's graph, not the whole directory. A trace is mapped onto the last converted stage.
+stage's graph, not the whole directory. A trace is mapped onto the last converted stage; so is
+every rank's of a multi-GPU run, each rank's layer documents stored beside the first's.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.progress import Progress
 from tb_ad_layer.stage_pool import StagePool, run_in_process
-from tb_ad_layer.store.encoding import DocEncoder, encode_doc, encode_stage
+from tb_ad_layer.store.encoding import DocEncoder, encode_doc, encode_layer, encode_stage
 from tb_ad_layer.store.events import write_run_events
 from tb_ad_layer.store.records import EncodedDoc, EncodedStage
 from tb_ad_layer.store.writer import StoreWriter, store_path
@@ -43,6 +44,15 @@ class MappedTrace:
     info: TraceInfo
     node_kernels: NodeKernels
     summaries: Mapping[int, TraceSummary]
+    #: the rank (GPU) the trace's kernels ran on (:mod:`tb_ad_layer.store.schema`)
+    rank: int = 0
+    #: the run's other ranks, mapped onto the same stage, by rank (none for a one-GPU run)
+    others: tuple[MappedTrace, ...] = ()
+
+    @property
+    def ranks(self) -> tuple[MappedTrace, ...]:
+        """Every rank's mapped trace, this one (the first) first."""
+        return (self,) + self.others
 
     def times(self, layer: int) -> LayerTimes:
         """What the trace says about ``layer``, for :func:`~tb_ad_layer.layers.document.layer_record`."""
@@ -330,17 +340,18 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             onto it and store its kernels; the stage's documents are built with what it
             returns, and its ``info`` becomes :attr:`ConvertResult.trace` and the run's
             ``trace`` metadata. Required when
-            ``options.trace`` is set: the caller builds it from that record
-            (:func:`tb_ad_layer.trace_attach.trace_attacher`).
+            ``options.traces`` is set: the caller builds it from those records
+            (:func:`tb_ad_layer.trace_attach.trace_attacher`), and it maps every rank's
+            trace (:attr:`MappedTrace.others`); each rank's layer documents are stored.
         progress: progress printer; ``None`` prints only warnings (once the store is
             written, one line on stderr per doubt about the final stage's layers,
             :func:`warn_doubts`).
     Raises:
         InputError: bad input; nothing is written and any previous store is kept.
-        ValueError: ``options.trace`` is set but no ``attach_trace`` maps it.
+        ValueError: ``options.traces`` is set but no ``attach_trace`` maps them.
     """
-    if options.trace is not None and attach_trace is None:
-        raise ValueError("options.trace is set but no attach_trace was given to map it")
+    if options.traces and attach_trace is None:
+        raise ValueError("options.traces is set but no attach_trace was given to map it")
     progress = progress or Progress(quiet=True)
     src = options.source
     run = options.run or _guess_model(src)
@@ -398,7 +409,17 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
             progress(f"[{k}/{len(files)}] {_describe(ls)}")
             trace = attach_trace(ls.lg, writer)
             result.trace = trace.info
-            writer.add_encoded_stage(encoded_stage(ls, trace, _encoder(conversion)))
+            encoded = encoded_stage(ls, trace, _encoder(conversion))
+            idx = writer.add_encoded_stage(encoded)
+            # Every rank's documents of the traced stage; the first rank's are the ones just
+            # stored (the same hashes: stored once).
+            writer.add_rank_layers(trace.rank, idx, encoded.layers)
+            del encoded
+            for other in trace.others:
+                progress(f"rank {other.rank}: layer documents")
+                writer.add_rank_layers(other.rank, idx, (
+                    encode_layer(doc, _encoder(conversion))
+                    for doc in stage_documents(ls.lg, other)))
             del trace
             result.stages.append(_summary(ls))
             del ls

@@ -58,6 +58,10 @@ class TraceOptions:
     kernel_map: Path | None = None
 
 
+#: What ``--device all`` says: every device of one trace is a rank of the run.
+ALL_DEVICES = "all"
+
+
 @dataclass(frozen=True, slots=True)
 class ConvertOptions:
     """What to convert into which run store.
@@ -72,7 +76,13 @@ class ConvertOptions:
         module: the GraphModule section to use; ``None`` takes ``monolithic.model``, else the
             largest.
         model: the model name recorded in the run; ``None`` takes the source's name.
-        trace: the trace to map onto the last converted stage, if any.
+        traces: the traces to map onto the last converted stage: none, one, or one per rank
+            of a multi-GPU run. A rank is the device a trace's chosen part ran on, or the
+            trace's position when two traces name the same device (processes that each see
+            their GPU as device 0). The first rank (the lowest) is the one the layer documents
+            carry; every rank's kernels are stored (:mod:`tb_ad_layer.store.schema`).
+        all_devices: ``traces`` holds one trace, and each of its devices is a rank
+            (``--device all``); that trace's ``choice.device`` is then None.
         jobs: worker processes that convert stages at once (:mod:`tb_ad_layer.stage_pool`);
             1 converts them in this process, one after another. The store is the same either
             way. The command line defaults to the cores the process may use; a library
@@ -90,6 +100,18 @@ class ConvertOptions:
     stages: tuple[str, ...] = ("last",)
     module: str | None = None
     model: str | None = None
-    trace: TraceOptions | None = None
+    traces: tuple[TraceOptions, ...] = ()
+    all_devices: bool = False
     jobs: int = 1
     events: bool = False
+
+    def __post_init__(self) -> None:
+        if self.all_devices and len(self.traces) != 1:
+            raise ValueError("all_devices needs exactly one trace (its devices are the ranks)")
+        if self.all_devices and self.traces[0].choice.device is not None:
+            raise ValueError("all_devices takes every device: the trace's choice names none")
+
+    @property
+    def trace(self) -> TraceOptions | None:
+        """The first trace, if any (the only one of a one-GPU run)."""
+        return self.traces[0] if self.traces else None

@@ -1,4 +1,6 @@
-"""Convert the stages of a dump directory in worker processes, chained only where they chain.
+"""Convert the stages of a dump directory in worker processes, chained only where they chain
+(and read a multi-GPU run's rank traces the same way: :func:`tb_ad_layer.trace_attach.ingest_rank`,
+tasks that do not chain).
 
 Each stage is read, parsed, layered and turned into encoded documents by one worker
 (``work``); what a stage hands the next one (its layers, which the next stage carries when its

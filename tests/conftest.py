@@ -74,6 +74,7 @@ INTEGRATION = {
     "tests/analysis/test_report.py::test_the_analysis_reads_the_run_store_only": "1 process: 3 s",
     "tests/test_demo_logs.py": "tools/make_demo.py regenerates demo_logs/: 24 s",
     "tests/test_cli_trace.py": "tools/make_traces.py makes its trace: 4 s",
+    "tests/test_ranks.py": "generated 8-rank and 2-rank traces converted; the real 2-GPU trace: 13 s",
     "tests/test_cli_convert.py::test_bad_arguments_exit_2_one_line": "5 processes: 8 s",
     "tests/test_cli_convert.py::test_help_has_examples": "1 process",
     "tests/test_cli_convert.py::test_bad_graph_exit_2_one_line_nothing_written": "3 processes: 3 s",

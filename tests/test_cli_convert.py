@@ -88,7 +88,7 @@ def test_library_convert_takes_the_options_record(tmp_path: Path) -> None:
     assert store.meta.model == "dsv3-lib" and len(store.stages()) == 4
     # A trace named in the options but no attacher to map it: refused before anything is written.
     with_trace = ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="traced",
-                                trace=TraceOptions(path=tmp_path / "decode.nsys-rep"))
+                                traces=(TraceOptions(path=tmp_path / "decode.nsys-rep"),))
     with pytest.raises(ValueError, match="attach_trace"):
         convert(with_trace)
     assert not (tmp_path / "traced").exists()

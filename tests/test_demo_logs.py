@@ -10,7 +10,8 @@ from pathlib import Path
 from tests.conftest import REPO
 
 DEMO = REPO / "demo_logs"
-RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", "llama_torch_compile",
+RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "dsv3_tp4", "llama_decode",
+        "llama_torch_compile",
         "qwen3_export_model"}
 
 
@@ -29,7 +30,10 @@ def fingerprint(logdir: Path) -> dict[str, object]:
             "meta": meta,
             "files": sorted(con.execute("SELECT sha256, size, role FROM files").fetchall()),
             **{t: con.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
-               for t in ("stages", "outside", "layers", "streams", "kernels")},
+               for t in ("stages", "outside", "layers", "streams", "kernels", "rank_layers")},
+            # Where a rank's trace lay is a scratch path: its row without it.
+            "ranks": con.execute("SELECT rank, device, replays, kernel_count, gpu_time_us "
+                                 "FROM ranks ORDER BY rank").fetchall(),
             "events": len(list((logdir / run).glob("events.out.tfevents.*"))),
         }
         con.close()

@@ -52,8 +52,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     # A live model exported and written as AutoDeploy's dumps, then converted.
     "live": frozenset({"convert", "errors", "options", "progress"}),
     # Puts a trace onto a converted stage: the one place where trace/ meets layers/.
+    # Reads a multi-GPU run's rank traces in worker processes (stage_pool).
     "trace_attach": frozenset({"contract", "convert", "errors", "layers", "options", "progress",
-                               "store", "trace"}),
+                               "stage_pool", "store", "trace"}),
     "cli": frozenset({"analysis", "contract", "convert", "dump", "errors", "export", "layers",
                       "metadata", "options", "progress", "store", "trace", "trace_attach",
                       "version"}),

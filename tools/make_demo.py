@@ -8,6 +8,9 @@ scratch directory, then converted with the real CLI:
 - ``dsv3_prefill``: the same dumps with an eager prefill trace (NVTX-marked forward passes).
 - ``dsv3_decode_unfused``: the same model one fusion stage earlier (its sharding stage, before
   MoE and norm fusion) with its own decode trace: compare it with ``dsv3_decode``.
+- ``dsv3_tp4``: a smaller model of the same kind (6 layers, the final stage) on 4 GPUs (one nsys
+  trace of 4 devices, converted with ``--device all``): rank 2 is planted slower at layer 4 and
+  rank 1 at layer 5 (stragglers), rank 3 noisier at layer 2 (no straggler).
 - ``llama_decode``: a dense Llama-style model (GQA) with a PyTorch profiler decode trace.
 - ``llama_torch_compile``: torch.compile's structured logs (TORCH_TRACE) of a tiny real Llama
   compiled by Inductor: the Dynamo, AOT and post-grad graphs as stages.
@@ -46,11 +49,14 @@ def build(out: Path) -> None:
         scratch = Path(tmp)
         dsv3 = scratch / "dsv3"
         llama = scratch / "llama"
+        tp = scratch / "dsv3_tp4"
         traces = scratch / "traces"
         _run("tools/make_ad_dump.py", "--model", "dsv3", "--layers", "12", "--dense-layers", "3",
              "--experts", "64", "--stages", "all", "--out", str(dsv3))
         _run("tools/make_ad_dump.py", "--model", "llama", "--layers", "8", "--stages", "final",
              "--out", str(llama))
+        _run("tools/make_ad_dump.py", "--model", "dsv3", "--layers", "6", "--dense-layers", "1",
+             "--experts", "64", "--stages", "final", "--out", str(tp))
         final = sorted(dsv3.glob("*.truth.json"))[-1]
         sharded = next(dsv3.glob("060_*.truth.json"))
         gen = ["tools/make_traces.py", "--out", str(traces)]
@@ -60,6 +66,10 @@ def build(out: Path) -> None:
              "--passes", "2", "--format", "sqlite")
         _run(*gen, "--name", "dsv3_unfused", "--phase", "decode", "--plan-from", str(sharded),
              "--replays", "200", "--format", "sqlite")
+        _run(*gen, "--name", "dsv3_tp4", "--phase", "decode", "--plan-from",
+             str(next(tp.glob("*.truth.json"))), "--replays", "40", "--devices", "4",
+             "--format", "sqlite", "--slow", "2:4:1.3:0.02", "--slow", "1:5:1.15:0.02",
+             "--slow", "3:2:1.05:0.4")
         _run(*gen, "--name", "llama_decode", "--phase", "decode", "--plan-from",
              str(next(llama.glob("*.truth.json"))), "--replays", "200", "--format", "torch")
         if out.exists():
@@ -72,6 +82,9 @@ def build(out: Path) -> None:
                  "--trace", str(traces / "dsv3_prefill.sqlite"), "--phase", "prefill")
         _convert(dsv3, out, "dsv3_decode_unfused", "--stages", sharded.name[:3],
                  "--model", "deepseek-v3-style", "--trace", str(traces / "dsv3_unfused.sqlite"),
+                 "--phase", "decode")
+        _convert(tp, out, "dsv3_tp4", "--model", "deepseek-v3-style",
+                 "--trace", str(traces / "dsv3_tp4.sqlite"), "--device", "all",
                  "--phase", "decode")
         _convert(llama, out, "llama_decode", "--model", "llama-style",
                  "--trace", str(traces / "llama_decode.pt.trace.json.gz"), "--phase", "decode")

@@ -979,6 +979,10 @@ class Options:
     hooks: bool = False
     steps: bool = False
     class_per_kind: bool = False
+    #: Planted per-rank slowdowns: (device, layer, scale, jitter): that device's kernels of
+    #: that layer take ``scale`` times as long, spread by ``jitter`` instead of ``jitter``
+    #: above (a straggler: scale > 1 with a small jitter; a noisy rank: a large jitter).
+    slow: tuple[tuple[int, int, float, float], ...] = ()
 
 
 @dataclass
@@ -1164,6 +1168,8 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
     scale = 1.0 if opts.phase == "decode" else 6.0
     cpu_tid = _CPU_TID + device
 
+    slow = {layer: (scale, jitter) for d, layer, scale, jitter in opts.slow if d == device}
+
     def run_pass(t0: int, replay: int, eager: bool) -> int:
         nonlocal corr
         cursor = {"main": t0, "aux": t0}
@@ -1173,7 +1179,8 @@ def simulate(plan: Plan, opts: Options, device: int = 0) -> Trace:
         main_starts: list[tuple[int, int]] = []  # (node index, start) of the main stream's kernels
         main_ends: dict[int, int] = {}  # node index -> end of its last main-stream kernel
         for tpl in templates:
-            dur = max(300, int(tpl.base_us * scale * 1000 * rng.gauss(1.0, opts.jitter)))
+            factor, jitter = slow.get(tpl.layer, (1.0, opts.jitter))
+            dur = max(300, int(tpl.base_us * scale * factor * 1000 * rng.gauss(1.0, jitter)))
             # One stream runs its kernels one after another: the single layout has no aux chain.
             stream = "main" if opts.layout == "single" else (tpl.stream if tpl.stream in cursor else "aux")
             if stream == "aux" and (fork is None or prev != "aux"):
@@ -1757,6 +1764,12 @@ def replays_for_rows(plan: Plan, opts: Options, target_rows: int) -> int:
     return max(1, target_rows // per_replay)
 
 
+def _slow(text: str) -> tuple[int, int, float, float]:
+    parts = text.split(":")
+    jitter = float(parts[3]) if len(parts) > 3 else Options.jitter
+    return int(parts[0]), int(parts[1]), float(parts[2]), jitter
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="output directory")
@@ -1787,7 +1800,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layer-nvtx", action="store_true", help="NVTX ranges per layer in eager passes")
     ap.add_argument("--hooks", action="store_true", help="FSDP::pre_forward hook ranges before each layer")
     ap.add_argument("--steps", action="store_true", help="ProfilerStep#N ranges around each replay or pass")
+    ap.add_argument("--slow", action="append", default=[], metavar="DEVICE:LAYER:SCALE[:JITTER]",
+                    help="plant a slower (or noisier) layer on one device; repeatable")
     args = ap.parse_args(argv)
+    args.slow = tuple(_slow(text) for text in args.slow)
     plan = plan_from_truth(args.plan_from) if args.plan_from else dsv3_plan(args.layers, args.dense,
                                                                            args.unknown_kernel)
     # Every option named alike on the command line is taken from it; two are said negatively.

@@ -42,6 +42,8 @@ export class App {
   private phaseSel!: HTMLSelectElement;
   private stageSel!: HTMLSelectElement;
   private layerSel!: HTMLSelectElement;
+  private rankSel!: HTMLSelectElement;
+  private rankGrp!: HTMLElement;
   private errorEl: HTMLDivElement;
   /** The notice under the toolbar when the converter has doubts about the shown stage's layers. */
   private stageDoubts = new DoubtNotice("stage-doubts");
@@ -122,18 +124,28 @@ export class App {
     this.runSel = h("select", { id: "adl-run", "data-testid": "run-select", "aria-label": t("run") });
     this.stageSel = h("select", { "data-testid": "stage-select", "aria-label": t("stage") });
     this.layerSel = h("select", { "data-testid": "layer-select", "aria-label": t("layer") });
+    this.rankSel = h("select", { "data-testid": "rank-select", "aria-label": t("rank"), title: t("rankTitle") });
     const act = (p: Promise<void>) => void activity.track(p);
     this.phaseSel.addEventListener("change", () => act(this.actions.choosePhase((this.phaseSel.value || undefined) as PhaseFilter | undefined)));
     this.runSel.addEventListener("change", () => act(this.actions.chooseRun(this.runSel.value)));
     this.stageSel.addEventListener("change", () => act(this.actions.chooseStage(Number(this.stageSel.value))));
     this.layerSel.addEventListener("change", () => this.actions.chooseLayer(this.layerSel.value === "all" ? "all" : Number(this.layerSel.value)));
+    this.rankSel.addEventListener("change", () => this.actions.chooseRank(Number(this.rankSel.value)));
     // Each chooser shows with the views whose entry lists it; the row ends with the last of them.
     const showing = (c: Chooser) => viewEntries().filter((e) => e.choosers.includes(c)).map((e) => e.id).join(" ");
     const label: Record<Chooser, HTMLElement> = {
       phase: text("label", t("phase"), { class: "sr" }), run: h("label", { for: "adl-run" }, t("run")), stage: text("label", t("stage")), layer: text("label", t("layer")),
+      rank: text("label", t("rank")),
     };
-    const sel: Record<Chooser, HTMLSelectElement> = { phase: this.phaseSel, run: this.runSel, stage: this.stageSel, layer: this.layerSel };
-    for (const c of CHOOSERS) tb.appendChild(h("span", { class: "grp", "data-views": showing(c) }, label[c], sel[c]));
+    const sel: Record<Chooser, HTMLSelectElement> = { phase: this.phaseSel, run: this.runSel, stage: this.stageSel, layer: this.layerSel, rank: this.rankSel };
+    for (const c of CHOOSERS) {
+      const grp = h("span", { class: "grp", "data-views": showing(c) }, label[c], sel[c]);
+      if (c === "rank") {
+        grp.dataset.testid = "rank-chooser";
+        this.rankGrp = grp;
+      }
+      tb.appendChild(grp);
+    }
     tb.appendChild(h("span", { class: "break", "data-views": viewEntries().filter((e) => e.choosers.length).map((e) => e.id).join(" ") }));
     for (const { entry, view } of this.views) {
       for (const el of view.toolbarItems ?? []) {
@@ -212,6 +224,8 @@ export class App {
     if (changed.has("stage")) this.stageSel.value = String(st.stage);
     if (changedAny(changed, "layers", "stage", "run", "runs")) this.fillLayerChooser(st);
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
+    if (changedAny(changed, "run", "runs")) this.fillRankChooser(st);
+    if (changedAny(changed, "run", "runs", "rank", "view")) this.showRankChooser(st);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
     for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
@@ -273,6 +287,25 @@ export class App {
     const all = h("option", { value: "all" });
     all.textContent = t("allLayers");
     this.layerSel.appendChild(all);
+  }
+
+  /** The ranks of a multi-GPU run, each with its device. */
+  private fillRankChooser(st: Readonly<PanelState>): void {
+    clear(this.rankSel);
+    const run = shownRun(st);
+    for (const rank of run?.ranks ?? []) {
+      const o = h("option", { value: rank });
+      o.textContent = t("rankOption", { n: rank });
+      this.rankSel.appendChild(o);
+    }
+  }
+
+  /** The rank chooser shows in its views for a run of more than one rank only. */
+  private showRankChooser(st: Readonly<PanelState>): void {
+    const ranks = shownRun(st)?.ranks ?? [];
+    this.rankSel.value = String(st.rank ?? ranks[0] ?? "");
+    const inView = (this.rankGrp.dataset.views ?? "").split(" ").includes(st.view);
+    this.rankGrp.hidden = !inView || ranks.length < 2;
   }
 
   /**

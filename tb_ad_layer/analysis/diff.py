@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Literal
 
 from tb_ad_layer.analysis.categories import Categories, load_categories
-from tb_ad_layer.analysis.run import RunData, load_run
+from tb_ad_layer.analysis.run import Activity, RunData, load_run
 from tb_ad_layer.analysis.timeline import us
 from tb_ad_layer.contract.analysis import Diff, DiffEntry, Verdict
 from tb_ad_layer.errors import InputError
@@ -34,6 +35,32 @@ Level = Literal["step", "layer", "group", "node"]
 Key = tuple[Level, int | None, str | None, str | None]
 
 
+def spread_ns(a: Activity, replays: int) -> float:
+    """An activity's replay-to-replay spread (ns): p90 - p50 over the replays; the whole of
+    its duration when seen once in a run of ``replays`` > 1. The noise of a sum of activities
+    adds its nodes' spreads (a node's kernels move together) in quadrature (:func:`noise_ns`)."""
+    if replays > 1 and (a.k.replays or 0) <= 1:
+        # Seen once in a run of many replays (an eager copy between replays): its spread
+        # is unknown, so the whole of it may be noise.
+        return a.typical_ns
+    return max(0.0, (a.k.p90_ns if a.k.p90_ns is not None else a.typical_ns) - a.typical_ns)
+
+
+def noise_ns(acts: Iterable[Activity], replays: int) -> float:
+    """The replay noise of the summed typical time of ``acts`` (ns), as :func:`_levels`
+    reckons a layer's: each node's spreads summed, the nodes' (and each unmapped activity's)
+    in quadrature."""
+    per_node: dict[tuple[int | None, str], float] = defaultdict(float)
+    var = 0.0
+    for a in acts:
+        spread = spread_ns(a, replays)
+        if a.node is not None:
+            per_node[(a.k.layer, a.node.id)] += spread
+        else:
+            var += spread * spread
+    return math.sqrt(var + sum(v * v for v in per_node.values()))
+
+
 def _levels(data: RunData) -> dict[Key, list[float]]:
     """Key -> [time ns, noise variance ns²]."""
     out: dict[Key, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -42,13 +69,7 @@ def _levels(data: RunData) -> dict[Key, list[float]]:
         layer = a.k.layer
         group: str | None = a.group
         node = a.node.id if a.node is not None else None
-        if data.replays > 1 and (a.k.replays or 0) <= 1:
-            # Seen once in a run of many replays (an eager copy between replays): its spread
-            # is unknown, so the whole of it may be noise.
-            spread = a.typical_ns
-        else:
-            spread = max(0.0, (a.k.p90_ns if a.k.p90_ns is not None else a.typical_ns)
-                         - a.typical_ns)
+        spread = spread_ns(a, data.replays)
         keys: list[Key] = [("step", None, None, None), ("layer", layer, None, None),
                            ("group", layer, group, None)]
         if node is not None:

@@ -92,6 +92,7 @@ def report_markdown(r: Report) -> str:
                       [(c.direction, c.src_kind or "?", c.dst_kind or "?", c.count,
                         f"{c.bytes:,}" if c.bytes is not None else "?", _f(c.time_us, 2))
                        for c in h.copies])
+    out += _ranks(r)
     if r.notes:
         out += ["## Notes", ""] + [f"- {_esc(n)}" for n in r.notes] + [""]
     return "\n".join(out)
@@ -107,6 +108,34 @@ def _sizes(r: Report) -> list[str]:
         return [] if r.trace_dims is not None else \
             ["Sizes: the trace records no input shapes; symbolic sizes come from --dim only.", ""]
     return ["Sizes: " + "; ".join(given + traced) + ".", ""]
+
+
+def _ranks(r: Report) -> list[str]:
+    """Every rank's GPU time per layer and the stragglers (a multi-GPU run only)."""
+    if not r.ranks:
+        return []
+    layers = [x.layer for x in r.ranks[0].layers]
+    out = ["## Ranks", "", f"{len(r.ranks)} ranks; GPU µs per layer (communication µs in "
+                           f"brackets where collectives are mapped).", ""]
+    by = {k.rank: {x.layer: x for x in k.layers} for k in r.ranks}
+
+    def cell(rank: int, layer: int) -> str:
+        x = by[rank].get(layer)
+        if x is None:
+            return "—"
+        return _f(x.gpu_time_us) + (f" ({_f(x.communication_us)})"
+                                    if x.communication_us is not None else "")
+    out += _table(["rank", "device", "GPU µs", "comm µs", "trace"],
+                  [(k.rank, k.device if k.device is not None else "—", _f(k.gpu_time_us),
+                    _f(k.communication_us), k.trace) for k in r.ranks])
+    out += _table(["layer"] + [f"rank {k.rank}" for k in r.ranks],
+                  [(n,) + tuple(cell(k.rank, n) for k in r.ranks) for n in layers])
+    out += ["## Stragglers", ""]
+    out += _table(["rank", "layer", "excess µs", "compute µs", "others' median µs", "noise µs"],
+                  [(x.rank, x.layer, _f(x.excess_us, 2), _f(x.compute_us, 2),
+                    _f(x.others_us, 2), _f(x.noise_us, 2)) for x in r.stragglers[:TOP]]) \
+        if r.stragglers else ["No rank is slower than the others beyond the replay noise.", ""]
+    return out
 
 
 def _top(b: LayerBreakdown) -> str:

@@ -8,9 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from tb_ad_layer.analysis.categories import Categories, load_categories
 from tb_ad_layer.analysis.gpus import Peak, known_gpus, lookup
 from tb_ad_layer.analysis.host import host_side
+from tb_ad_layer.analysis.ranks import load_ranks, rank_times, stragglers
 from tb_ad_layer.analysis.roofline import node_roofline
 from tb_ad_layer.analysis.run import Activity, Node, RunData, load_run
 from tb_ad_layer.analysis.sizes import stage_sizes
@@ -253,11 +256,19 @@ def build_report(data: RunData, options: ReportOptions) -> Report:
                   streams=stream_idle(acts, labels), layers=layers, outside=outside, tails=tails,
                   gpu=peak.record(), roofline=roofline, dims=dict(sorted(options.dims.items())),
                   trace_dims=sizes.records(),
-                  host=host, findings=findings(layers, tails, roofline, host), notes=notes)
+                  host=host, findings=findings(layers, tails, roofline, host), notes=notes,
+                  ranks=[], stragglers=[])
 
 
 def report_for_store(store: RunStore, options: ReportOptions,
                      categories: Categories | None = None) -> Report:
-    """Load ``store`` and build its report (the one function the CLI and the plugin call)."""
+    """Load ``store`` and build its report (the one function the CLI and the plugin call): the
+    first rank's figures, and for a multi-GPU run every rank's GPU time and the stragglers
+    (:mod:`tb_ad_layer.analysis.ranks`)."""
     cats = categories if categories is not None else load_categories(options.categories)
-    return build_report(load_run(store, cats), options)
+    if len(store.ranks()) < 2:
+        return build_report(load_run(store, cats), options)
+    runs = load_ranks(store, cats)
+    report = build_report(runs[store.default_rank()], options)
+    times = rank_times(store, runs)
+    return msgspec.structs.replace(report, ranks=times, stragglers=stragglers(times))

@@ -82,17 +82,22 @@ def _node(layer: int | None, n: LayerNode | dict[str, Any],
                 [(w.name, w.shape, w.dtype) for w in n.weights], values)
 
 
-def load_run(store: RunStore, categories: Categories) -> RunData:
+def load_run(store: RunStore, categories: Categories, rank: int | None = None,
+             known: dict[tuple[int | None, str], Node] | None = None) -> RunData:
     """Read the traced stage (the last one: the converter maps the trace onto it) and the stored
-    kernels of ``store``."""
+    kernels of ``store``'s ``rank`` (default: the first). ``known``: nodes read for another
+    rank (every rank maps onto the same stage), not read again."""
     stages = store.stages()
     stage = stages[-1].idx if stages else 0
     trace = store.meta.trace
-    timings = store.kernel_timings()
+    ranks = {r.rank: r for r in store.ranks()}
+    if rank is not None and rank in ranks and rank != store.default_rank():
+        trace = ranks[rank].info
+    timings = store.kernel_timings(rank)
     # Only the nodes some kernel names are built: a 61-layer stage has thousands of nodes that
     # launch nothing (views, getitems), and the analysis has nothing to say about them.
-    wanted = {(k.layer, k.node) for k in timings if k.node is not None}
-    nodes: dict[tuple[int | None, str], Node] = {}
+    nodes: dict[tuple[int | None, str], Node] = dict(known or {})
+    wanted = {(k.layer, k.node) for k in timings if k.node is not None} - nodes.keys()
     kinds: dict[int, str] = {}
     for row in store.layers(stage):
         kinds[row.layer] = row.kind
@@ -133,7 +138,7 @@ def load_run(store: RunStore, categories: Categories) -> RunData:
                      f"--cuda-graph-trace=graph and holds no kernels inside graphs")
     if trace is None:
         notes.append("the run has no trace: there is no GPU time to report")
-    labels = {s.key: s.label for s in store.streams()}
+    labels = {s.key: s.label for s in store.streams(rank)}
     return RunData(run=store.meta.run, stage=stage, phase=trace.phase if trace else None,
                    replays=trace.replays if trace and trace.replays else replays, kinds=kinds,
                    nodes=nodes, activities=activities, stream_labels=labels,

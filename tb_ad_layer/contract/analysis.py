@@ -294,6 +294,49 @@ class StepSummary(Record):
     replays: Annotated[int, Meta(description="Replays the statistics are over (1 for a pass).")]
 
 
+class RankLayer(Record):
+    """One layer on one rank."""
+
+    layer: int
+    gpu_time_us: Annotated[float, Meta(description="GPU time: the sum of the layer's kernels' "
+                                                   "median durations over the replays.")]
+    compute_us: Annotated[float, Meta(description="gpu_time_us without the communication "
+                                                  "kernels (what stragglers are judged on).")]
+    noise_us: Annotated[float, Meta(description="Replay noise of compute_us: each node's "
+                                                "kernels' spread (p90 - p50) summed, the nodes' "
+                                                "in quadrature (as diff reckons it).")]
+    communication_us: Annotated[float | None, Meta(
+        description="GPU time of the layer's communication kernels (collectives) on this rank: "
+                    "with synchronous collectives, mostly the wait for the slowest rank; null "
+                    "where the layer has no collective mapped on any rank.")]
+
+
+class RankTime(Record):
+    """One rank of a multi-GPU run with its GPU time, whole and per layer."""
+
+    rank: int
+    device: int | None
+    trace: Annotated[str, Meta(description="The trace file the rank was read from.")]
+    gpu_time_us: Annotated[float, Meta(description="GPU time of the step on this rank (layers "
+                                                   "and the work outside them).")]
+    communication_us: Annotated[float | None, Meta(
+        description="GPU time of its communication kernels; null when none is mapped.")]
+    layers: list[RankLayer]
+
+
+class Straggler(Record):
+    """A rank slower than the others at a layer beyond their replay noise."""
+
+    rank: int
+    layer: int
+    excess_us: Annotated[float, Meta(description="compute_us minus the median of the other "
+                                                 "ranks' compute_us at that layer.")]
+    compute_us: float
+    others_us: Annotated[float, Meta(description="Median compute_us of the other ranks.")]
+    noise_us: Annotated[float, Meta(description="Combined noise: the rank's and the median of "
+                                                "the others', in quadrature.")]
+
+
 class Report(Record):
     """``tb-ad-layer report RUN --format json`` and ``api/report``."""
 
@@ -318,6 +361,26 @@ class Report(Record):
     host: HostSide
     findings: list[Finding]
     notes: Annotated[list[str], Meta(description="What could not be reported, and why.")]
+    ranks: Annotated[list[RankTime], Meta(description="Every rank of a multi-GPU run; empty "
+                                                      "for a one-rank run.")]
+    stragglers: Annotated[list[Straggler], Meta(description="Ranks slower than the others at "
+                                                            "a layer beyond the replay noise, "
+                                                            "largest excess first; empty for a "
+                                                            "one-rank run.")]
+
+
+class RanksResponse(Record):
+    """``api/ranks``: every rank of a run with its GPU time per layer, the stragglers and the
+    communication per rank (the same figures as ``report``'s ``ranks`` and ``stragglers``)."""
+
+    run: str
+    stage: Annotated[int, Meta(description="The traced stage (the ranks' kernels are on it).")]
+    default_rank: Annotated[int, Meta(description="The rank the layer documents and api/layer "
+                                                  "without rank= show: the first.")]
+    layers: Annotated[list[int], Meta(description="The layer indexes, in order.")]
+    ranks: list[RankTime]
+    stragglers: list[Straggler]
+    rule: Annotated[str, Meta(description="The straggler rule, in words.")]
 
 
 class DiffEntry(Record):

@@ -135,6 +135,10 @@ class RunInfo(Record):
     default_stage: Annotated[int, Meta(description="Index of the last stage.")]
     layers: Annotated[list[LayerRow], Meta(description="Layers of the default stage.")]
     trace: Annotated[TraceInfo | None, Meta(description="null when the run has no trace.")]
+    ranks: Annotated[list[int], Meta(description="The ranks (GPUs) of a traced run, first "
+                                                 "(the default of rank=) first; more than one "
+                                                 "for a multi-GPU run; empty without a "
+                                                 "trace.")]
 
 
 class UnreadableRun(Record):
@@ -158,6 +162,8 @@ class LayerResponse(LayerDocument):
 
     run: str
     stage: int
+    rank: Annotated[int | None, Meta(description="The rank whose kernels the document "
+                                                 "holds; null for a run without a trace.")]
 
 
 # -- api/overview -----------------------------------------------------------------------------
@@ -268,6 +274,8 @@ class TimelineResponse(Record):
     end_us: float
     lod: Annotated[bool, Meta(description="Whether any stream is answered with buckets.")]
     streams: list[TimelineStream]
+    rank: Annotated[int | None, Meta(description="The rank whose kernels these are; null for "
+                                                 "a run without a trace.")]
 
 
 # -- api/compare ------------------------------------------------------------------------------

@@ -3,17 +3,19 @@
 the command line show the same figures (a test holds the two bodies byte for byte equal).
 
 Parameters: ``api/report?run=R[&dim=s70=1024,kv_len=4096][&gpu=NAME]``;
-``api/diff?a_run=A&b_run=B[&gate=PCT]``. Answers are cached per store identity, like every other
+``api/diff?a_run=A&b_run=B[&gate=PCT]``; ``api/ranks?run=R[&stage=S]`` (every rank of a
+multi-GPU run: :mod:`tb_ad_layer.analysis.ranks`). Answers are cached per store identity, like every other
 answer, so a run converted again is analysed again.
 """
 from __future__ import annotations
 
 from tb_ad_layer.analysis.diff import DEFAULT_GATE_PCT, diff_stores, untraced
 from tb_ad_layer.analysis.gpus import known_gpus, lookup
+from tb_ad_layer.analysis.ranks import ranks_for_store
 from tb_ad_layer.analysis.report import ReportOptions, parse_dims, report_for_store
 from tb_ad_layer.errors import InputError
 from tb_ad_layer.plugin.data import PluginData, parse_float
-from tb_ad_layer.plugin.errors import BAD_REQUEST, UNREADABLE, ApiError, show
+from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
 from tb_ad_layer.plugin.responses import Payload, json_payload
 from tb_ad_layer.plugin.routes import Query
 
@@ -38,6 +40,21 @@ class AnalysisRoutes:
 
         def compute() -> Payload:
             return json_payload(report_for_store(handle.store(), options))
+        return self.data._cached((q.path, q.values, handle.identity), compute)
+
+    def ranks_payload(self, q: Query) -> Payload:
+        """``api/ranks``: every rank's GPU time per layer, the stragglers and the
+        communication per rank, of the traced stage (the last: ``stage`` may name it)."""
+        run, stage = q.values
+        handle = self.data.discovery.get(run)
+
+        def compute() -> Payload:
+            s = self.data._stage(handle, stage)
+            last = self.data._stages(handle)[-1].idx
+            if s != last:
+                raise ApiError(NOT_FOUND, f"the ranks' kernels are on the traced stage {last} "
+                                          f"of run {handle.name!r}, not on stage {s}", [last])
+            return json_payload(ranks_for_store(handle.store()))
         return self.data._cached((q.path, q.values, handle.identity), compute)
 
     def diff_payload(self, q: Query) -> Payload:

@@ -51,7 +51,7 @@ from tb_ad_layer.plugin.identical import identical_layers
 from tb_ad_layer.plugin.responses import JSON, Payload, json_payload, safe_filename
 from tb_ad_layer.plugin.routes import Query
 from tb_ad_layer.plugin.timeline import DEFAULT_MAX_ITEMS, MAX_MAX_ITEMS, KernelIndex, timeline
-from tb_ad_layer.store.records import LayerRecord, StageRecord
+from tb_ad_layer.store.records import LayerRecord, RankRecord, StageRecord
 
 logger = logging.getLogger(__name__)
 
@@ -183,6 +183,23 @@ class PluginData:
         return index
 
     @staticmethod
+    def _ranks(handle: RunHandle) -> list[RankRecord]:
+        ranks: list[RankRecord] = handle.memoize("ranks", lambda: handle.store().ranks())
+        return ranks
+
+    def _rank(self, handle: RunHandle, value: str | None) -> int | None:
+        """A rank from ``value`` (a rank of the run; absent: the first); None for a run
+        without a trace, which has no rank."""
+        known = [r.rank for r in self._ranks(handle)]
+        if value is None or value == "":
+            return known[0] if known else None
+        index = parse_int(value, "rank", known)
+        if index not in known:
+            raise ApiError(NOT_FOUND, f"unknown rank {index} in run {handle.name!r}"
+                                      + ("" if known else " (it has no trace)"), known)
+        return index
+
+    @staticmethod
     def _layer_rows(handle: RunHandle, stage: int) -> list[LayerRecord]:
         rows: list[LayerRecord] = handle.memoize(("layers", stage),
                                                  lambda: handle.store().layers(stage))
@@ -211,8 +228,9 @@ class PluginData:
         return index
 
     @staticmethod
-    def _document(handle: RunHandle, stage: int, layer: int) -> LayerDocument:
-        doc = handle.store().layer_document(stage, layer)
+    def _document(handle: RunHandle, stage: int, layer: int,
+                  rank: int | None = None) -> LayerDocument:
+        doc = handle.store().layer_document(stage, layer, rank)
         if doc is None:  # listed a moment ago, so the layers table contradicts itself
             raise ApiError(UNREADABLE, f"layer {layer} of stage {stage} has no document in "
                                        f"run {handle.name!r}; convert the run again")
@@ -246,7 +264,7 @@ class PluginData:
                                      node_count=r.node_count, gpu_time_us=r.gpu_time_us,
                                      same_as=same.get(r.layer))
                             for r in self._layer_rows(handle, default)],
-                    trace=meta.trace)
+                    trace=meta.trace, ranks=[r.rank for r in self._ranks(handle)])
             except InputError as e:  # damaged: listed with the reason, not fatal to the list
                 return UnreadableRun(run=handle.name, error=e.message)
         info: RunInfo | UnreadableRun = handle.memoize("run_info", build)
@@ -264,17 +282,18 @@ class PluginData:
     # -- api/layer --------------------------------------------------------------------------
 
     def layer_payload(self, q: Query) -> Payload:
-        """``api/layer``: the stored layer document, checked against the contract, plus
-        ``run`` and ``stage``."""
-        run, stage, layer = q.values
+        """``api/layer``: the stored layer document of ``rank`` (default: the first),
+        checked against the contract, plus ``run``, ``stage`` and ``rank``."""
+        run, stage, layer, rank = q.values
         handle = self.discovery.get(run)
 
         def compute() -> Payload:
             s = self._stage(handle, stage)
             n = self._layer(handle, s, layer)
-            doc = self._document(handle, s, n)
+            r = self._rank(handle, rank)
+            doc = self._document(handle, s, n, r)
             fields = msgspec.structs.asdict(doc)
-            return json_payload(LayerResponse(run=handle.name, stage=s, **fields))
+            return json_payload(LayerResponse(run=handle.name, stage=s, rank=r, **fields))
         return self._cached((q.path, q.values, handle.identity), compute)
 
     # -- api/overview -----------------------------------------------------------------------
@@ -345,11 +364,12 @@ class PluginData:
     def timeline_payload(self, q: Query) -> Payload:
         """``api/timeline``: kernels per stream in a window, merged into buckets per stream
         when more than ``max_items``. A run without a trace has no streams."""
-        run, layer, start_us, end_us, max_items = q.values
+        run, layer, start_us, end_us, max_items, rank = q.values
         handle = self.discovery.get(run)
 
         def compute() -> Payload:
             stages = self._stages(handle)
+            r = self._rank(handle, rank)
             n: int | None = None
             if layer is not None and layer != "":
                 known = [r.layer for r in self._layer_rows(handle, stages[-1].idx)] \
@@ -370,9 +390,9 @@ class PluginData:
                     raise ApiError(BAD_REQUEST, f"max_items must be between 1 and "
                                                 f"{MAX_MAX_ITEMS}, got {limit}")
             index: KernelIndex = handle.memoize(
-                "kernel_index", lambda: KernelIndex.from_store(handle.store()))
+                ("kernel_index", r), lambda: KernelIndex.from_store(handle.store(), r))
             return json_payload(timeline(index, handle.name, n, window_start_us, window_end_us,
-                                         limit))
+                                         limit, r))
         return self._cached((q.path, q.values, handle.identity), compute)
 
     # -- api/compare ------------------------------------------------------------------------

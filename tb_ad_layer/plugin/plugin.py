@@ -47,10 +47,10 @@ def route_table(data: PluginData, static: StaticFiles) -> tuple[Route, ...]:
         Route("/index.js", (), lambda q: static.index_js(), GZIP_CACHED),
         Route("/static/*", (), static_file, GZIP_CACHED),
         Route("/api/runs", (), data.runs_payload, GZIP_CACHED),
-        Route("/api/layer", layer, data.layer_payload, GZIP_CACHED),
+        Route("/api/layer", layer + ("rank",), data.layer_payload, GZIP_CACHED),
         Route("/api/overview", ("run", "stage"), data.overview_payload, GZIP_CACHED),
         Route("/api/stages", ("run", "layer"), data.stages_payload, GZIP_CACHED),
-        Route("/api/timeline", ("run", "layer", "start_us", "end_us", "max_items"),
+        Route("/api/timeline", ("run", "layer", "start_us", "end_us", "max_items", "rank"),
               data.timeline_payload, GZIP_PER_REQUEST),
         Route("/api/compare", ("a_run", "a_stage", "a_layer", "b_run", "b_stage", "b_layer"),
               data.compare_payload, GZIP_CACHED),
@@ -58,6 +58,7 @@ def route_table(data: PluginData, static: StaticFiles) -> tuple[Route, ...]:
         Route("/api/download/layer.dot", layer, data.layer_dot_payload, GZIP_CACHED),
         Route("/api/download/trace.json", ("run",), data.trace_json_payload, GZIP_CACHED),
         Route("/api/report", ("run", "dim", "gpu"), analysis.report_payload, GZIP_CACHED),
+        Route("/api/ranks", ("run", "stage"), analysis.ranks_payload, GZIP_CACHED),
         Route("/api/diff", ("a_run", "b_run", "gate"), analysis.diff_payload, GZIP_CACHED),
     )
 

@@ -85,9 +85,10 @@ class KernelIndex:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_store(cls, store: RunStore) -> KernelIndex:
-        """An index over a run store's kernels, read per selection when first asked for."""
-        return cls(store.streams(), lambda layer: store.kernel_spans(layer))
+    def from_store(cls, store: RunStore, rank: int | None = None) -> KernelIndex:
+        """An index over a run store's kernels of ``rank`` (default: the first), read per
+        selection when first asked for."""
+        return cls(store.streams(rank), lambda layer: store.kernel_spans(layer, rank))
 
     @classmethod
     def from_rows(cls, streams: Sequence[StreamRow],
@@ -155,9 +156,10 @@ def _buckets(kernel_starts_ns: Iterable[int], busy_ns: list[tuple[int, int]], st
 
 
 def timeline(index: KernelIndex, run: str, layer: int | None, start_us: float | None,
-             end_us: float | None, max_items: int = DEFAULT_MAX_ITEMS) -> TimelineResponse:
-    """The ``api/timeline`` answer for a validated request (see docs/API.md). The window
-    defaults to the extent of the selected kernels."""
+             end_us: float | None, max_items: int = DEFAULT_MAX_ITEMS,
+             rank: int | None = None) -> TimelineResponse:
+    """The ``api/timeline`` answer for a validated request (see docs/API.md): ``index`` holds
+    ``rank``'s kernels. The window defaults to the extent of the selected kernels."""
     lanes = index.lanes(layer)
     a_ns = round(start_us * 1000) if start_us is not None else \
         min((lane.starts_ns[0] for lane in lanes), default=0)
@@ -183,5 +185,5 @@ def timeline(index: KernelIndex, run: str, layer: int | None, start_us: float | 
             stream=lane.stream, label=lane.label, device=lane.device, busy_us=_us(busy_total_ns),
             busy_share=round(busy_total_ns / span_ns, 4) if span_ns > 0 else 0.0,
             kernel_count=len(pos), kernels=kernels, buckets=buckets))
-    return TimelineResponse(run=run, layer=layer, start_us=_us(a_ns), end_us=_us(b_ns),
+    return TimelineResponse(run=run, layer=layer, rank=rank, start_us=_us(a_ns), end_us=_us(b_ns),
                             lod=any_lod, streams=streams)

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
+from tb_ad_layer.contract.api import TraceInfo
 from tb_ad_layer.contract.document import LayerDocument, LayeringDoubt, OutsideNodes, TraceSummary
 from tb_ad_layer.contract.record import encode
 from tb_ad_layer.errors import InputError
@@ -40,6 +41,8 @@ from tb_ad_layer.store.records import (
     KernelTiming,
     LayerRecord,
     MemcpyRow,
+    RankLayerRow,
+    RankRecord,
     StageRecord,
     StoredKernel,
     StoreMeta,
@@ -58,6 +61,7 @@ _OUTSIDE_NODES = msgspec.json.Decoder(OutsideNodes)
 _MODULES = msgspec.json.Decoder(list[str])
 _DOUBTS = msgspec.json.Decoder(list[LayeringDoubt])
 _GROUP_COUNTS = msgspec.json.Decoder(dict[str, int])
+_TRACE_INFO = msgspec.json.Decoder(TraceInfo)
 _AT_ROW = re.compile(r"\$\[(\d+)\]\[(\d+)\]")
 
 
@@ -117,6 +121,7 @@ class RunStore:
         self._lock = threading.Lock()
         self._meta: StoreMeta | None = None
         self._json_functions = True  # until SQLite says it has none
+        self._ranks: list[RankRecord] | None = None
         try:
             self._conn = sqlite3.connect(f"file:{_uri_path(self.path)}?mode=ro", uri=True,
                                          check_same_thread=False)
@@ -206,8 +211,23 @@ class RunStore:
         words = ["tb-ad-layer", "convert", meta.source_dir if meta is not None else "DUMP_DIR",
                  "--logdir", str(logdir), "--run", run]
         if meta is not None and meta.trace is not None:
-            words += ["--trace", meta.trace.source, "--phase", meta.trace.phase]
+            traces = self._rank_traces()
+            if len(traces) > 1 and len(set(traces)) == 1:
+                words += ["--trace", traces[0], "--device", "all"]
+            else:
+                for trace in traces or [meta.trace.source]:
+                    words += ["--trace", trace]
+            words += ["--phase", meta.trace.phase]
         return " ".join(w if w.isupper() else shlex.quote(w) for w in words)
+
+    def _rank_traces(self) -> list[str]:
+        """Each rank's trace file, as far as the ``ranks`` table can still be read."""
+        try:
+            with self._lock:
+                rows = self._conn.execute("SELECT trace FROM ranks ORDER BY rank").fetchall()
+        except sqlite3.Error:
+            return []
+        return [r[0] for r in rows if isinstance(r[0], str)]
 
     def _damaged(self, detail: str) -> StoreDamagedError:
         return StoreDamagedError(f"run store is damaged ({detail}); rebuild it with: "
@@ -306,14 +326,28 @@ class RunStore:
                 raise self._damaged(f"{what}: {e}") from None
         return out
 
-    def _layer_json(self, stage: int, layer: int) -> tuple[str, bytes] | None:
-        """(``source_file``, the stored document's JSON) of (``stage``, ``layer``)."""
+    def _layer_json(self, stage: int, layer: int,
+                    rank: int | None = None) -> tuple[str, bytes] | None:
+        """(``source_file``, the stored document's JSON) of (``stage``, ``layer``); with
+        ``rank``, the document with that rank's kernels where the stage was traced."""
+        if rank is not None and rank != self.default_rank():
+            rows = self._stored_json(
+                "SELECT l.source_file, d.data FROM rank_layers r JOIN layers l ON "
+                "l.stage = r.stage AND l.layer = r.layer LEFT JOIN docs d ON d.hash = r.doc "
+                "WHERE r.rank=? AND r.stage=? AND r.layer=?", (rank, stage, layer),
+                f"rank_layers.doc of rank {rank} stage {stage} layer {layer}")
+            if rows:
+                return self._source_and_json(rows[0], stage, layer)
         rows = self._stored_json("SELECT l.source_file, d.data FROM layers l LEFT JOIN docs d "
                                  "ON d.hash = l.doc WHERE l.stage=? AND l.layer=?",
                                  (stage, layer), f"layers.doc of stage {stage} layer {layer}")
         if not rows:
             return None
-        source_file, json = rows[0]
+        return self._source_and_json(rows[0], stage, layer)
+
+    def _source_and_json(self, row: tuple[Any, bytes], stage: int,
+                         layer: int) -> tuple[str, bytes]:
+        source_file, json = row
         if not isinstance(source_file, str):
             raise self._damaged(f"layers.source_file of stage {stage} layer {layer} is not text")
         return source_file, json
@@ -323,10 +357,13 @@ class RunStore:
         doc = self.layer_document(stage, layer)
         return encode(doc).decode("utf-8") if doc is not None else None
 
-    def layer_document(self, stage: int, layer: int) -> LayerDocument | None:
+    def layer_document(self, stage: int, layer: int,
+                       rank: int | None = None) -> LayerDocument | None:
         """The layer document of (``stage``, ``layer``), checked against the contract; None
-        when there is no such layer."""
-        stored = self._layer_json(stage, layer)
+        when there is no such layer. ``rank``: the document with that rank's kernels (for the
+        traced stage; every other stage's documents hold no kernels, and are the same for every
+        rank); None or the first rank: the ``layers`` row's."""
+        stored = self._layer_json(stage, layer, rank)
         if stored is None:
             return None
         doc = self._json(_LAYER_DOCUMENT, stored[1], f"layers.doc of stage {stage} layer {layer}")
@@ -383,20 +420,49 @@ class RunStore:
         rows = self._fetch("SELECT COUNT(*) FROM kernels", (), "kernels")
         return int(rows[0][0])
 
-    def streams(self) -> list[StreamRow]:
-        """The trace's streams, by device, process, context and stream id."""
-        rows = self._fetch("SELECT key, label, device, pid, context, stream FROM streams "
-                           "ORDER BY device, pid, context, stream", (), "streams")
+    # -- ranks ----------------------------------------------------------------------------
+
+    def ranks(self) -> list[RankRecord]:
+        """Every rank of the run, by number; empty for a run without a trace."""
+        if self._ranks is None:
+            rows = self._fetch("SELECT rank, device, trace, replays, kernel_count, gpu_time_us, "
+                               "info FROM ranks ORDER BY rank", (), "ranks")
+            decoded = [r[:6] + (self._json(_TRACE_INFO, r[6], f"ranks.info of rank {r[0]}"),)
+                       for r in rows]
+            self._ranks = self._records(decoded, RankRecord, "ranks")
+        return self._ranks
+
+    def default_rank(self) -> int:
+        """The rank read when none is asked for: the first (lowest); 0 without a trace."""
+        ranks = self.ranks()
+        return ranks[0].rank if ranks else 0
+
+    def _rank(self, rank: int | None) -> int:
+        return self.default_rank() if rank is None else rank
+
+    def rank_layers(self, stage: int) -> list[RankLayerRow]:
+        """Every rank's GPU time per layer of ``stage`` (the traced one has them), by rank
+        then layer."""
+        rows = self._fetch("SELECT rank, layer, gpu_time_us FROM rank_layers WHERE stage=? "
+                           "ORDER BY rank, layer", (stage,), "rank_layers")
+        return self._records(rows, RankLayerRow, "rank_layers")
+
+    def streams(self, rank: int | None = None) -> list[StreamRow]:
+        """The streams of ``rank`` (default: the first), by device, process, context and
+        stream id."""
+        rows = self._fetch("SELECT key, label, device, pid, context, stream, rank FROM streams "
+                           "WHERE rank=? ORDER BY device, pid, context, stream",
+                           (self._rank(rank),), "streams")
         return self._records(rows, StreamRow, "streams")
 
     def kernels(self, layer: int | None = None, start_ns: int | None = None,
-                end_ns: int | None = None) -> list[StoredKernel]:
-        """Stored kernels in start order (then id), optionally of one layer and overlapping a
-        time window (ns)."""
+                end_ns: int | None = None, rank: int | None = None) -> list[StoredKernel]:
+        """Stored kernels of ``rank`` (default: the first) in start order (then id),
+        optionally of one layer and overlapping a time window (ns)."""
         sql = ("SELECT id, name, short, start_ns, end_ns, device, stream, graph_id, "
                "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, "
-               "max_ns, p90_ns, p99_ns FROM kernels WHERE 1=1")
-        params: tuple[Any, ...] = ()
+               "max_ns, p90_ns, p99_ns, rank FROM kernels WHERE rank=?")
+        params: tuple[Any, ...] = (self._rank(rank),)
         if layer is not None:
             sql += " AND layer=?"
             params += (layer,)
@@ -409,21 +475,24 @@ class RunStore:
         rows = self._fetch(sql + " ORDER BY start_ns, id", params, "kernels")
         return self._records(rows, StoredKernel, "kernels")
 
-    def kernel_spans(self, layer: int | None = None) -> list[KernelSpan]:
-        """What a timeline needs of the stored kernels (of one layer, or all), grouped by
-        stream and in start order (then id) within a stream."""
+    def kernel_spans(self, layer: int | None = None, rank: int | None = None) -> list[KernelSpan]:
+        """What a timeline needs of the stored kernels of ``rank`` (default: the first; of one
+        layer, or all), grouped by stream and in start order (then id) within a stream."""
         columns = "stream, id, short, name, start_ns, end_ns, device, layer, node"
-        where, params = ("", ()) if layer is None else (" WHERE layer=?", (layer,))
+        where, params = (" WHERE rank=?", (self._rank(rank),)) if layer is None \
+            else (" WHERE rank=? AND layer=?", (self._rank(rank), layer))
         spans = self._json_rows(columns, "kernels" + where, params, KernelSpan, "kernels")
         spans.sort(key=attrgetter("stream", "start_ns", "id"))
         return spans
 
-    def kernel_timings(self) -> list[KernelTiming]:
-        """Every stored kernel with its mapping and its statistics over the replays, in start
-        order (then id): what the analysis (``tb-ad-layer report``) reads."""
+    def kernel_timings(self, rank: int | None = None) -> list[KernelTiming]:
+        """Every stored kernel of ``rank`` (default: the first) with its mapping and its
+        statistics over the replays, in start order (then id): what the analysis
+        (``tb-ad-layer report``) reads."""
         columns = ("id, short, name, start_ns, end_ns, stream, correlation, layer, node, reason, "
                    "count, median_ns, min_ns, max_ns, p90_ns, p99_ns")
-        rows = self._json_rows(columns, "kernels", (), KernelTiming, "kernels")
+        rows = self._json_rows(columns, "kernels WHERE rank=?", (self._rank(rank),),
+                               KernelTiming, "kernels")
         rows.sort(key=attrgetter("start_ns", "id"))
         return rows
 

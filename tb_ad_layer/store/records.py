@@ -37,6 +37,7 @@ class KernelRow(NamedTuple):
     max_ns: int | None
     p90_ns: float | None = None  #: 90th and 99th percentiles over those replays (nearest rank)
     p99_ns: float | None = None
+    rank: int = 0           #: the rank (GPU) it ran on (:mod:`tb_ad_layer.store.schema`)
 
 
 class StoredKernel(NamedTuple):
@@ -61,6 +62,7 @@ class StoredKernel(NamedTuple):
     max_ns: int | None
     p90_ns: float | None = None
     p99_ns: float | None = None
+    rank: int = 0
 
 
 class KernelSpan(NamedTuple):
@@ -86,6 +88,29 @@ class StreamRow(NamedTuple):
     pid: int | None
     context: int | None
     stream: int | None      #: the CUDA stream id
+    rank: int = 0           #: the rank whose stream it is
+
+
+class RankRecord(NamedTuple):
+    """One rank of a traced run (``ranks`` row): the GPU one trace, or one device of a trace,
+    holds."""
+
+    rank: int
+    device: int | None
+    trace: str              #: the trace file it was read from
+    replays: int            #: replays (or passes) its kernels' statistics cover
+    kernel_count: int       #: its kernels of the stored replay or pass
+    gpu_time_us: float | None  #: typical GPU time of its layers and the work outside them
+    info: TraceInfo         #: what was read, picked and mapped (``meta.trace`` of its own)
+
+
+class RankLayerRow(NamedTuple):
+    """One layer of the traced stage on one rank (``rank_layers`` row, without the
+    document)."""
+
+    rank: int
+    layer: int
+    gpu_time_us: float | None
 
 
 class KernelTiming(NamedTuple):

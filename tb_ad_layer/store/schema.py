@@ -27,12 +27,27 @@ Tables:
     docs(hash, size, data)                 every distinct document once: ``hash`` is the SHA-256
                                            (hex) of its JSON, ``size`` that JSON's length,
                                            ``data`` the JSON compressed with zlib
-    streams(key, label, device, pid, context, stream)
+    streams(key, label, device, pid, context, stream, rank)
+                                           the streams of each rank (``key`` is unique within
+                                           a rank: two traces may both name device 0)
     kernels(id, name, short, start_ns, end_ns, device, stream, graph_id, graph_node_id,
-            correlation, layer, node, reason, count, median_ns, min_ns, max_ns, p90_ns, p99_ns)
-                                           kernels of the stored replay / forward pass; times
-                                           relative to its start; the statistics are over every
-                                           replay (p90/p99: nearest rank)
+            correlation, layer, node, reason, count, median_ns, min_ns, max_ns, p90_ns, p99_ns,
+            rank)                          kernels of the stored replay / forward pass of each
+                                           rank; times relative to its start; the statistics
+                                           are over every replay (p90/p99: nearest rank)
+    ranks(rank, device, trace, replays, kernel_count, gpu_time_us, info)
+                                           one row per rank of a traced run: its device, the
+                                           trace file it was read from, the replays (or
+                                           passes) its statistics cover, its kernels, its GPU
+                                           time (sum of the layers' and the outside work's
+                                           typical durations) and ``info``, the rank's
+                                           TraceInfo (JSON; ``meta.trace`` is the first
+                                           rank's). No rows: the run has no trace.
+    rank_layers(rank, stage, layer, gpu_time_us, doc)
+                                           each rank's layers of the traced stage: the layer's
+                                           GPU time on that rank and the hash in ``docs`` of
+                                           the layer document with that rank's kernels (the
+                                           first rank's is the ``layers`` row's document)
 
 Tables written only when the trace holds what they need (a reader treats an absent one as
 "the trace did not record this", never as damage; :data:`OPTIONAL_DDL`):
@@ -54,6 +69,11 @@ Tables written only when the trace holds what they need (a reader treats an abse
                                            none; absent when it recorded none. Added without a
                                            version bump: readers that do not know it ignore it.
 
+A rank is the GPU whose kernels one trace (``--trace`` given once per rank) or one device of a
+multi-device trace (``--device all``) holds: its device number, or the trace's position when
+two traces name the same device. A run with one trace has one rank, its device. Readers take
+the first rank (the lowest) unless asked for another, so a one-rank run reads as before.
+
 Rows are written and read as the named records of :mod:`tb_ad_layer.store.records`; JSON
 columns hold records of :mod:`tb_ad_layer.contract`. Every node of a stage is in exactly one
 layer document or in ``outside``. Version 1 also kept one
@@ -70,10 +90,15 @@ its size, nearly all of it the same documents again. What differs between stages
 unchanged layer (the dump file it was read from) moved to the ``layers`` row, so the documents
 of an unchanged layer are equal bytes. zlib level 1 compresses them about as well as level 6
 at a fraction of the time (bench/bench_stages.py).
+
+Version 7 keeps every rank of a multi-GPU run: ``rank`` on ``streams`` and ``kernels``, the
+``ranks`` table, and ``rank_layers`` with each rank's layer documents and GPU time per layer
+(the replay noise of a rank's layer time comes from its kernels' statistics:
+:mod:`tb_ad_layer.analysis.ranks`).
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -91,14 +116,21 @@ CREATE TABLE layers (stage INTEGER NOT NULL, layer INTEGER NOT NULL, kind TEXT N
 CREATE TABLE outside (stage INTEGER PRIMARY KEY, node_count INTEGER NOT NULL,
                       nodes TEXT NOT NULL);
 CREATE TABLE docs (hash TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE streams (key TEXT PRIMARY KEY, label TEXT NOT NULL, device INTEGER,
-                      pid INTEGER, context INTEGER, stream INTEGER);
+CREATE TABLE streams (key TEXT NOT NULL, label TEXT NOT NULL, device INTEGER,
+                      pid INTEGER, context INTEGER, stream INTEGER, rank INTEGER NOT NULL,
+                      PRIMARY KEY (rank, key));
 CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT NOT NULL, short TEXT NOT NULL,
                       start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, device INTEGER,
                       stream TEXT NOT NULL, graph_id INTEGER, graph_node_id INTEGER,
                       correlation INTEGER, layer INTEGER, node TEXT, reason TEXT,
                       count INTEGER, median_ns INTEGER, min_ns INTEGER, max_ns INTEGER,
-                      p90_ns REAL, p99_ns REAL);
+                      p90_ns REAL, p99_ns REAL, rank INTEGER NOT NULL);
+CREATE TABLE ranks (rank INTEGER PRIMARY KEY, device INTEGER, trace TEXT NOT NULL,
+                    replays INTEGER NOT NULL, kernel_count INTEGER NOT NULL,
+                    gpu_time_us REAL, info TEXT NOT NULL);
+CREATE TABLE rank_layers (rank INTEGER NOT NULL, stage INTEGER NOT NULL, layer INTEGER NOT NULL,
+                          gpu_time_us REAL, doc TEXT NOT NULL,
+                          PRIMARY KEY (rank, stage, layer));
 """
 
 #: Tables created only when the trace holds their rows: table -> its DDL.
@@ -114,6 +146,6 @@ OPTIONAL_DDL = {
 }
 
 INDEXES = """
-CREATE INDEX kernels_layer ON kernels (layer, start_ns);
-CREATE INDEX kernels_time ON kernels (start_ns);
+CREATE INDEX kernels_layer ON kernels (rank, layer, start_ns);
+CREATE INDEX kernels_time ON kernels (rank, start_ns);
 """

@@ -40,6 +40,7 @@ from tb_ad_layer.store.records import (
     HostCallRow,
     KernelRow,
     MemcpyRow,
+    RankRecord,
     StreamRow,
     TraceDimRow,
 )
@@ -296,22 +297,37 @@ class StoreWriter:
         return doc.hash
 
     def add_streams(self, rows: Iterable[StreamRow]) -> None:
-        """Store the trace's streams (a later row with the same key replaces an earlier one)."""
-        self.conn.executemany("INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?)", rows)
+        """Store the trace's streams (a later row with the same rank and key replaces an
+        earlier one)."""
+        self.conn.executemany("INSERT OR REPLACE INTO streams VALUES (?,?,?,?,?,?,?)", rows)
 
     def add_kernels(self, rows: Iterable[KernelRow]) -> None:
         """Store kernels; each gets the next ``id`` (insertion order)."""
         self.conn.executemany(
             "INSERT INTO kernels (name, short, start_ns, end_ns, device, stream, graph_id, "
             "graph_node_id, correlation, layer, node, reason, count, median_ns, min_ns, max_ns,"
-            " p90_ns, p99_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            " p90_ns, p99_ns, rank) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+    def add_rank(self, row: RankRecord) -> None:
+        """Store one rank of a traced run (its ``info`` as JSON)."""
+        self.conn.execute("INSERT INTO ranks VALUES (?,?,?,?,?,?,?)",
+                          row[:6] + (_json_text(row.info),))
+
+    def add_rank_layers(self, rank: int, stage: int, layers: Iterable[EncodedLayer]) -> None:
+        """Store ``rank``'s layers of the traced ``stage``: each one's GPU time on that rank
+        and its document (stored once, by hash: the first rank's are the ``layers`` rows')."""
+        for r in layers:
+            self.conn.execute("INSERT INTO rank_layers VALUES (?,?,?,?,?)",
+                              (rank, stage, r.layer, r.gpu_time_us, self._store_doc(r.doc)))
 
     def _add_optional(self, table: str, rows: Iterable[tuple[Any, ...]]) -> None:
         """Insert ``rows`` into optional ``table`` (:data:`OPTIONAL_DDL`), created on first use:
         a trace that lacks such rows leaves the table absent."""
         self.conn.execute(OPTIONAL_DDL[table].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
         width = OPTIONAL_DDL[table].count(",") + 1
-        self.conn.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * width)})", rows)
+        # A device named by two ranks' traces keeps the first name given.
+        verb = "INSERT OR IGNORE" if table == "gpus" else "INSERT"
+        self.conn.executemany(f"{verb} INTO {table} VALUES ({','.join('?' * width)})", rows)
 
     def add_host_calls(self, rows: Iterable[HostCallRow]) -> None:
         """Store CUDA runtime calls and synchronisations (creates ``host_calls``)."""

@@ -6,11 +6,11 @@ CUDA-graph replay with per-node stats, or one eager pass via ``steps`` and ``pas
 ``annotations`` (the trace's own layer ranges) -> ``segment.segment_layers`` (layers across all
 streams: ranges, graph alignment or ``periodicity``) -> ``mapping.map_kernels`` (kernels ->
 nodes with the ``kernel_map`` table, ``align``) -> ``summary`` (the contract's records of kernels
-and layer summaries); ``shapes`` finds the ops (with their recorded input dims) around each mapped
-kernel's launch call, which bind the graph's symbolic sizes. ``ingest`` runs the whole flow for the converter (``ingest_trace``) and the
-``kernels`` command (``kernel_sequences``); ``inventory`` is the ``inspect`` command. Every
-choice of the part of a trace to use travels as one
-:class:`~tb_ad_layer.options.TraceChoice`.
+and layer summaries); ``shapes`` finds the ops (with their recorded input dims) around each
+mapped kernel's launch call, which bind the graph's symbolic sizes. ``ingest`` runs the whole
+flow for the converter (``ingest_trace``) and the ``kernels`` command (``kernel_sequences``);
+``inventory`` is the ``inspect`` command. Every choice of the part of a trace to use travels as
+one :class:`~tb_ad_layer.options.TraceChoice`.
 """
 from tb_ad_layer.trace.graph_nodes import LayerNodes, MappableNode, ModelNodes
 from tb_ad_layer.trace.ingest import TraceResult, ingest_trace, kernel_sequences

@@ -94,7 +94,7 @@ def test_records_are_strict(broken: str) -> None:
 
 def test_demo_stores_decode_with_the_records() -> None:
     stores = sorted(DEMO.glob("*/plugins/ad_layer/run.sqlite"))
-    assert len(stores) == 6
+    assert len(stores) == 7
     docs = 0
     for path in stores:
         RunStore(path)  # meta (with the trace's) decodes as StoreMeta, every table as declared

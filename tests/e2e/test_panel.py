@@ -15,7 +15,8 @@ from tests.e2e.conftest import DEEP_RUN, HOSTILE, HOSTILE_RUN, LARGE_RUN, NOTRAC
 from tests.e2e.panel import drawn, open_panel, panel_frame, seq, settle, shot
 from tests.tensorboard_process import http_get
 
-RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "llama_decode", "llama_torch_compile",
+RUNS = {"dsv3_decode", "dsv3_prefill", "dsv3_decode_unfused", "dsv3_tp4", "llama_decode",
+        "llama_torch_compile",
         "qwen3_export_model", HOSTILE_RUN, NOTRACE_RUN, LARGE_RUN, DEEP_RUN}
 
 

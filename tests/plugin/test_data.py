@@ -38,7 +38,7 @@ def test_runs_lists_every_run_with_metadata(data: PluginData) -> None:
     assert list(runs) == ["dsv3", "llama", "traced/decode", "traced/faster"]
     dsv3 = runs["dsv3"]
     assert dsv3["error"] is None and dsv3["model"] == "ad_dsv3"
-    assert dsv3["schema_version"] == SCHEMA_VERSION == 6
+    assert dsv3["schema_version"] == SCHEMA_VERSION == 7
     assert [s["index"] for s in dsv3["stages"]] == [0, 1, 2, 3] and dsv3["default_stage"] == 3
     assert dsv3["stages"][3] == {"index": 3, "file": "085_compile_compile_model.txt",
                                  "stage": "compile", "transform": "compile_model",
@@ -55,7 +55,8 @@ def test_layer_is_the_stored_document_plus_run_and_stage(data: PluginData, logdi
     doc = call(data, "layer", run="dsv3", stage=3, layer=2)
     stored = RunStore(store_path(logdir, "dsv3")).layer_doc_text(3, 2)
     assert doc["run"] == "dsv3" and doc["stage"] == 3 and doc["layer"] == 2
-    assert {k: v for k, v in doc.items() if k not in ("run", "stage")} == json.loads(stored)
+    assert doc["rank"] is None  # a run without a trace has no rank
+    assert {k: v for k, v in doc.items() if k not in ("run", "stage", "rank")} == json.loads(stored)
     assert call(data, "layer", run="dsv3", layer=2) == doc
     assert call(data, "layer", run="dsv3", stage="last", layer=2) == doc
     assert call(data, "layer", run="dsv3", stage=0, layer=2)["stage"] == 0
@@ -262,7 +263,7 @@ def test_downloads(data: PluginData) -> None:
     assert seed.filename == "085_compile_compile_model_layer3.json"
     body = json.loads(seed.body)
     doc = call(data, "layer", run="dsv3", layer=3)
-    stored = msgspec.convert({k: v for k, v in doc.items() if k not in ("run", "stage")},
+    stored = msgspec.convert({k: v for k, v in doc.items() if k not in ("run", "stage", "rank")},
                              LayerDocument)
     assert body == json.loads(json.dumps(to_seed_json(stored)))
     dot = answer(data, "download/layer.dot", run="dsv3", stage=0, layer=3)
@@ -295,10 +296,10 @@ def test_concurrent_cold_requests_compute_and_compress_once(
     reads: list[tuple] = []
     original = RunStore.layer_document
 
-    def slow(self: RunStore, stage: int, layer: int):
+    def slow(self: RunStore, stage: int, layer: int, rank: int | None = None):
         reads.append((stage, layer))
         _time.sleep(0.05)
-        return original(self, stage, layer)
+        return original(self, stage, layer, rank)
     monkeypatch.setattr(RunStore, "layer_document", slow)
     results = []
     threads = [threading.Thread(target=lambda: results.append(

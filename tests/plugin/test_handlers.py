@@ -113,7 +113,8 @@ def test_api_layer_matches_contract(client: Client) -> None:
     ("api/download/../layer.json?run=dsv3&layer=1", 404, None),
     ("api/nope", 404, ["api/runs", "api/layer", "api/overview", "api/stages", "api/timeline",
                        "api/compare", "api/download/layer.json", "api/download/layer.dot",
-                       "api/download/trace.json", "api/report", "api/diff"]),
+                       "api/download/trace.json", "api/report", "api/ranks",
+                       "api/diff"]),
 ])
 def test_errors_are_json_with_known_values(client: Client, url: str, status: int,
                                            known: list | None) -> None:

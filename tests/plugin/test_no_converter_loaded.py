@@ -78,6 +78,12 @@ for run in readable:
 traced = [r["run"] for r in readable if r["trace"] is not None]
 for name in traced:
     get("/api/report", run=name)
+    get("/api/ranks", run=name)
+for run in readable:
+    for rank in run["ranks"][1:2]:
+        get("/api/layer", run=run["run"], stage=run["default_stage"],
+            layer=run["layers"][0]["layer"], rank=rank)
+        get("/api/timeline", run=run["run"], rank=rank, max_items=50)
 if traced:
     get("/api/diff", a_run=traced[0], b_run=traced[-1])
 routes = [r.path.replace("*", "layout_worker.js")

@@ -38,7 +38,8 @@ def test_every_node_stored_once_and_documents_as_the_reference(tmp_path: Path) -
     assert outside == json.loads(outside_nodes_text(lg))
     conn = sqlite3.connect(store.path)
     assert {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} \
-        == {"meta", "files", "stages", "layers", "outside", "docs", "streams", "kernels"}
+        == {"meta", "files", "stages", "layers", "outside", "docs", "streams", "kernels", "ranks",
+            "rank_layers"}
     # Rows name their documents by hash; each document is stored once, compressed, with the
     # layer row's source file left out of it.
     assert {t for (t,) in conn.execute("SELECT typeof(doc) FROM layers")} == {"text"}

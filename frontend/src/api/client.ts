@@ -9,6 +9,7 @@ import type {
   LayerResponse,
   OverviewResponse,
   Report,
+  RanksResponse,
   RunsResponse,
   StagesResponse,
   TimelineResponse,
@@ -89,8 +90,14 @@ export class Api {
     return this.get<RunsResponse>("runs");
   }
 
-  layer(run: string, stage: number, layer: number, signal?: AbortSignal): Promise<LayerResponse> {
-    return this.get<LayerResponse>("layer", { run, stage, layer }, { signal });
+  /** A layer document; `rank`: a rank of a multi-GPU run (null or absent: the run's first). */
+  layer(run: string, stage: number, layer: number, signal?: AbortSignal, rank?: number | null): Promise<LayerResponse> {
+    return this.get<LayerResponse>("layer", { run, stage, layer, rank: rank ?? undefined }, { signal });
+  }
+
+  /** Every rank of a multi-GPU run with its GPU time per layer and the stragglers (api/ranks). */
+  ranks(run: string): Promise<RanksResponse> {
+    return this.get<RanksResponse>("ranks", { run });
   }
 
   overview(run: string, stage: number): Promise<OverviewResponse> {
@@ -110,12 +117,12 @@ export class Api {
 
   timeline(
     run: string,
-    opts: { layer?: number; startUs?: number; endUs?: number; maxItems?: number } = {},
+    opts: { layer?: number; startUs?: number; endUs?: number; maxItems?: number; rank?: number | null } = {},
     signal?: AbortSignal,
   ): Promise<TimelineResponse> {
     return this.get<TimelineResponse>(
       "timeline",
-      { run, layer: opts.layer, start_us: opts.startUs, end_us: opts.endUs, max_items: opts.maxItems },
+      { run, layer: opts.layer, start_us: opts.startUs, end_us: opts.endUs, max_items: opts.maxItems, rank: opts.rank ?? undefined },
       { signal },
     );
   }

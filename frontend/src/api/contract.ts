@@ -294,6 +294,8 @@ export interface RunInfo {
   layers: LayerRow[];
   /** null when the run has no trace. */
   trace: TraceInfo | null;
+  /** The ranks (GPUs) of a traced run, first (the default of rank=) first; more than one for a multi-GPU run; empty without a trace. */
+  ranks: number[];
 }
 
 /** A run whose store cannot be read (another schema version, not a run store, damaged). */
@@ -331,6 +333,8 @@ export interface LayerResponse {
   doubts: LayeringDoubt[];
   run: string;
   stage: number;
+  /** The rank whose kernels the document holds; null for a run without a trace. */
+  rank: number | null;
 }
 
 /** One layer of a stage, with its GPU time per group. */
@@ -438,6 +442,8 @@ export interface TimelineResponse {
   /** Whether any stream is answered with buckets. */
   lod: boolean;
   streams: TimelineStream[];
+  /** The rank whose kernels these are; null for a run without a trace. */
+  rank: number | null;
 }
 
 /** One side of a comparison. */
@@ -787,6 +793,45 @@ export interface StepSummary {
   replays: number;
 }
 
+/** One layer on one rank. */
+export interface RankLayer {
+  layer: number;
+  /** GPU time: the sum of the layer's kernels' median durations over the replays. */
+  gpu_time_us: number;
+  /** gpu_time_us without the communication kernels (what stragglers are judged on). */
+  compute_us: number;
+  /** Replay noise of compute_us: each node's kernels' spread (p90 - p50) summed, the nodes' in quadrature (as diff reckons it). */
+  noise_us: number;
+  /** GPU time of the layer's communication kernels (collectives) on this rank: with synchronous collectives, mostly the wait for the slowest rank; null where the layer has no collective mapped on any rank. */
+  communication_us: number | null;
+}
+
+/** One rank of a multi-GPU run with its GPU time, whole and per layer. */
+export interface RankTime {
+  rank: number;
+  device: number | null;
+  /** The trace file the rank was read from. */
+  trace: string;
+  /** GPU time of the step on this rank (layers and the work outside them). */
+  gpu_time_us: number;
+  /** GPU time of its communication kernels; null when none is mapped. */
+  communication_us: number | null;
+  layers: RankLayer[];
+}
+
+/** A rank slower than the others at a layer beyond their replay noise. */
+export interface Straggler {
+  rank: number;
+  layer: number;
+  /** compute_us minus the median of the other ranks' compute_us at that layer. */
+  excess_us: number;
+  compute_us: number;
+  /** Median compute_us of the other ranks. */
+  others_us: number;
+  /** Combined noise: the rank's and the median of the others', in quadrature. */
+  noise_us: number;
+}
+
 /** tb-ad-layer report RUN --format json and api/report. */
 export interface Report {
   run: string;
@@ -812,6 +857,28 @@ export interface Report {
   findings: Finding[];
   /** What could not be reported, and why. */
   notes: string[];
+  /** Every rank of a multi-GPU run; empty for a one-rank run. */
+  ranks: RankTime[];
+  /** Ranks slower than the others at a layer beyond the replay noise, largest excess first; empty for a one-rank run. */
+  stragglers: Straggler[];
+}
+
+/**
+ * api/ranks: every rank of a run with its GPU time per layer, the stragglers and the
+ * communication per rank (the same figures as report's ranks and stragglers).
+ */
+export interface RanksResponse {
+  run: string;
+  /** The traced stage (the ranks' kernels are on it). */
+  stage: number;
+  /** The rank the layer documents and api/layer without rank= show: the first. */
+  default_rank: number;
+  /** The layer indexes, in order. */
+  layers: number[];
+  ranks: RankTime[];
+  stragglers: Straggler[];
+  /** The straggler rule, in words. */
+  rule: string;
 }
 
 /** One step, layer, group or node compared between two runs. */

@@ -185,7 +185,8 @@ export class LayerView implements PanelView {
       this.updateColorButtons();
       this.repaint();
     }
-    const data = changedAny(changed, "run", "stage", "layer");
+    const data = changedAny(changed, "run", "stage", "layer", "rank");
+    if (changed.has("rank")) this.updateMarks();
     if (changed.has("tl") && !data) {
       this.updateScopeButtons();
       void this.loadTimeline();
@@ -193,7 +194,7 @@ export class LayerView implements PanelView {
     if (data) this.dirty = true;
     if (st.view !== "layer") return;
     if (this.dirty && (data || changed.has("view"))) {
-      const what = changed.has("run") ? "run" : changed.has("stage") ? "stage" : changed.has("layer") ? "layer" : "view";
+      const what = changed.has("run") ? "run" : changed.has("stage") ? "stage" : changed.has("layer") ? "layer" : changed.has("rank") ? "rank" : "view";
       this.pending = this.load(what);
       return;
     }
@@ -303,17 +304,27 @@ export class LayerView implements PanelView {
     this.updateMarks();
   }
 
+  /**
+   * The report's figures for what is shown: the report is the first rank's, so another rank of a
+   * multi-GPU run shows its own kernels without them (the Ranks view compares the ranks).
+   */
+  private shownReport(): ReportIndex | null {
+    return this.store.get().rank === null ? this.report : null;
+  }
+
   /** The timeline's critical path and exposed communication for the shown scope, when asked for. */
   private updateMarks(): void {
     const st = this.store.get();
+    const report = this.shownReport();
+    this.marksBtn.disabled = !report;
     this.marksBtn.setAttribute("aria-pressed", String(this.marksOn));
-    this.marksLegend.hidden = !this.marksOn || !this.report;
-    if (!this.marksOn || !this.report) {
+    this.marksLegend.hidden = !this.marksOn || !report;
+    if (!this.marksOn || !report) {
       this.timeline.setMarks(null);
       return;
     }
     const scope = st.tl === "layer" && st.layer !== "all" ? st.layer : "all";
-    this.timeline.setMarks(timelineMarks(this.report, scope));
+    this.timeline.setMarks(timelineMarks(report, scope));
   }
 
   /**
@@ -412,7 +423,7 @@ export class LayerView implements PanelView {
     const worker = async () => {
       while (next < nums.length) {
         const i = next++;
-        out[i] = await this.api.layer(run, stage, nums[i]);
+        out[i] = await this.api.layer(run, stage, nums[i], undefined, this.store.get().rank);
       }
     };
     await Promise.all(Array.from({ length: Math.min(6, nums.length) }, worker));
@@ -482,8 +493,9 @@ export class LayerView implements PanelView {
   /** Keys of the shown nodes whose tail the report flags, on the stage it is of. */
   private tailKeys(): Set<string> {
     const out = new Set<string>();
-    if (!this.report || this.report.stage !== this.store.get().stage) return out;
-    for (const id of flaggedNodes(this.report, this.layers.map((L) => L.layer))) {
+    const report = this.shownReport();
+    if (!report || report.stage !== this.store.get().stage) return out;
+    for (const id of flaggedNodes(report, this.layers.map((L) => L.layer))) {
       const k = this.pane.keyForNode(id);
       if (k) out.add(k);
     }
@@ -608,7 +620,7 @@ export class LayerView implements PanelView {
       h: hier, adj: this.adj, key: this.pane.selected, layers: this.layers, expanded: this.pane.expanded, theme: this.theme,
       hasTrace: !!this.run?.trace,
       outsideUs: this.outsideUs(),
-      report: this.report && this.report.stage === this.store.get().stage ? this.report : null,
+      report: this.shownReport()?.stage === this.store.get().stage ? this.shownReport() : null,
       onSelect: (k) => void this.select(k, { centre: true, reveal: true }),
       onToggle: (k) => void this.toggle(k),
       onKernel: (k, nodeKey) => this.focusNodeKernel(k, nodeKey),
@@ -789,7 +801,7 @@ export class LayerView implements PanelView {
     const layer = st.tl === "layer" && st.layer !== "all" ? st.layer : undefined;
     let res: TimelineResponse;
     try {
-      res = await activity.track(this.api.timeline(run.run, { layer, maxItems: MAX_TIMELINE_ITEMS }));
+      res = await activity.track(this.api.timeline(run.run, { layer, maxItems: MAX_TIMELINE_ITEMS, rank: st.rank }));
     } catch (e) {
       if (seq === this.tlSeq) this.cb.onError(e);
       return;
@@ -860,7 +872,7 @@ export class LayerView implements PanelView {
       const a = t0 - span / 2;
       const b = t1 + span / 2;
       try {
-        const res = await this.api.timeline(run.run, { layer, startUs: a, endUs: b, maxItems: MAX_TIMELINE_ITEMS });
+        const res = await this.api.timeline(run.run, { layer, startUs: a, endUs: b, maxItems: MAX_TIMELINE_ITEMS, rank: st.rank });
         if (run !== this.run || scopeSeq !== this.tlSeq) return;
         this.tlWindow = { t0: a, t1: b, lod: !!res.lod };
         this.setTimelineData(res, true, true);

@@ -51,6 +51,7 @@ export class PanelActions {
     const view: ViewName = vs.view ?? DEFAULT_VIEW;
     const patch: Partial<PanelState> = {
       phase: vs.phase, color: vs.color ?? "group", tl: vs.tl ?? "layer", ...at, depth: vs.depth ?? null, selected: vs.node ?? null, view,
+      rank: vs.rank !== undefined && run.ranks.includes(vs.rank) ? vs.rank : null,
     };
     // Each view's own part of the URL (its stage, its sides...).
     const next = { ...st, ...at };
@@ -65,7 +66,25 @@ export class PanelActions {
     const run = st.runs.find((r) => r.run === name);
     if (!run) return;
     const at = await this.resolve(run, undefined, typeof st.layer === "number" ? st.layer : undefined);
-    this.store.set({ ...at, selected: null, depth: null, stageShown: null });
+    this.store.set({ ...at, selected: null, depth: null, stageShown: null, rank: st.rank !== null && run.ranks.includes(st.rank) ? st.rank : null });
+  }
+
+  /** The rank chooser of a multi-GPU run (null: its first rank). */
+  chooseRank(rank: number | null): void {
+    const run = shownRun(this.store.get());
+    this.store.set({ rank: rank === null || rank === run?.ranks[0] ? null : rank });
+  }
+
+  /** Opens one layer at one rank in the layer view (a cell of the ranks view). */
+  openLayerAtRank(layer: number, rank: number): void {
+    const st = this.store.get();
+    const run = shownRun(st);
+    const stage = run ? run.default_stage : st.stage;
+    if (stage !== st.stage) {
+      void this.chooseStage(stage).then(() => this.openLayerAtRank(layer, rank));
+      return;
+    }
+    this.store.set({ view: "layer", layer, rank: rank === run?.ranks[0] ? null : rank, selected: null, depth: null, open: null, at: null });
   }
 
   /** The phase filter: the run chooser lists that phase's runs; the shown run changes when it is not one. */

@@ -32,6 +32,8 @@ export interface SharedViewState {
   stage?: number;
   /** Layer index or "all" (whole stage). */
   layer?: number | "all";
+  /** The rank of a multi-GPU run (undefined = its first). */
+  rank?: number;
   node?: string;
   color?: ColorMode;
   /** "Collapse below depth N" (undefined = the default for the view). */
@@ -42,7 +44,7 @@ export interface SharedViewState {
 }
 
 /** The panel's own URL keys, in the order they are written (the views' own keys follow). */
-export const KEYS = ["view", "phase", "run", "stage", "layer", "node", "color", "depth", "tl"] as const;
+export const KEYS = ["view", "phase", "run", "stage", "layer", "rank", "node", "color", "depth", "tl"] as const;
 
 function toInt(v: string | null): number | undefined {
   if (v === null || !/^-?\d+$/.test(v)) return undefined;
@@ -69,6 +71,8 @@ export function parseHash(hash: string): ViewState {
     const n = toInt(layer);
     if (n !== undefined && n >= 0) out.layer = n;
   }
+  const rank = toInt(p.get("rank"));
+  if (rank !== undefined && rank >= 0) out.rank = rank;
   const node = p.get("node");
   if (node) out.node = node;
   const color = p.get("color");

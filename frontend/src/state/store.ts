@@ -18,6 +18,11 @@ export interface PanelState {
   /** The layers of the shown run's stage, in order (its overview's list). */
   layers: LayerSummary[];
   layer: number | "all";
+  /**
+   * The rank (GPU) whose kernels the layer view and its timeline show in a multi-GPU run; null:
+   * the run's first (api/runs ranks[0]).
+   */
+  rank: number | null;
   /** Public id of the selected node or group in the layer view. */
   selected: string | null;
   view: ViewName;
@@ -106,7 +111,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 export function initialPanelState(theme: Theme = "light", lang: Lang = "en"): PanelState {
   return {
-    runs: [], unreadable: [], phase: undefined, run: null, stage: 0, layers: [], layer: 0, selected: null, view: "layer",
+    runs: [], unreadable: [], phase: undefined, run: null, stage: 0, layers: [], layer: 0, rank: null, selected: null, view: "layer",
     color: "group", depth: null, tl: "layer", compare: null, stageSide: "after", stageShown: null, open: null, at: null, theme, lang,
   };
 }

@@ -15,6 +15,7 @@ export function viewState(st: Readonly<PanelState>): ViewState {
     run: st.run ?? undefined,
     stage: run && st.stage !== run.default_stage ? st.stage : undefined,
     layer: st.layer,
+    rank: run && st.rank !== null && st.rank !== run.ranks[0] ? st.rank : undefined,
     node: st.selected ?? undefined,
     color: st.color !== "group" ? st.color : undefined,
     depth: st.depth ?? undefined,

@@ -286,6 +286,28 @@ td.pre { white-space: pre-wrap; }
 /* overview */
 .adl-ochart { flex: 1; display: flex; flex-direction: column; min-width: 0; padding: 8px 8px 4px; }
 .adl-ochart .hint { color: var(--muted); font-size: 12px; padding: 2px 8px; }
+.adl-rgrid { flex: 1; min-width: 0; overflow: auto; padding: 8px 10px; }
+.adl-rgrid .hint, .adl-rside .hint { color: var(--muted); font-size: 12px; padding: 4px 0; }
+.adl-rtable { border-collapse: collapse; font-size: 12px; font-variant-numeric: tabular-nums; }
+.adl-rtable th { position: sticky; top: 0; background: var(--panel); color: var(--muted); font-weight: 600; padding: 3px 8px; text-align: right; border-bottom: 1px solid var(--border); white-space: nowrap; }
+.adl-rtable tbody th { position: static; text-align: right; border-bottom: none; }
+.adl-rtable tr.step td { font-weight: 600; border-bottom: 2px solid var(--border); }
+.adl-rtable td { padding: 3px 8px; text-align: right; white-space: nowrap; border: 1px solid var(--border); }
+.adl-rtable td.cell { cursor: pointer; }
+.adl-rtable td.cell:hover, .adl-rtable td.cell:focus { outline: 2px solid var(--accent); outline-offset: -2px; }
+.adl-rtable td.strag { font-weight: 700; box-shadow: inset 0 0 0 2px var(--fg); }
+.adl-rside { padding: 8px 10px; }
+.adl-rside h3 { font-size: 13px; margin: 6px 0; }
+.adl-rside table.tbl { border-collapse: collapse; width: 100%; font-size: 12px; }
+.adl-rside table.tbl th { text-align: left; color: var(--muted); font-weight: 600; border-bottom: 1px solid var(--border); padding: 2px 6px 2px 0; }
+.adl-rside table.tbl td { padding: 3px 6px 3px 0; border-bottom: 1px solid var(--border); }
+.adl-rside tr.clickable { cursor: pointer; }
+.adl-rside tr.clickable:hover td { background: var(--accent-bg); }
+.adl-rlegend { display: inline-flex; align-items: center; gap: 5px; color: var(--muted); font-size: 12px; }
+.adl-rlegend .sw { display: inline-block; width: 12px; height: 12px; border: 1px solid var(--border); margin-left: 6px; }
+.adl-rlegend .sw.slow { background: rgba(220, 60, 40, 0.6); }
+.adl-rlegend .sw.fast { background: rgba(40, 110, 220, 0.6); }
+.adl-rlegend .sw.strag { box-shadow: inset 0 0 0 2px var(--fg); }
 .adl-osvg { flex: 1; width: 100%; min-height: 200px; display: block; }
 .adl-osvg text { font-family: var(--sans); }
 .adl-osvg .obar { cursor: pointer; outline: none; }

@@ -8,6 +8,7 @@ import { defaultPair, type SideChoice } from "../compare/model";
 import { t } from "../i18n";
 import { LayerView } from "../layer/view";
 import { OverviewView } from "../overview/view";
+import { RanksView } from "../ranks/view";
 import { singleLayer, type PanelState } from "../state/store";
 import { StageView } from "../stages/view";
 import { TimingView } from "../timing/view";
@@ -35,7 +36,7 @@ const layer = defineView({
   id: "layer",
   tab: "viewLayer",
   key: "1",
-  choosers: ["phase", "run", "stage", "layer"],
+  choosers: ["phase", "run", "stage", "layer", "rank"],
   stageDoubts: true,
   // The open groups and the view's place (layer/view.ts says how they are written).
   url: { open: textField("open"), at: textField("at") },
@@ -134,8 +135,23 @@ const timing = defineView({
   hook: (v: TimingView): Record<string, unknown> => ({ timingView: () => v.testState(), openFinding: (i: number) => v.openFinding(i) }),
 });
 
+const ranks = defineView({
+  id: "ranks",
+  tab: "viewRanks",
+  key: "6",
+  // Every rank of the run's traced step: no stage, layer or rank to choose (a cell opens one).
+  choosers: ["phase", "run"],
+  stageDoubts: false,
+  url: {},
+  urlOf: () => ({}),
+  fromUrl: (): Partial<PanelState> => ({}),
+  downloads: (_st: Readonly<PanelState>, run: RunInfo): Download[] => traceDownload(run),
+  create: (ctx: ViewContext): RanksView => new RanksView(ctx.api, ctx.store, ctx.actions, { onError: ctx.onError }),
+  hook: (v: RanksView): Record<string, unknown> => ({ ranks: () => v.testState() }),
+});
+
 /** The views in tab order; the first is the default view (the one a URL without `view` shows). */
-export const VIEW_TABLE = [layer, compare, stages, overview, timing] as const;
+export const VIEW_TABLE = [layer, compare, stages, overview, timing, ranks] as const;
 
 export type ViewTable = typeof VIEW_TABLE;
 export type ViewId = ViewTable[number]["id"];

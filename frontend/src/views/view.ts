@@ -53,8 +53,9 @@ export interface PanelView {
 }
 
 /** The panel's choosers in the toolbar's first row that a view shows. */
-export type Chooser = "phase" | "run" | "stage" | "layer";
-export const CHOOSERS: readonly Chooser[] = ["phase", "run", "stage", "layer"];
+export type Chooser = "phase" | "run" | "stage" | "layer" | "rank";
+/** "rank": shown only for a run of more than one rank (a multi-GPU run). */
+export const CHOOSERS: readonly Chooser[] = ["phase", "run", "stage", "layer", "rank"];
 
 /** One piece of a view's own state in the URL: a parameter, or several (a comparison side). */
 export interface UrlField<T> {

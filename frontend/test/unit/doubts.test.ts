@@ -15,7 +15,7 @@ function run(doubts: LayeringDoubt[][]): RunInfo {
   return {
     run: "r", error: null, model: "m", source_dir: "/d", created: "", converter_version: "0", schema_version: 3,
     stages: doubts.map((d, index) => ({ index, file: `00${index}_x_y.txt`, stage: "x", transform: "y", module: "(root)", node_count: 1, doubts: d })),
-    default_stage: doubts.length - 1, layers: [], trace: null,
+    default_stage: doubts.length - 1, layers: [], trace: null, ranks: [],
   };
 }
 

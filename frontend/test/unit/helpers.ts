@@ -23,7 +23,7 @@ export function miniLayer(layer: number, spec: [string, Group, SubGroup | null, 
   }));
   const edges = nodes.flatMap((n) => n.inputs.map((i) => ({ from: i, to: n.id, shape: "8x16" })));
   return {
-    run: "mini", stage: 0, layer, kind: "moe", attention: "mla", source_file: "mini.txt", module: "(root)", nodes, edges,
+    run: "mini", stage: 0, rank: null, layer, kind: "moe", attention: "mla", source_file: "mini.txt", module: "(root)", nodes, edges,
     external_inputs: ext.map((id) => ({ id, label: `input ${id}`, shape: "8x16", dtype: "torch.bfloat16", kind: "residual", layer: null })),
     group_counts: {}, trace_summary: null, doubts: [],
   };

@@ -59,7 +59,7 @@ describe("buildHierarchy on the DeepSeek-V3 fixture", () => {
     const x = (id: string, label: string) => ({ id, label, shape: "3", dtype: "torch.int32", kind: "", layer: null });
     const meta = ["batch_info_host", "cu_seqlen_host", "cu_num_pages", "cache_loc", "last_page_len", "seq_len_host", "a", "b", "c", "d"];
     const doc = {
-      run: "r", stage: 0, layer: 0, kind: "attention+mlp", attention: "", trace_summary: null, doubts: [],
+      run: "r", stage: 0, rank: null, layer: 0, kind: "attention+mlp", attention: "", trace_summary: null, doubts: [],
       source_file: "001_export_export_to_gm.txt", module: "(root)", group_counts: { attention: 1 },
       nodes: [{ id: "attn", op: "attention", label: "attention", node_kind: "call" as const, shape: "1", dtype: "", group: "attention" as const, sub_group: null, stream: "main" as const, args: "", line: 1, inputs: [...meta, "pos"], weights: [], kernels: [], time_us: 0 }],
       edges: [...meta, "pos"].map((m) => ({ from: m, to: "attn", shape: "3" })),

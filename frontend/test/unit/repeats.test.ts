@@ -84,7 +84,7 @@ describe("repeated blocks", () => {
     }));
     const edges = nodes.flatMap((n) => n.inputs.map((f) => ({ from: f, to: n.id, shape: "4x8" })));
     const doc: LayerResponse = {
-      run: "r", stage: 0, layer: 0, kind: "gdn", attention: "", source_file: "001_export_export_to_gm.txt", module: "(root)",
+      run: "r", stage: 0, rank: null, layer: 0, kind: "gdn", attention: "", source_file: "001_export_export_to_gm.txt", module: "(root)",
       nodes, edges, external_inputs: [], group_counts: { gdn: nodes.length }, trace_summary: null, doubts: [],
     };
     const h = buildHierarchy([doc]);

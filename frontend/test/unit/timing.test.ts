@@ -55,6 +55,8 @@ function report(): Report {
       { kind: "idle", message: "GPU idle", layer: null, node: null, time_at_stake_us: 2 },
     ],
     notes: [],
+    ranks: [],
+    stragglers: [],
   };
 }
 
