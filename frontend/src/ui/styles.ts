@@ -286,6 +286,10 @@ td.pre { white-space: pre-wrap; }
 /* overview */
 .adl-ochart { flex: 1; display: flex; flex-direction: column; min-width: 0; padding: 8px 8px 4px; }
 .adl-ochart .hint { color: var(--muted); font-size: 12px; padding: 2px 8px; }
+.adl-sgraph { flex: 1; position: relative; overflow: hidden; outline: none; cursor: grab; background: var(--bg); min-height: 200px; }
+.adl-sgraph.panning { cursor: grabbing; }
+.adl-sgraph canvas { position: absolute; left: 0; top: 0; display: block; }
+.adl-oside .shared li { margin: 2px 0; }
 .adl-osvg { flex: 1; width: 100%; min-height: 200px; display: block; }
 .adl-osvg text { font-family: var(--sans); }
 .adl-osvg .obar { cursor: pointer; outline: none; }
