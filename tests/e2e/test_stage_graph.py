@@ -11,50 +11,11 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import DEEP_RUN
-from tests.e2e.panel import ready, shot
+from tests.e2e.panel import STAGE_PAN, ready, shot
 
 SIZES = [(1280, 800), (1600, 1000)]
 SIZE_IDS = ["1280x800", "1600x1000"]
 DEMO_RUN = "dsv3_decode_unfused"   # a traced demo run with identical layers
-
-#: Sixty animation frames of the page left alone (the browser's own frame rate on this machine),
-#: then sixty pan steps, one per animation frame, by the pointer events a drag sends; the frame
-#: intervals of both and the graph's own drawing times come back.
-PAN = """async ([steps, dx, dy]) => {
-  const el = document.querySelector('[data-testid=stage-graph]');
-  const g = () => window.__adLayer.overview().graph;
-  const r = el.getBoundingClientRect();
-  const x0 = r.left + r.width - 20, y0 = r.top + r.height / 2;
-  const ev = (type, x, y) => el.dispatchEvent(new PointerEvent(type, {clientX: x, clientY: y,
-      button: 0, buttons: 1, pointerId: 7, bubbles: true}));
-  const frame = () => new Promise((res) => requestAnimationFrame(res));
-  await frame();
-  const idle = [];
-  let t = performance.now();
-  for (let i = 0; i < steps; i++) {
-    await frame();
-    const now = performance.now();
-    idle.push(now - t);
-    t = now;
-  }
-  const f0 = g().frames, d0 = g().draws, cam0 = g().camera;
-  ev('pointerdown', x0, y0);
-  const gaps = [];
-  let prev = performance.now();
-  for (let i = 1; i <= steps; i++) {
-    ev('pointermove', x0 + dx * i, y0 + dy * i);
-    await frame();
-    const now = performance.now();
-    gaps.push(now - prev);
-    prev = now;
-  }
-  ev('pointerup', x0 + dx * steps, y0 + dy * steps);
-  await frame();
-  const s = g();
-  const redraws = s.draws - d0;
-  return {idle, gaps, frames: s.frames - f0, redraws: redraws ? s.drawTimes.slice(-redraws) : [],
-          cam0, cam1: s.camera};
-}"""
 
 
 def graph(page: Any) -> dict[str, Any]:
@@ -86,7 +47,7 @@ def item(g: dict, key: str) -> dict:
 
 def pan(page: Any, dx: float = -3, dy: float = -6, steps: int = 60) -> dict:
     """Pans by (dx, dy) a frame ``steps`` times; checks the frame rate and the drawing cost."""
-    res: dict = page.evaluate(PAN, [steps, dx, dy])
+    res: dict = page.evaluate(STAGE_PAN, [steps, dx, dy])
     assert res["frames"] >= steps, res   # a frame per step: none skipped or merged
     moved = (res["cam1"]["x"] - res["cam0"]["x"], res["cam1"]["y"] - res["cam0"]["y"])
     assert moved == pytest.approx((dx * steps, dy * steps), abs=1), moved
@@ -157,7 +118,7 @@ def test_the_whole_stage_of_the_demo(page: Any, panel_url: str, api: Any,
     assert g["firstDrawMs"] < 1000 and wall_ms < 1000, (g["firstDrawMs"], wall_ms)
     folds = [it for it in g["items"] if it["kind"] == "fold"]
     assert len(folds) == len(sg["folds"]) >= 1
-    for f, want in zip(folds, sg["folds"]):
+    for f, want in zip(folds, sg["folds"], strict=True):
         assert f["title"] == f"Layers {want['first']}-{want['last']} ×{want['count']} ≡"
     assert g["longEdges"] == 0
     # A traced run: each layer box gives its GPU time.
@@ -169,7 +130,8 @@ def test_the_whole_stage_of_the_demo(page: Any, panel_url: str, api: Any,
     # A layer opens in place into its groups, and the side panel shows it.
     layer = item(graph(page), f"L{n}")
     page.mouse.click(layer["x"] + layer["w"] / 2, layer["y"] + 10)
-    page.wait_for_function(f"() => window.__adLayer.overview().graph.items.some((i) => i.key === 'L{n}' && i.expanded)")
+    page.wait_for_function("(k) => window.__adLayer.overview().graph.items"
+                           ".some((i) => i.key === k && i.expanded)", arg=f"L{n}")
     opened = item(graph(page), f"L{n}")
     assert opened["h"] > layer["h"] and opened["y"] == pytest.approx(layer["y"], abs=1)
     side = page.text_content("[data-testid=overview-side-layer]") or ""
@@ -177,4 +139,5 @@ def test_the_whole_stage_of_the_demo(page: Any, panel_url: str, api: Any,
     shot(page, f"stage_graph_demo_layer_open_{size[0]}")
     # A double-click opens it in the layer view.
     page.mouse.dblclick(opened["x"] + opened["w"] / 2, opened["y"] + 10)
-    page.wait_for_function(f"() => {{ const s = window.__adLayer.state(); return (s.view ?? 'layer') === 'layer' && s.layer === {n}; }}")
+    page.wait_for_function("(n) => { const s = window.__adLayer.state();"
+                           " return (s.view ?? 'layer') === 'layer' && s.layer === n; }", arg=n)
