@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,6 +105,13 @@ def test_the_whole_stage_of_a_48_layer_export(page: Any, panel_url: str, api: An
     shot(page, f"stage_graph_qwen3_open_{size[0]}")
     pan(page, dx=0, dy=-12)   # 44 more boxes: still a frame per step
     pan(page, dx=0, dy=12)
+    # The SVG export draws what is laid out, the open fold's 44 layers included.
+    with page.expect_download() as d:
+        page.click("[data-testid=export-svg]")
+    svg = Path(d.value.path()).read_text(encoding="utf-8")
+    assert d.value.suggested_filename.endswith(".svg")
+    assert "▾ Layers 4-47 ×11 ≡" in svg and "Layer 47 · attention+moe" in svg
+    assert "Final norm, lm head and output" in svg
     # Its header closes it again.
     head = item(graph(page), "H4")
     page.mouse.click(head["x"] + head["w"] / 2, head["y"] + head["h"] / 2)

@@ -7,6 +7,7 @@
 import type { StageGraphResponse } from "../api/types";
 import { t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
+import { stageSvg } from "./stage_svg";
 import { BOX_X, GAP, LANE_X, longEdges, PAD, ROW_H, stageLayout, TITLE_H, unbundledEdges, type StageItem, type StageLayout } from "./stage_model";
 
 export interface StageGraphCallbacks {
@@ -529,6 +530,20 @@ export class StageGraph {
     });
     this.fitted.set(key, out);
     return out;
+  }
+
+  /**
+   * The graph as it is laid out (what is open included) as an SVG for the export, put in the
+   * page out of sight while the export reads its styles; `remove` takes it out again.
+   */
+  exportSvg(): { svg: SVGSVGElement; width: number; height: number; remove: () => void } | null {
+    const l = this.layout;
+    if (!l) return null;
+    const svg = stageSvg(l, this.theme);
+    svg.style.position = "absolute";
+    svg.style.left = "-100000px";
+    this.el.appendChild(svg);
+    return { svg, width: l.width + 16, height: l.height + 16, remove: () => svg.remove() };
   }
 
   // ---------------------------------------------------------------- test hook

@@ -488,7 +488,15 @@ export class OverviewView implements PanelView {
   exportParts(st: Readonly<PanelState>): ViewExport | null {
     const p = this.exportPart();
     const run = shownRun(st);
-    if (!p || !run || this.mode === "graph") return null;
+    if (run && this.mode === "graph") {
+      const g = this.graph.exportSvg();
+      if (!g) return null;
+      return {
+        parts: [{ svg: g.svg, width: g.width, height: g.height, title: `${t("stageGraph")} · ${run.run}` }],
+        restore: g.remove, name: [run.run, "stage_graph", `stage${st.stage}`],
+      };
+    }
+    if (!p || !run) return null;
     return { parts: [{ ...p, title: `${t("overview")} · ${run.run}` }], restore: () => {}, name: [run.run, "overview", `stage${st.stage}`] };
   }
 
