@@ -135,6 +135,21 @@ def test_the_whole_stage_of_the_demo(page: Any, panel_url: str, api: Any,
     shot(page, f"stage_graph_demo_{size[0]}")
     pan(page)
     pan(page, dx=3, dy=6)
+    # The longest fold opens in place into its layers, and closes again.
+    f = max(sg["folds"], key=lambda x: x["last"] - x["first"])
+    fold = item(graph(page), f"F{f['first']}")
+    page.mouse.click(fold["x"] + fold["w"] / 2, fold["y"] + 12)
+    page.wait_for_function("(k) => window.__adLayer.overview().graph.items.some((i) => i.key === k)",
+                           arg=f"H{f['first']}")
+    g = graph(page)
+    assert [it["layers"][0] for it in g["items"] if it["kind"] == "layer"][-(f["last"] - f["first"] + 1):] \
+        == list(range(f["first"], f["last"] + 1))
+    assert item(g, f"H{f['first']}")["y"] == pytest.approx(fold["y"], abs=1) and g["longEdges"] == 0
+    shot(page, f"stage_graph_demo_fold_open_{size[0]}")
+    head = item(g, f"H{f['first']}")
+    page.mouse.click(head["x"] + head["w"] / 2, head["y"] + head["h"] / 2)
+    page.wait_for_function("(k) => window.__adLayer.overview().graph.items.some((i) => i.key === k)",
+                           arg=f"F{f['first']}")
     # A layer opens in place into its groups, and the side panel shows it.
     layer = item(graph(page), f"L{n}")
     page.mouse.click(layer["x"] + layer["w"] / 2, layer["y"] + 10)

@@ -491,7 +491,8 @@ export class StageGraph {
     }
     if (!text) return;
     const rows = this.fittedRows(it);
-    let y = it.y + PAD;
+    // A fold's header is one line, centred in its band.
+    let y = it.kind === "foldhead" ? it.y + (it.h - TITLE_H) / 2 : it.y + PAD;
     ctx.textBaseline = "middle";
     ctx.textAlign = "left";
     it.rows.forEach((r, i) => {

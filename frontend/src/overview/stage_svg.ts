@@ -63,7 +63,7 @@ export function stageSvg(l: StageLayout, theme: Theme): SVGSVGElement {
         g.appendChild(s("rect", { x: it.x, y: it.y + i * sh, width: 6, height: sh, fill }));
       });
     }
-    let y = it.y + PAD;
+    let y = it.kind === "foldhead" ? it.y + (it.h - TITLE_H) / 2 : it.y + PAD;
     for (const r of it.rows) {
       const h = r.cls === "title" ? TITLE_H : ROW_H;
       let x = it.x + 14;
