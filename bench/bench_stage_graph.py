@@ -6,6 +6,9 @@ Builds a logdir under bench/out/stage_graph/ (the export converted with the real
 demo's ``dsv3_decode_unfused`` run copied), starts TensorBoard on a free loopback port and, per
 run and window size, in a fresh page:
 
+* page load: a fresh TensorBoard (nothing read yet), the panel opened on the overview with Graph
+  mode remembered: from the navigation's start to the graph's first frame (the panel's own
+  requests, api/runs first, included);
 * api: the cold ``api/stage_graph`` answer (first request after TensorBoard started, before the
   panel asked for anything) and a warm one;
 * first draw: from the click on Graph to the graph's first frame, as the page measures it (the
@@ -79,6 +82,21 @@ def pan_figures(res: dict[str, Any], steps: int) -> dict[str, float]:
     }
 
 
+def page_load(browser: Any, url: str, run: str) -> float:
+    """Milliseconds from navigation start to the graph's first frame, Graph mode remembered."""
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000}, device_scale_factor=1)
+    ctx.add_init_script("localStorage.setItem('adLayer.overviewMode', 'graph')")
+    page = ctx.new_page()
+    try:
+        page.goto(f"{url}#view=overview&run={run}")
+        page.wait_for_function("() => { const g = window.__adLayer && window.__adLayer.overview().graph;"
+                               " return !!g && g.drawn; }", timeout=60000)
+        at: float = page.evaluate("window.__adLayer.overview().graph.firstDrawAt")
+        return at
+    finally:
+        ctx.close()
+
+
 def measure(browser: Any, url: str, run: str, size: tuple[int, int]) -> dict[str, Any]:
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
     page = ctx.new_page()
@@ -119,12 +137,22 @@ def measure(browser: Any, url: str, run: str, size: tuple[int, int]) -> dict[str
 
 
 def main() -> None:
-    from playwright.sync_api import sync_playwright
-
     logdir = build_logdir()
     work = OUT / "tb"
     work.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"api": {}, "browser": []}
+    results: dict[str, Any] = {"api": {}, "browser": [], "page_load_ms": {}}
+    from playwright.sync_api import sync_playwright
+
+    for run in RUNS:   # each on a fresh TensorBoard: nothing read before the page asks
+        with running_tensorboard(logdir, work) as tb, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                url = f"http://127.0.0.1:{tb.port}/data/plugin_entry.html?name=ad_layer"
+                ms = page_load(browser, url, run)
+            finally:
+                browser.close()
+        results["page_load_ms"][run] = round(ms, 1)
+        print(f"{run}: page load to graph drawn {ms:.0f} ms (fresh TensorBoard, 1600x1000)")
     with running_tensorboard(logdir, work) as tb:
         base = "/data/plugin/ad_layer/api"
         for run in RUNS:

@@ -77,6 +77,8 @@ export class StageGraph {
   // Figures of the test hook and the bench.
   private t0 = 0;
   private firstDrawMs: number | null = null;
+  /** performance.now() at the first frame: since the page's navigation began. */
+  private firstDrawAt: number | null = null;
   private lastDrawMs = 0;
   private frames = 0;
   /** The last frames' drawing times (ms), for the pan figures. */
@@ -449,7 +451,10 @@ export class StageGraph {
     this.lastDrawMs = performance.now() - start;
     this.drawTimes.push(this.lastDrawMs);
     if (this.drawTimes.length > 240) this.drawTimes.splice(0, this.drawTimes.length - 240);
-    if (this.firstDrawMs === null && this.data) this.firstDrawMs = performance.now() - this.t0;
+    if (this.firstDrawMs === null && this.data) {
+      this.firstDrawAt = performance.now();
+      this.firstDrawMs = this.firstDrawAt - this.t0;
+    }
   }
 
   private drawBox(it: StageItem, pal: Palette, text: boolean): void {
@@ -560,6 +565,7 @@ export class StageGraph {
     return {
       drawn: this.firstDrawMs !== null,
       firstDrawMs: this.firstDrawMs,
+      firstDrawAt: this.firstDrawAt,
       lastDrawMs: this.lastDrawMs,
       frames: this.frames,
       shifts: this.shifts,
