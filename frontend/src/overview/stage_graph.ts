@@ -7,6 +7,7 @@
 import type { StageGraphResponse } from "../api/types";
 import { t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
+import { inputCaption } from "../model/labels";
 import { stageSvg } from "./stage_svg";
 import { BOX_X, GAP, LANE_X, longEdges, PAD, ROW_H, stageLayout, TITLE_H, unbundledEdges, type StageItem, type StageLayout } from "./stage_model";
 
@@ -68,6 +69,8 @@ export class StageGraph {
   private openLayers = new Set<number>();
   private openParts = new Set<"before" | "after">();
   private selected: string | null = null;
+  /** The panel's layer (the toolbar's): its box, or the fold holding it, is outlined. */
+  private current: number | "all" = "all";
   private hovered: string | null = null;
   private theme: Theme = "light";
   private raf = 0;
@@ -104,6 +107,12 @@ export class StageGraph {
     this.ctx = ctx;
     this.bindPointer();
     new ResizeObserver(() => this.request()).observe(this.el);
+  }
+
+  setCurrent(layer: number | "all"): void {
+    if (layer === this.current) return;
+    this.current = layer;
+    this.request();
   }
 
   setTheme(th: Theme): void {
@@ -169,7 +178,7 @@ export class StageGraph {
     const near = (s: { y: number }) => Math.abs(s.y - p.y) < 9;
     const port = lane.ports.find(near);
     const src = lane.sources.find(near);
-    const names = (ids: string[]) => ids.map((id) => byId.get(id)?.label ?? id).join(", ");
+    const names = (ids: string[]) => ids.map((id) => inputCaption(byId.get(id)?.label ?? id)).join(", ");
     const lines: string[] = [];
     if (src) lines.push(t("sharedComputed", { list: names(src.ids) }));
     if (port) lines.push(t("sharedRead", { list: names(port.ids) }));
@@ -480,6 +489,17 @@ export class StageGraph {
     ctx.roundRect(it.x, it.y, it.w, it.h, 7);
     ctx.fill();
     ctx.stroke();
+    if (!sel && it.kind !== "foldhead" && typeof this.current === "number" && it.layers.includes(this.current)) {
+      // The panel's layer: a dashed outline just outside the box.
+      ctx.save();
+      ctx.setLineDash([5, 3]);
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.roundRect(it.x - 3, it.y - 3, it.w + 6, it.h + 6, 9);
+      ctx.stroke();
+      ctx.restore();
+    }
     if (it.kind !== "foldhead") {
       // The strip: the layer's mixer colour (a fold: its block's layers, top to bottom).
       const stripe = it.stripe.length ? it.stripe : [""];
@@ -573,6 +593,7 @@ export class StageGraph {
       drawTimes: [...this.drawTimes],
       camera: { ...this.cam },
       selected: this.selected,
+      current: this.current,
       items: (l?.items ?? []).map((it) => ({ key: it.key, kind: it.kind, title: it.rows[0]?.text ?? "", layers: it.layers, expanded: it.expanded, ...scr(it) })),
       edges: l?.edges.length ?? 0,
       longEdges: l ? longEdges(l) : 0,

@@ -8,6 +8,7 @@
 import type { StageGraphResponse, StageLayer, StageNode, StageSharedInput } from "../api/types";
 import { nodesText, t } from "../i18n";
 import { fmtPct, fmtUs } from "../model/format";
+import { inputCaption } from "../model/labels";
 import { groupOrder } from "./model";
 
 export type StageItemKind = "before" | "after" | "layer" | "fold" | "foldhead";
@@ -188,7 +189,7 @@ function heightOf(rows: StageRow[]): number {
 /** The layout of the whole stage with `open` folds, layers and parts open. */
 export function stageLayout(g: StageGraphResponse, open: StageOpen): StageLayout {
   const byLayer = new Map(g.layers.map((L) => [L.layer, L]));
-  const sharedIds = new Map(g.shared.filter((s) => s.source === null).map((s) => [s.id, s.label]));
+  const sharedIds = new Map(g.shared.filter((s) => s.source === null).map((s) => [s.id, inputCaption(s.label)]));
   const foldAt = new Map(g.folds.map((f) => [f.first, f]));
   const items: StageItem[] = [];
   const brackets: StageLayout["brackets"] = [];

@@ -7,6 +7,7 @@ import type { ExportPart } from "../graph/export";
 import { nodesText, t } from "../i18n";
 import { groupColor, outsideColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs } from "../model/format";
+import { inputCaption } from "../model/labels";
 import { changedAny, shownRun, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
 import { clear, h, s, text } from "../ui/dom";
@@ -196,6 +197,7 @@ export class OverviewView implements PanelView {
   /** Shows the overview of (run, stage) with `current` outlined. */
   private async open(run: RunInfo, stage: number, current: number | "all"): Promise<void> {
     this.current = current;
+    this.graph.setCurrent(current);
     if (this.run?.run === run.run && this.stage === stage && this.res) {
       this.draw();
       this.renderSide();
@@ -473,7 +475,7 @@ export class OverviewView implements PanelView {
     const ul = h("ul", { class: "shared" });
     for (const x of list) {
       const from = x.source === null ? t("sharedFromInputs") : t("layerTitle", { n: x.source });
-      ul.appendChild(text("li", `${x.label} (${x.kind}, ${x.shape}) · ${from} → ${t("sharedReaders", { n: x.layers.length })}`));
+      ul.appendChild(text("li", `${inputCaption(x.label)} (${x.kind}, ${x.shape}) · ${from} → ${t("sharedReaders", { n: x.layers.length })}`));
     }
     sec.appendChild(ul);
     el.appendChild(sec);
