@@ -199,6 +199,83 @@ class OverviewResponse(Record):
                                                                   "onto.")] = None
 
 
+# -- api/stage_graph --------------------------------------------------------------------------
+
+
+class StageNode(Record):
+    """A node outside every layer, as the whole-stage graph draws it."""
+
+    id: str
+    label: str
+    op: str
+    node_kind: str
+    shape: str
+    weights: Annotated[list[str], Meta(description="Names of the weights it reads, e.g. "
+                                                   "lm_head_weight.")]
+    time_us: Annotated[float, Meta(description="GPU time of its kernels; 0 without a trace.")]
+
+
+class StageLayer(Record):
+    """One layer as a box of the whole-stage graph."""
+
+    layer: int
+    kind: str
+    attention: str | None
+    node_count: int
+    gpu_time_us: Annotated[float | None, Meta(description="null without a trace.")]
+    same_as: Annotated[int | None, Meta(description="The first earlier layer of the stage with "
+                                                    "the same graph; null when none.")]
+    group_counts: Annotated[dict[str, int], Meta(description="Nodes per group.")]
+    groups: Annotated[dict[str, float], Meta(description="GPU time per group; empty without a "
+                                                         "trace.")]
+    shared: Annotated[list[str], Meta(description="Ids of the shared inputs it reads (see "
+                                                  "StageGraphResponse.shared).")]
+    doubtful: Annotated[bool, Meta(description="The converter doubts this layer's nodes.")]
+
+
+class StageFold(Record):
+    """A run of consecutive layers that repeat: ``count`` blocks of ``period`` layers, each
+    block's layers identical to the first block's (same_as), from ``first`` to ``last``."""
+
+    first: int
+    last: int
+    period: Annotated[int, Meta(description="Layers per block: 1 for a run of one layer "
+                                            "repeated, 4 for (gdn, gdn, gdn, attention).")]
+    count: Annotated[int, Meta(description="Blocks: (last - first + 1) / period, at least 2.")]
+
+
+class StageSharedInput(Record):
+    """A value that many layers read without it flowing along the chain of layers: a model-level
+    value (position ids, RoPE tables, masks, shape values, KV caches and batch metadata) or
+    a value computed by an earlier layer that is not the reader's predecessor."""
+
+    id: str
+    kind: Annotated[str, Meta(description="rope, mask, shape, kv_cache, batch_metadata, "
+                                          "position, model, residual...")]
+    label: str
+    shape: str
+    source: Annotated[int | None, Meta(description="The layer that computes it; null for a "
+                                                   "value of the stage's input part.")]
+    layers: Annotated[list[int], Meta(description="The layers that read it, in order.")]
+
+
+class StageGraphResponse(Record):
+    """``api/stage_graph``: the skeleton of one whole stage, for a graph of collapsed layers."""
+
+    run: str
+    stage: int
+    layers: list[StageLayer]
+    folds: Annotated[list[StageFold], Meta(description="Runs of repeating layers, in order, "
+                                                       "not overlapping.")]
+    before: Annotated[list[StageNode], Meta(description="Nodes outside every layer that come "
+                                                        "before the first layer (inputs, "
+                                                        "embedding, RoPE and mask set-up).")]
+    after: Annotated[list[StageNode], Meta(description="The other nodes outside every layer "
+                                                       "(final norm, lm head, output).")]
+    shared: list[StageSharedInput]
+    outside_gpu_time_us: Annotated[float | None, Meta(description="As in api/overview.")] = None
+
+
 # -- api/stages -------------------------------------------------------------------------------
 
 

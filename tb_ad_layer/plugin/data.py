@@ -47,9 +47,9 @@ from tb_ad_layer.export.seed_json import seed_json_text
 from tb_ad_layer.plugin.compare import compare_docs, layer_time_us
 from tb_ad_layer.plugin.discovery import RunDiscovery, RunHandle
 from tb_ad_layer.plugin.errors import BAD_REQUEST, NOT_FOUND, UNREADABLE, ApiError, show
-from tb_ad_layer.plugin.identical import identical_layers
 from tb_ad_layer.plugin.responses import JSON, Payload, json_payload, safe_filename
 from tb_ad_layer.plugin.routes import Query
+from tb_ad_layer.plugin.stage_graph import StageSummary, stage_graph, summarize
 from tb_ad_layer.plugin.timeline import DEFAULT_MAX_ITEMS, MAX_MAX_ITEMS, KernelIndex, timeline
 from tb_ad_layer.store.records import LayerRecord, RankRecord, StageRecord
 
@@ -205,18 +205,23 @@ class PluginData:
                                                  lambda: handle.store().layers(stage))
         return rows
 
-    def _same_as(self, handle: RunHandle, stage: int) -> dict[int, int]:
-        """The stage's identical layers (see :mod:`.identical`), computed once per run store."""
-        def compute() -> dict[int, int]:
+    def _summary(self, handle: RunHandle, stage: int) -> StageSummary:
+        """What the stage's layer documents say as a whole (identical layers, shared inputs;
+        :mod:`.stage_graph`): the documents are read once per stage and run store."""
+        def compute() -> StageSummary:
             docs = []
             for r in self._layer_rows(handle, stage):
                 try:
                     docs.append((r.layer, self._document(handle, stage, r.layer)))
                 except (InputError, ApiError):
                     continue  # a damaged document is reported where it is asked for, not here
-            return identical_layers(docs)
-        same: dict[int, int] = handle.memoize(("same_as", stage), compute)
-        return same
+            return summarize(docs)
+        summary: StageSummary = handle.memoize(("summary", stage), compute)
+        return summary
+
+    def _same_as(self, handle: RunHandle, stage: int) -> dict[int, int]:
+        """The stage's identical layers (see :mod:`.identical`), computed once per run store."""
+        return self._summary(handle, stage).same_as
 
     def _layer(self, handle: RunHandle, stage: int, value: str | None,
                name: str = "layer") -> int:
@@ -323,6 +328,26 @@ class PluginData:
             return json_payload(OverviewResponse(
                 run=handle.name, stage=s, layers=layers, none_node_count=store.outside_count(s),
                 outside_gpu_time_us=trace.outside_time_us if traced and trace else None))
+        return self._cached((q.path, q.values, handle.identity), compute)
+
+    # -- api/stage_graph --------------------------------------------------------------------
+
+    def stage_graph_payload(self, q: Query) -> Payload:
+        """``api/stage_graph``: the whole stage as layer boxes, folds of repeating layers, the
+        nodes outside the layers and the shared inputs (:mod:`.stage_graph`)."""
+        run, stage = q.values
+        handle = self.discovery.get(run)
+
+        def compute() -> Payload:
+            s = self._stage(handle, stage)
+            store = handle.store()
+            rows = self._layer_rows(handle, s)
+            trace = store.meta.trace
+            stages = self._stages(handle)
+            traced = trace is not None and bool(stages) and s == stages[-1].idx
+            return json_payload(stage_graph(
+                handle.name, s, rows, self._summary(handle, s), store.nodes(s, -1),
+                store.group_times(s), trace.outside_time_us if traced and trace else None))
         return self._cached((q.path, q.values, handle.identity), compute)
 
     # -- api/stages -------------------------------------------------------------------------

@@ -49,6 +49,7 @@ def route_table(data: PluginData, static: StaticFiles) -> tuple[Route, ...]:
         Route("/api/runs", (), data.runs_payload, GZIP_CACHED),
         Route("/api/layer", layer + ("rank",), data.layer_payload, GZIP_CACHED),
         Route("/api/overview", ("run", "stage"), data.overview_payload, GZIP_CACHED),
+        Route("/api/stage_graph", ("run", "stage"), data.stage_graph_payload, GZIP_CACHED),
         Route("/api/stages", ("run", "layer"), data.stages_payload, GZIP_CACHED),
         Route("/api/timeline", ("run", "layer", "start_us", "end_us", "max_items", "rank"),
               data.timeline_payload, GZIP_PER_REQUEST),

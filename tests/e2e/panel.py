@@ -94,3 +94,45 @@ def shot(page: Any, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+#: Panning the whole-stage graph (the overview's Graph mode): ``steps`` animation frames of the
+#: page left alone (the browser's own frame rate on this machine), then ``steps`` pan steps of
+#: (dx, dy), one per animation frame, by the pointer events a drag sends. Returns the frame
+#: intervals of both, the frames shown, the drawing times of the frames that drew the graph
+#: again (the others moved the drawn picture) and the camera before and after.
+STAGE_PAN = """async ([steps, dx, dy]) => {
+  const el = document.querySelector('[data-testid=stage-graph]');
+  const g = () => window.__adLayer.overview().graph;
+  const r = el.getBoundingClientRect();
+  const x0 = r.left + r.width - 20, y0 = r.top + r.height / 2;
+  const ev = (type, x, y) => el.dispatchEvent(new PointerEvent(type, {clientX: x, clientY: y,
+      button: 0, buttons: 1, pointerId: 7, bubbles: true}));
+  const frame = () => new Promise((res) => requestAnimationFrame(res));
+  await frame();
+  const idle = [];
+  let t = performance.now();
+  for (let i = 0; i < steps; i++) {
+    await frame();
+    const now = performance.now();
+    idle.push(now - t);
+    t = now;
+  }
+  const f0 = g().frames, d0 = g().draws, cam0 = g().camera;
+  ev('pointerdown', x0, y0);
+  const gaps = [];
+  let prev = performance.now();
+  for (let i = 1; i <= steps; i++) {
+    ev('pointermove', x0 + dx * i, y0 + dy * i);
+    await frame();
+    const now = performance.now();
+    gaps.push(now - prev);
+    prev = now;
+  }
+  ev('pointerup', x0 + dx * steps, y0 + dy * steps);
+  await frame();
+  const s = g();
+  const redraws = s.draws - d0;
+  return {idle, gaps, frames: s.frames - f0, redraws: redraws ? s.drawTimes.slice(-redraws) : [],
+          cam0, cam1: s.camera};
+}"""

@@ -15,6 +15,7 @@ from tb_ad_layer.contract.api import (
     ErrorBody,
     LayerResponse,
     OverviewResponse,
+    StageGraphResponse,
     StagesResponse,
     TimelineResponse,
     decode_runs,
@@ -28,6 +29,8 @@ ENDPOINTS = [
     "api/layer?run=dsv3&layer=3",
     "api/layer?run=traced/decode&stage=last&layer=2",
     "api/overview?run=dsv3&stage=1",
+    "api/stage_graph?run=dsv3&stage=1",
+    "api/stage_graph?run=traced/decode",
     "api/stages?run=dsv3&layer=2",
     "api/timeline?run=traced/decode&layer=2",
     "api/timeline?run=traced/decode&start_us=0&end_us=50&max_items=5",
@@ -63,6 +66,7 @@ def test_every_endpoint_answers(logdir: Path, prefix: str, url: str) -> None:
 
 #: The record each API route answers with.
 RECORDS = {"api/layer": LayerResponse, "api/overview": OverviewResponse,
+           "api/stage_graph": StageGraphResponse,
            "api/stages": StagesResponse, "api/timeline": TimelineResponse,
            "api/compare": CompareResponse}
 
@@ -104,6 +108,7 @@ def test_api_layer_matches_contract(client: Client) -> None:
     ("api/layer?run=dsv3&stage=12&layer=1", 404, [0, 1, 2, 3]),
     ("api/layer?run=dsv3&stage=-1&layer=1", 404, [0, 1, 2, 3]),
     ("api/overview?run=dsv3&stage=x", 400, [0, 1, 2, 3]),
+    ("api/stage_graph?run=dsv3&stage=9", 404, [0, 1, 2, 3]),
     ("api/stages?run=dsv3", 400, [0, 1, 2, 3, 4]),
     ("api/timeline?run=traced/decode&max_items=-3", 400, []),
     ("api/timeline?run=traced/decode&start_us=1&end_us=0", 400, []),
@@ -111,10 +116,10 @@ def test_api_layer_matches_contract(client: Client) -> None:
     ("api/download/trace.json?run=dsv3", 404, []),
     ("api/download/layer.svg?run=dsv3&layer=1", 404, ["layer.json", "layer.dot", "trace.json"]),
     ("api/download/../layer.json?run=dsv3&layer=1", 404, None),
-    ("api/nope", 404, ["api/runs", "api/layer", "api/overview", "api/stages", "api/timeline",
-                       "api/compare", "api/download/layer.json", "api/download/layer.dot",
-                       "api/download/trace.json", "api/report", "api/ranks",
-                       "api/diff"]),
+    ("api/nope", 404, ["api/runs", "api/layer", "api/overview", "api/stage_graph", "api/stages",
+                       "api/timeline", "api/compare", "api/download/layer.json",
+                       "api/download/layer.dot", "api/download/trace.json", "api/report",
+                       "api/ranks", "api/diff"]),
 ])
 def test_errors_are_json_with_known_values(client: Client, url: str, status: int,
                                            known: list | None) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgspec
 
+from tb_ad_layer.contract.document import LayerDocument
 from tb_ad_layer.convert import convert
 from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.plugin.identical import identical_layers, layer_signature
@@ -65,3 +66,22 @@ def test_the_module_reads_stored_documents_only() -> None:
     mods = {n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom)}
     assert not any(m and m.startswith(("tb_ad_layer.dump", "tb_ad_layer.layers", "tb_ad_layer.trace"))
                    for m in mods), mods
+
+
+def test_object_addresses_in_call_targets_do_not_count(tmp_path: Path) -> None:
+    # A fused DeepSeek-V3 stage calls a transform's local function in each layer, printed with
+    # the address of that layer's function object.
+    convert(ConvertOptions(DUMPS / "ad_dsv3", tmp_path, run="d"))
+    store = RunStore(store_path(tmp_path, "d"))
+    stage = store.stages()[-1].idx
+    a = store.layer_document(stage, store.layers(stage)[-1].layer)
+    store.close()
+    assert a is not None
+
+    def with_target(address: str) -> LayerDocument:
+        target = f"<function Mixin._insert.<locals>.split_output at {address}>"
+        return msgspec.structs.replace(a, nodes=[msgspec.structs.replace(a.nodes[0], op=target),
+                                                 *a.nodes[1:]])
+    one, two = with_target("0x7f3b2c1d54c0"), with_target("0x7f3b2c1d5660")
+    assert layer_signature(one) == layer_signature(two) != layer_signature(a)
+    assert identical_layers([(3, one), (4, two)]) == {4: 3}

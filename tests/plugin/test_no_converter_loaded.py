@@ -61,6 +61,7 @@ for run in readable:
     name = run["run"]
     stage = run["default_stage"]
     get("/api/overview", run=name, stage=stage)
+    get("/api/stage_graph", run=name, stage=stage)
     for row in run["layers"]:
         layer = row["layer"]
         get("/api/layer", run=name, stage=stage, layer=layer)

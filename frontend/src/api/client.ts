@@ -11,6 +11,7 @@ import type {
   Report,
   RanksResponse,
   RunsResponse,
+  StageGraphResponse,
   StagesResponse,
   TimelineResponse,
 } from "./types";
@@ -102,6 +103,11 @@ export class Api {
 
   overview(run: string, stage: number): Promise<OverviewResponse> {
     return this.get<OverviewResponse>("overview", { run, stage });
+  }
+
+  /** The whole stage as layer boxes, folds, the nodes outside the layers and the shared inputs. */
+  stageGraph(run: string, stage: number): Promise<StageGraphResponse> {
+    return this.get<StageGraphResponse>("stage_graph", { run, stage });
   }
 
   stages(run: string, layer: number): Promise<StagesResponse> {

@@ -364,6 +364,85 @@ export interface OverviewResponse {
   outside_gpu_time_us: number | null;
 }
 
+/** A node outside every layer, as the whole-stage graph draws it. */
+export interface StageNode {
+  id: string;
+  label: string;
+  op: string;
+  node_kind: string;
+  shape: string;
+  /** Names of the weights it reads, e.g. lm_head_weight. */
+  weights: string[];
+  /** GPU time of its kernels; 0 without a trace. */
+  time_us: number;
+}
+
+/** One layer as a box of the whole-stage graph. */
+export interface StageLayer {
+  layer: number;
+  kind: string;
+  attention: string | null;
+  node_count: number;
+  /** null without a trace. */
+  gpu_time_us: number | null;
+  /** The first earlier layer of the stage with the same graph; null when none. */
+  same_as: number | null;
+  /** Nodes per group. */
+  group_counts: Record<string, number>;
+  /** GPU time per group; empty without a trace. */
+  groups: Record<string, number>;
+  /** Ids of the shared inputs it reads (see StageGraphResponse.shared). */
+  shared: string[];
+  /** The converter doubts this layer's nodes. */
+  doubtful: boolean;
+}
+
+/**
+ * A run of consecutive layers that repeat: count blocks of period layers, each
+ * block's layers identical to the first block's (same_as), from first to last.
+ */
+export interface StageFold {
+  first: number;
+  last: number;
+  /** Layers per block: 1 for a run of one layer repeated, 4 for (gdn, gdn, gdn, attention). */
+  period: number;
+  /** Blocks: (last - first + 1) / period, at least 2. */
+  count: number;
+}
+
+/**
+ * A value that many layers read without it flowing along the chain of layers: a model-level
+ * value (position ids, RoPE tables, masks, shape values, KV caches and batch metadata) or
+ * a value computed by an earlier layer that is not the reader's predecessor.
+ */
+export interface StageSharedInput {
+  id: string;
+  /** rope, mask, shape, kv_cache, batch_metadata, position, model, residual... */
+  kind: string;
+  label: string;
+  shape: string;
+  /** The layer that computes it; null for a value of the stage's input part. */
+  source: number | null;
+  /** The layers that read it, in order. */
+  layers: number[];
+}
+
+/** api/stage_graph: the skeleton of one whole stage, for a graph of collapsed layers. */
+export interface StageGraphResponse {
+  run: string;
+  stage: number;
+  layers: StageLayer[];
+  /** Runs of repeating layers, in order, not overlapping. */
+  folds: StageFold[];
+  /** Nodes outside every layer that come before the first layer (inputs, embedding, RoPE and mask set-up). */
+  before: StageNode[];
+  /** The other nodes outside every layer (final norm, lm head, output). */
+  after: StageNode[];
+  shared: StageSharedInput[];
+  /** As in api/overview. */
+  outside_gpu_time_us: number | null;
+}
+
 /**
  * One layer in one stage, against the same layer in the previous stage (nodes matched by
  * id; the first stage's lists are empty).

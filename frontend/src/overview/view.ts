@@ -2,15 +2,19 @@
 // the layer kinds marked under the bars, the current layer outlined; clicking a bar opens that
 // layer. Beside it, the per-group totals of the current (or hovered) layer.
 import type { Api } from "../api/client";
-import type { LayerSummary, OverviewResponse, RunInfo } from "../api/types";
+import type { LayerSummary, OverviewResponse, RunInfo, StageGraphResponse } from "../api/types";
 import type { ExportPart } from "../graph/export";
 import { nodesText, t } from "../i18n";
 import { groupColor, outsideColor, type Theme } from "../model/colors";
 import { fmtPct, fmtUs } from "../model/format";
+import { inputCaption } from "../model/labels";
 import { changedAny, shownRun, type PanelState, type Store } from "../state/store";
 import { activity } from "../ui/activity";
 import { clear, h, s, text } from "../ui/dom";
+import { storageGet, storageSet } from "../ui/storage";
 import type { PanelView, ViewExport } from "../views/view";
+import { StageGraph } from "./stage_graph";
+import type { StageItem } from "./stage_model";
 import { chartGeom, groupTotals, overviewModel, UNMAPPED, type ChartGeom, type OverviewMetric, type OverviewModel, type Outside } from "./model";
 
 export interface OverviewCallbacks {
@@ -31,6 +35,10 @@ function segColor(group: string, theme: Theme): string {
 }
 
 
+/** How the overview shows the stage: per-layer bars, or the whole-stage graph. */
+export type OverviewMode = "bars" | "graph";
+const MODE_KEY = "adLayer.overviewMode";
+
 export class OverviewView implements PanelView {
   readonly el: HTMLDivElement;
   private chartEl: HTMLDivElement;
@@ -39,6 +47,17 @@ export class OverviewView implements PanelView {
   private sideEl: HTMLDivElement;
   private titleEl: HTMLSpanElement;
   private metricSeg: HTMLDivElement;
+  private modeSeg: HTMLDivElement;
+  private hintEl: HTMLElement;
+  private mode: OverviewMode = storageGet(MODE_KEY) === "graph" ? "graph" : "bars";
+  private graph: StageGraph;
+  private graphRes: StageGraphResponse | null = null;
+  /** The (run, stage) the graph shows or is loading. */
+  private graphFor = "";
+  private graphSeq = 0;
+  /** The box selected in the graph. */
+  private picked: StageItem | null = null;
+  graphLoading = false;
   private theme: Theme = "light";
   private run: RunInfo | null = null;
   private stage = 0;
@@ -67,13 +86,29 @@ export class OverviewView implements PanelView {
       this.metricSeg.appendChild(b);
     }
     this.legendEl = h("div", { class: "adl-olegend", "data-testid": "overview-legend" });
-    bar.append(this.titleEl, this.metricSeg, this.legendEl);
+    this.modeSeg = h("div", { class: "seg", role: "group", "data-testid": "overview-mode", title: t("modeTitle") });
+    for (const [m, key] of [["bars", "modeBars"], ["graph", "modeGraph"]] as const) {
+      const b = h("button", { type: "button", "data-mode": m, "data-testid": `overview-mode-${m}` });
+      b.textContent = t(key);
+      b.addEventListener("click", () => this.setMode(m));
+      this.modeSeg.appendChild(b);
+    }
+    bar.append(this.titleEl, this.modeSeg, this.metricSeg, this.legendEl);
     this.el.appendChild(bar);
     const main = h("div", { class: "adl-vmain" });
     this.chartEl = h("div", { class: "adl-ochart" });
     this.svg = s("svg", { class: "adl-osvg", "data-testid": "overview-chart", role: "img", "aria-label": t("overview") });
     this.chartEl.appendChild(this.svg);
-    this.chartEl.appendChild(text("div", t("overviewHint"), { class: "hint" }));
+    this.graph = new StageGraph({
+      onSelect: (it) => {
+        this.picked = it;
+        this.renderSide();
+      },
+      onOpenLayer: (layer) => this.openLayer(layer),
+    });
+    this.chartEl.appendChild(this.graph.el);
+    this.hintEl = text("div", t("overviewHint"), { class: "hint" });
+    this.chartEl.appendChild(this.hintEl);
     this.sideEl = h("div", { class: "adl-side adl-oside", "data-testid": "overview-side" });
     main.append(this.chartEl, this.sideEl);
     this.el.appendChild(main);
@@ -83,6 +118,58 @@ export class OverviewView implements PanelView {
     });
     ro.observe(this.chartEl);
     this.theme = store.get().theme;
+    this.graph.setTheme(this.theme);
+    this.showMode();
+  }
+
+  /** Bars or graph: shown, remembered, and the graph loaded when first shown. */
+  private setMode(m: OverviewMode): void {
+    if (m === this.mode) return;
+    this.mode = m;
+    storageSet(MODE_KEY, m);
+    this.showMode();
+    const st = this.store.get();
+    const run = shownRun(st);
+    if (m === "graph" && run) void activity.track(this.openGraph(run, st.stage));
+    else if (m === "bars") this.draw();
+    this.renderSide();
+  }
+
+  private showMode(): void {
+    const graph = this.mode === "graph";
+    for (const b of Array.from(this.modeSeg.children) as HTMLButtonElement[]) b.setAttribute("aria-pressed", String(b.dataset.mode === this.mode));
+    this.svg.style.display = graph ? "none" : "";
+    this.graph.el.style.display = graph ? "" : "none";
+    this.metricSeg.style.display = graph ? "none" : "";
+    this.hintEl.textContent = t(graph ? "stageGraphHint" : "overviewHint");
+    this.el.dataset.mode = this.mode;
+  }
+
+  /** Loads the whole-stage graph of (run, stage), unless it shows it already. */
+  private async openGraph(run: RunInfo, stage: number): Promise<void> {
+    const key = `${run.run}\u0000${stage}`;
+    if (key === this.graphFor) return;
+    this.graphFor = key;
+    const seq = ++this.graphSeq;
+    const t0 = performance.now();
+    this.graphLoading = true;
+    this.picked = null;
+    this.graph.clear();
+    let res: StageGraphResponse;
+    try {
+      res = await this.api.stageGraph(run.run, stage);
+    } catch (e) {
+      if (seq !== this.graphSeq) return;
+      this.graphLoading = false;
+      this.graphFor = "";
+      this.cb.onError(e);
+      return;
+    }
+    if (seq !== this.graphSeq) return;
+    this.graphRes = res;
+    this.graph.setData(res, t0);
+    this.graphLoading = false;
+    this.renderSide();
   }
 
   /** Follows the store: the theme; while shown, the run, stage and layer (outlined). */
@@ -91,6 +178,7 @@ export class OverviewView implements PanelView {
     if (st.view !== "overview" || !changedAny(changed, "view", "run", "runs", "stage", "layer")) return;
     const run = shownRun(st);
     if (run) void activity.track(this.open(run, st.stage, st.layer));
+    if (run && this.mode === "graph") void activity.track(this.openGraph(run, st.stage));
   }
 
   /** Opens a layer in the layer view. */
@@ -100,6 +188,7 @@ export class OverviewView implements PanelView {
 
   private setTheme(th: Theme): void {
     this.theme = th;
+    this.graph.setTheme(th);
     this.draw();
     this.renderSide();
     this.renderLegend();
@@ -108,6 +197,7 @@ export class OverviewView implements PanelView {
   /** Shows the overview of (run, stage) with `current` outlined. */
   private async open(run: RunInfo, stage: number, current: number | "all"): Promise<void> {
     this.current = current;
+    this.graph.setCurrent(current);
     if (this.run?.run === run.run && this.stage === stage && this.res) {
       this.draw();
       this.renderSide();
@@ -183,7 +273,7 @@ export class OverviewView implements PanelView {
     const m = this.model;
     const r = svg.getBoundingClientRect();
     this.size = { w: r.width, h: r.height };
-    if (!m || !m.bars.length || r.width < 20) return;
+    if (!m || !m.bars.length || r.width < 20 || this.mode === "graph") return;
     const W = r.width;
     const H = r.height;
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -297,7 +387,8 @@ export class OverviewView implements PanelView {
     clear(el);
     const res = this.res;
     if (!res) return;
-    const shown = this.hovered ?? (this.current === "all" ? null : this.current);
+    const pick = this.mode === "graph" && this.picked ? (this.picked.layers.length ? this.picked.layers[0] : "outside") : null;
+    const shown = this.hovered ?? pick ?? (this.current === "all" ? null : this.current);
     const L: LayerSummary | undefined = res.layers.find((l) => l.layer === shown);
     const sec = h("div", { class: "sec" });
     const o = this.model?.outside ?? null;
@@ -342,6 +433,7 @@ export class OverviewView implements PanelView {
       sec.appendChild(text("p", t("overviewPick"), { class: "hint" }));
     }
     el.appendChild(sec);
+    if (this.mode === "graph") this.renderShared(el);
     // Run-wide summary.
     const m = this.model;
     if (m) {
@@ -370,6 +462,25 @@ export class OverviewView implements PanelView {
     }
   }
 
+  /** The shared inputs the selected box reads or computes (all of them when none is selected). */
+  private renderShared(el: HTMLElement): void {
+    const g = this.graphRes;
+    if (!g || !g.shared.length) return;
+    const it = this.picked;
+    const layers = new Set(it?.layers ?? []);
+    const list = g.shared.filter((x) => !it || (it.kind === "before" ? x.source === null : x.layers.some((l) => layers.has(l)) || (x.source !== null && layers.has(x.source))));
+    if (!list.length) return;
+    const sec = h("div", { class: "sec", "data-testid": "overview-shared" });
+    sec.appendChild(text("h3", t("sharedTitle")));
+    const ul = h("ul", { class: "shared" });
+    for (const x of list) {
+      const from = x.source === null ? t("sharedFromInputs") : t("layerTitle", { n: x.source });
+      ul.appendChild(text("li", `${inputCaption(x.label)} (${x.kind}, ${x.shape}) · ${from} → ${t("sharedReaders", { n: x.layers.length })}`));
+    }
+    sec.appendChild(ul);
+    el.appendChild(sec);
+  }
+
   exportPart(): ExportPart | null {
     const r = this.svg.getBoundingClientRect();
     if (!this.model || r.width < 20) return null;
@@ -379,11 +490,22 @@ export class OverviewView implements PanelView {
   exportParts(st: Readonly<PanelState>): ViewExport | null {
     const p = this.exportPart();
     const run = shownRun(st);
+    if (run && this.mode === "graph") {
+      const g = this.graph.exportSvg();
+      if (!g) return null;
+      return {
+        parts: [{ svg: g.svg, width: g.width, height: g.height, title: `${t("stageGraph")} · ${run.run}` }],
+        restore: g.remove, name: [run.run, "stage_graph", `stage${st.stage}`],
+      };
+    }
     if (!p || !run) return null;
     return { parts: [{ ...p, title: `${t("overview")} · ${run.run}` }], restore: () => {}, name: [run.run, "overview", `stage${st.stage}`] };
   }
 
   testState() {
-    return { loading: this.loading, metric: this.model?.metric ?? null, bars: this.model?.bars.length ?? 0, current: this.current };
+    return {
+      loading: this.loading || this.graphLoading, metric: this.model?.metric ?? null, bars: this.model?.bars.length ?? 0, current: this.current,
+      mode: this.mode, graph: this.mode === "graph" ? this.graph.testState() : null,
+    };
   }
 }

@@ -308,6 +308,10 @@ td.pre { white-space: pre-wrap; }
 .adl-rlegend .sw.slow { background: rgba(220, 60, 40, 0.6); }
 .adl-rlegend .sw.fast { background: rgba(40, 110, 220, 0.6); }
 .adl-rlegend .sw.strag { box-shadow: inset 0 0 0 2px var(--fg); }
+.adl-sgraph { flex: 1; position: relative; overflow: hidden; outline: none; cursor: grab; background: var(--bg); min-height: 200px; }
+.adl-sgraph.panning { cursor: grabbing; }
+.adl-sgraph canvas { position: absolute; left: 0; top: 0; display: block; }
+.adl-oside .shared li { margin: 2px 0; }
 .adl-osvg { flex: 1; width: 100%; min-height: 200px; display: block; }
 .adl-osvg text { font-family: var(--sans); }
 .adl-osvg .obar { cursor: pointer; outline: none; }
