@@ -10,10 +10,13 @@ repeats the stage before with its own transform name; 85 files, ~1.46 GB, under 
 
 Prints, per ``--jobs`` value: wall time, CPU time of the converting process and its workers,
 peak RSS of the largest process (the coordinator or one worker), the store's size against the
-dump directory's, whether the stores are equal row for row; then ``api/layer`` of the plugin on
-the final stage (cold: a fresh plugin opening the store; uncached: another layer of the open
-store; cached: the same answer again), and with ``--levels`` the zlib levels on the final
-stage's documents. The machine's load (``os.getloadavg``) is printed before and after.
+dump directory's, MB/s of dumps; the ratios of wall and CPU time between the ``--jobs`` values;
+whether the stores are equal row for row; then ``api/layer`` of the plugin on the final stage
+(cold: a fresh plugin opening the store; uncached: another layer of the open store; cached: the
+same answer again), with the CPU time of an uncached load's parts (the row's read, the
+document's decompression, which the compact store adds, and the contract's decode); and with
+``--levels`` the zlib levels on the final stage's documents. The machine's load
+(``os.getloadavg``) is printed before and after.
 
     python bench/bench_stages.py                    # --jobs 1 and 2
     python bench/bench_stages.py --jobs 1 2 4 --stages 20
@@ -119,10 +122,35 @@ data = PluginData(logdir)
 ask(data, 0)
 uncached = [ask(data, layer) for layer in range(1, 61)]
 cached = [ask(data, layer) for layer in range(1, 61)]
-print(json.dumps({f"{name}_{kind}_ms": median([v[i] for v in values])
-                  for name, values in (("cold", cold), ("uncached", uncached),
-                                       ("cached", cached))
-                  for i, kind in enumerate(("wall", "cpu"))}))
+out = {f"{name}_{kind}_ms": median([v[i] for v in values])
+       for name, values in (("cold", cold), ("uncached", uncached), ("cached", cached))
+       for i, kind in enumerate(("wall", "cpu"))}
+# Where an uncached answer's time goes, CPU ms per layer of the final stage: the row read
+# from SQLite (the compressed document), its decompression, the contract's decode of the
+# JSON. "decompress" is what the compact store adds to a layer load over a store of plain
+# JSON documents (whose read would be the size of the JSON, not of the compressed data).
+import sqlite3, zlib, msgspec
+from tb_ad_layer.contract.document import LayerDocument
+from tb_ad_layer.store.writer import store_path
+conn = sqlite3.connect(f"file:{store_path(logdir, run)}?mode=ro", uri=True)
+final = conn.execute("SELECT max(stage) FROM layers").fetchone()[0]
+decoder = msgspec.json.Decoder(LayerDocument)
+parts = {"read": [], "decompress": [], "decode": [], "json_mb": [], "stored_mb": []}
+for layer in range(1, 61):
+    c = time.process_time()
+    data = conn.execute("SELECT d.data FROM layers l JOIN docs d ON d.hash = l.doc "
+                        "WHERE l.stage = ? AND l.layer = ?", (final, layer)).fetchone()[0]
+    parts["read"].append((time.process_time() - c) * 1e3)
+    c = time.process_time()
+    text = zlib.decompress(data)
+    parts["decompress"].append((time.process_time() - c) * 1e3)
+    c = time.process_time()
+    decoder.decode(text)
+    parts["decode"].append((time.process_time() - c) * 1e3)
+    parts["json_mb"].append(len(text) / 1e6)
+    parts["stored_mb"].append(len(data) / 1e6)
+out.update({f"{k}_cpu_ms" if not k.endswith("_mb") else k: median(v) for k, v in parts.items()})
+print(json.dumps(out))
 """
     import json
     out = subprocess.run([sys.executable, "-c", code, str(logdir), run], check=True,
@@ -175,16 +203,23 @@ def main() -> int:
     print(f"{dump}: {args.stages} stages, {size / 1e6:.0f} MB")
     logdir = args.out / "logs"
     stores = {}
+    runs = {}
     for jobs in args.jobs:
         run = f"jobs{jobs}"
-        figures = convert(dump, logdir, run, jobs)
+        figures = runs[jobs] = convert(dump, logdir, run, jobs)
         store = logdir / run / "plugins" / "ad_layer" / "run.sqlite"
         stores[jobs] = store
         ratio = store.stat().st_size / size
         print(f"--jobs {jobs}: {figures['wall_s']:.1f} s wall, {figures['cpu_s']:.1f} s CPU, "
               f"peak RSS {figures['peak_rss_mb']:.0f} MB (largest process), store "
-              f"{store.stat().st_size / 1e6:.0f} MB = {ratio:.3f}x the dumps", flush=True)
+              f"{store.stat().st_size / 1e6:.0f} MB = {ratio:.3f}x the dumps; "
+              f"{size / 1e6 / figures['wall_s']:.0f} MB/s wall, "
+              f"{size / 1e6 / figures['cpu_s']:.1f} MB/s per CPU second", flush=True)
     first = args.jobs[0]
+    for jobs in args.jobs[1:]:
+        a, b = runs[first], runs[jobs]
+        print(f"--jobs {jobs} against --jobs {first}: wall {a['wall_s'] / b['wall_s']:.2f}x "
+              f"faster, CPU {b['cpu_s'] / a['cpu_s']:.2f}x as much")
     rows = table_rows(stores[first])
     for jobs in args.jobs[1:]:
         same = table_rows(stores[jobs]) == rows
@@ -193,7 +228,7 @@ def main() -> int:
     print(f"rows: {counts}")
     timings = [layer_timings(logdir, f"jobs{first}") for _ in range(3)]
     print("api/layer (final stage, ms, median of 3 runs): " + ", ".join(
-        f"{k} {statistics.median(t[k] for t in timings):.1f}" for k in timings[0]))
+        f"{k} {statistics.median(t[k] for t in timings):.2f}" for k in timings[0]))
     print(f"load average {os.getloadavg()}")
     return 0
 

@@ -25,7 +25,7 @@ is a reference unless it is a constant (``None``, ``Ellipsis``), a symbol of a s
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final, cast
 
 # `%name` with the metadata the current layout prints after it. A reference's shape never holds
 # ' : ' or ':' (sympy prints no colons), and its dtype is one dotted word. (`[^:]*` is greedy:
@@ -244,15 +244,47 @@ def _args_open_fast(call: str) -> int:
     opened = first.start()
     if "%" in call[:opened]:
         return -1
-    pieces = (_REF_ASCII if call.isascii() else REF).split(call[opened:])
+    ascii_call = call.isascii()
+    bracketed = call[opened:]
+    pieces = (_REF_ASCII if ascii_call else REF).split(bracketed)
     for k in range(2, len(pieces), 4):
         shape = pieces[k]
         if shape is not None and ("(" in shape or ")" in shape or "[" in shape or "]" in shape
                                   or "{" in shape or "}" in shape) \
                 and not _balanced_shape(shape):
             return -1
-    around = " ".join(pieces[0::4]) if len(pieces) > 1 else pieces[0]
-    return opened if _closes_at_end(_brackets_of(around)) else -1
+    around = " ".join(pieces[0::4]) if len(pieces) > 1 else cast(str, pieces[0])
+    if not _closes_at_end(_brackets_of(around)):
+        return -1
+    if ascii_call and len(pieces) > 1:
+        # references() splits these arguments next, the same way (see _split_memo).
+        _SPLIT_MEMO[0] = bracketed
+        _SPLIT_MEMO[1] = pieces
+        _SPLIT_MEMO[2] = around
+    return opened
+
+
+# The last ``(args)`` text that _args_open_fast split around its references, its pieces and the
+# text around them: the parser calls references() on the same arguments right after, which
+# then reuses the split (most lines whose arguments hold symbolic shapes go through both).
+# Taken only when the text is equal, so a stale entry costs one comparison, never a wrong split.
+_SPLIT_MEMO: Final[list[Any]] = ["", [], ""]
+
+
+def _split_memo(args: str) -> tuple[list[str | None], str] | None:
+    """The pieces of ``args`` split by ``_REF_ASCII`` and the text around its references
+    (``" ".join(pieces[0::4])``), when the last split of :func:`_args_open_fast` was that of
+    ``(args)``; None otherwise."""
+    text: str = _SPLIT_MEMO[0]
+    if len(text) != len(args) + 2 or not text.startswith(args, 1):
+        return None
+    pieces: list[str | None] = list(_SPLIT_MEMO[1])
+    # The split of "(" + args + ")" differs from that of args only in its first and last
+    # text pieces: a reference starts at '%' and its metadata ends before ')'.
+    pieces[0] = cast(str, pieces[0])[1:]
+    pieces[-1] = cast(str, pieces[-1])[:-1]
+    around: str = _SPLIT_MEMO[2]
+    return pieces, around[1:-1]
 
 
 def brackets_match(text: str) -> bool:
@@ -359,7 +391,12 @@ def references(args: str, ascii_text: bool = False) -> tuple[list[str | None], l
         return [], []
     # One pass finds the references and the text between them: [text, name, shape, dtype,
     # text, ...], with None for metadata not printed.
-    pieces = (_REF_ASCII if ascii_text or args.isascii() else REF).split(args)
+    memo = _split_memo(args)
+    if memo is not None:
+        pieces, rest = memo
+    else:
+        pieces = (_REF_ASCII if ascii_text or args.isascii() else REF).split(args)
+        rest = ""
     bare: list[str] = []
     if "[" in args or "(" in args or "{" in args:
         if "'" in args or '"' in args:
@@ -367,7 +404,8 @@ def references(args: str, ascii_text: bool = False) -> tuple[list[str | None], l
         else:
             # The text around the references (whose shapes hold most of the brackets); the
             # number of blanks where a reference was does not change what is bare.
-            rest = " ".join(pieces[0::4])
+            if memo is None:
+                rest = " ".join(cast("list[str]", pieces[0::4]))
             if "[" in rest or "(" in rest or "{" in rest:
                 bare = _bare_in_brackets(rest)
     return pieces, bare

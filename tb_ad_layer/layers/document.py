@@ -82,14 +82,17 @@ def layer_record(lg: LayeredGraph, index: int, times: LayerTimes | None = None) 
                 edges.append(Edge(from_=src.name, to=to, shape=src.shape))
         weights: list[Weight] = []
         if node.weights:
-            for wt in weight_records[j]:
+            wts = weight_records[j]
+            roles = records.roles(j, len(wts))
+            for k, wt in enumerate(wts):
                 w = wt.name
                 e = ext.get(w)
                 if e is not None:
                     inputs.append(w)
                     edges.append(Edge(from_=w, to=to, shape=e.shape))
                 else:
-                    weights.append(records.weight(w, wt.shape, wt.dtype))
+                    weights.append(Weight(name=w, shape=wt.shape, dtype=wt.dtype,
+                                          role=roles[k] if roles else weight_role(w)))
         out_nodes.append(records.node(j, inputs, weights))
     return LayerDocument(
         layer=index, kind=info.kind, attention=info.attention,
@@ -112,6 +115,17 @@ class _Records:
         self.lg = lg
         self.graph: Graph = lg.graph
         self.node_kernels = node_kernels
+
+    def roles(self, j: int, count: int) -> tuple[str, ...]:
+        """The roles of node ``j``'s ``count`` weights as layering found them (parallel to
+        its weight records), or ``()`` where it did not: layering already matched every
+        weight name against the layer patterns, which a document would otherwise do again."""
+        all_roles = self.lg.weight_roles
+        if j < len(all_roles):
+            roles = all_roles[j]
+            if len(roles) == count:
+                return roles
+        return ()
 
     def weight(self, name: str, shape: str, dtype: str) -> Weight:
         return Weight(name=name, shape=shape, dtype=dtype, role=weight_role(name))
@@ -160,9 +174,12 @@ def outside_records(lg: LayeredGraph, node_kernels: NodeKernels | None = None) -
     out: list[LayerNode] = []
     for j in outside_members(lg):
         node = graph.nodes[j]
+        wts = weight_records[j]
+        roles = records.roles(j, len(wts))
         out.append(records.node(j, list(node.inputs),
-                                [records.weight(wt.name, wt.shape, wt.dtype)
-                                 for wt in weight_records[j]]))
+                                [Weight(name=wt.name, shape=wt.shape, dtype=wt.dtype,
+                                        role=roles[k] if roles else weight_role(wt.name))
+                                 for k, wt in enumerate(wts)]))
     return out
 
 

@@ -58,6 +58,10 @@ class LayeredGraph:
     stream: list[str]
     layers: dict[int, LayerInfo] = field(default_factory=dict)
     doubts: list[LayeringDoubt] = field(default_factory=list)
+    #: Per node, the :func:`~tb_ad_layer.layers.weights.weight_role` of each of its weights
+    #: (parallel to ``node.weights``), as layering found them; empty where the graph was not
+    #: layered here (a seed-schema JSON), and the documents then derive them from the names.
+    weight_roles: list[tuple[str, ...]] = field(default_factory=list)
 
     def layer_nodes(self, index: int) -> list[Node]:
         return [self.graph.nodes[j] for j in self.layers[index].members]
@@ -114,7 +118,8 @@ def layer_graph(graph: Graph, history: StageHistory | None = None) -> LayeredGra
             external_inputs=external_inputs(graph, owners, index, js, kinds, buffers,
                                            weight_layers))
     lg = LayeredGraph(graph=graph, layer=[None if o == NO_LAYER else o for o in owners],
-                      group=groups, sub_group=subs, stream=streams, layers=infos)
+                      group=groups, sub_group=subs, stream=streams, layers=infos,
+                      weight_roles=weight_roles)
     lg.doubts = layering_doubts(lg, history)
     if refused is not None:
         lg.doubts.insert(0, refused)

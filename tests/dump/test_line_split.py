@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tb_ad_layer.dump.line import LineError, split_call
+from tb_ad_layer.dump.line import LineError, references, split_call
 
 # Shapes as torch.export prints them (bench/data/qwen3_next_48l, tests/fixtures/dumps).
 SHAPES = ["s44x32x1x((s70 + (Mod(64 - (Mod(s70, 64)), 64)))//64)", "s44*s70x7168", "1x128xs70 + 3",
@@ -104,3 +104,17 @@ def test_call_line_split_in_place_in_its_text(line: str) -> None:
             split_call(text, start, line_start + len(line), line_start)
     else:
         assert split_call(text, start, line_start + len(line), line_start) == expected
+
+
+@pytest.mark.parametrize("line", [line for line in generated_lines(200, 6, 15)
+                                  if reference(line, line.index(" = ") + 3) is not None])
+def test_references_of_a_split_line_are_those_of_its_arguments_alone(line: str) -> None:
+    # The parser finds a line's references right after splitting it, and the split's own
+    # pass over the arguments is reused: what is found must be what the arguments alone give,
+    # right after the split and after another line's split.
+    start = line.index(" = ") + 3
+    args = split_call(line, start)[1]
+    after_split = references(args, True)
+    split_call("%other = aten.add.Tensor(%v_9 : (8x8, 8x8) : torch.float32, 1) : 8x8 : f32", 9)
+    assert after_split == references(args)
+    assert references(f"{args} ", True)[0][:-1] == after_split[0][:-1]

@@ -62,3 +62,30 @@ def test_node_facts_match_the_per_name_functions() -> None:
     assert by_name["model_layers_٣_w"][0] == 3
     # Every layer's copy of a role is one string.
     assert roles[1][0] is roles[3][1]
+
+
+def test_documents_give_each_weight_the_role_of_its_name() -> None:
+    # Layering hands its weight roles to the documents; a graph layered elsewhere (a seed
+    # JSON) has none, and its documents derive them from the names: the same documents.
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tb_ad_layer.dump.reader import parse_dump
+    from tb_ad_layer.layers.document import layer_record, outside_records
+    from tb_ad_layer.layers.layered import layer_graph
+
+    dump = Path(__file__).parents[1] / "fixtures" / "dumps" / "ad_dsv3" / "001_export_export_to_gm.txt"
+    lg = layer_graph(parse_dump(dump).select())
+    bare = replace(lg, weight_roles=[])
+    weights = 0
+    for index in lg.layers:
+        doc = layer_record(lg, index)
+        assert doc == layer_record(bare, index)
+        for node in doc.nodes:
+            for w in node.weights:
+                assert w.role == weight_role(w.name), w.name
+                weights += 1
+    outside = outside_records(lg)
+    assert outside == outside_records(bare)
+    assert any(w.role == w.name for node in outside for w in node.weights)
+    assert weights > 100
