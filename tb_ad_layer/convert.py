@@ -28,9 +28,7 @@ from tb_ad_layer.layers.layered import LayeredGraph, layer_graph, stage_history
 from tb_ad_layer.layers.seed_json import read_seed_json
 from tb_ad_layer.options import ConvertOptions
 from tb_ad_layer.progress import Progress
-from tb_ad_layer.stage_pool import StagePool, run_in_process
 from tb_ad_layer.store.encoding import DocEncoder, encode_doc, encode_layer, encode_stage
-from tb_ad_layer.store.events import write_run_events
 from tb_ad_layer.store.records import EncodedDoc, EncodedStage
 from tb_ad_layer.store.writer import StoreWriter, store_path
 from tb_ad_layer.version import __version__
@@ -323,6 +321,9 @@ def _stage_outcomes(tasks: Sequence[StageTask], jobs: int, size_bytes: int,
     """The outcome of each task in order: from ``jobs`` worker processes, or in this process
     when one job (or one task) is asked for, or the dumps (``size_bytes`` in all) are too small
     to be worth a worker's start. Leaving ends every worker."""
+    # Imported here: multiprocessing costs a conversion's start-up some 30 ms.
+    from tb_ad_layer.stage_pool import StagePool, run_in_process
+
     if jobs <= 1 or len(tasks) <= 1 or size_bytes < PARALLEL_MIN_BYTES:
         yield run_in_process(stage_outcome, tasks, progress)
         return
@@ -434,6 +435,9 @@ def convert(options: ConvertOptions, *, attach_trace: TraceAttacher | None = Non
         writer.commit(meanwhile=held.clear)
         compiled.clear()
     if options.events:
+        # Imported here: TensorBoard's protobuf modules cost start-up some 50 ms.
+        from tb_ad_layer.store.events import write_run_events
+
         progress(f"wrote TensorBoard summary {write_run_events(result.store)}")
     progress(f"wrote {result.store}")
     # The final stage is the one users open first: its layering must not be silently wrong.
