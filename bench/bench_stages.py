@@ -113,7 +113,7 @@ from tb_ad_layer.plugin.routes import Query
 logdir, run = sys.argv[1], sys.argv[2]
 def ask(data, layer):
     t, c = time.perf_counter(), time.process_time()
-    data.layer_payload(Query("/api/layer", (run, None, str(layer)), ""))
+    data.layer_payload(Query("/api/layer", (run, None, str(layer), None), ""))
     return (time.perf_counter() - t) * 1e3, (time.process_time() - c) * 1e3
 def median(values):
     return sorted(values)[len(values) // 2]
@@ -149,6 +149,18 @@ for layer in range(1, 61):
     parts["decode"].append((time.process_time() - c) * 1e3)
     parts["json_mb"].append(len(text) / 1e6)
     parts["stored_mb"].append(len(data) / 1e6)
+# The answer's gzip form, made once per answer when the browser asks for it: at the level the
+# plugin serves (GZIP) and at level 6 (what it served before: the figure this level beat).
+import gzip
+from tb_ad_layer.plugin.plugin import GZIP
+served = PluginData(logdir)
+parts["gzip_served"], parts["gzip_level6"] = [], []
+for layer in range(1, 61):
+    body = served.layer_payload(Query("/api/layer", (run, None, str(layer), None), "")).body
+    for key, level in (("gzip_served", GZIP), ("gzip_level6", 6)):
+        c = time.process_time()
+        gzip.compress(body, compresslevel=level, mtime=0)
+        parts[key].append((time.process_time() - c) * 1e3)
 out.update({f"{k}_cpu_ms" if not k.endswith("_mb") else k: median(v) for k, v in parts.items()})
 print(json.dumps(out))
 """
