@@ -12,7 +12,7 @@ import { runsForPhase, type PhaseFilter, type ViewName } from "./state/hash";
 import { changedAny, initialPanelState, shownRun, Store, type PanelState } from "./state/store";
 import { UrlSync, viewState } from "./state/url";
 import { activity } from "./ui/activity";
-import { clear, fitToChoice, h, syncTitle, text } from "./ui/dom";
+import { clear, fitToChoice, h, text } from "./ui/dom";
 import { DoubtNotice, doubtfulLayers, stageDoubts } from "./ui/doubts";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
@@ -214,8 +214,8 @@ export class App {
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
-    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
-    fitToChoice(this.layerSel);
+    // Each chooser as wide as its chosen entry: run, stage and layer names are never cut.
+    for (const sel of [this.runSel, this.stageSel, this.layerSel]) fitToChoice(sel);
     this.updateDownloads(st);
   }
 
@@ -305,6 +305,7 @@ export class App {
       const n = s ? s.added.length + s.removed.length + s.changed.length : 0;
       o.textContent = s && n > 0 ? `${base}  [${t("stageDiff", { a: s.added.length, r: s.removed.length, c: s.changed.length })}]` : base;
     }
+    fitToChoice(this.stageSel);
   }
 
   /** Tabs, toolbar groups and containers for a view. */

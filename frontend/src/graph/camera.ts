@@ -6,7 +6,7 @@ import { isGroupKey, SCENE } from "../model/hierarchy";
 import { activity } from "../ui/activity";
 import { capture } from "../ui/dom";
 import type { GraphData } from "./scene";
-import { centreOn, clampK, fit, isVisible, keepGraphInView, keepInView, pan, zoomAt, type Viewport } from "./viewport";
+import { centreOn, clampK, fit, isVisible, keepGraphInView, keepInView, keepWholeAcross, pan, showLeftEdge, zoomAt, zoomCentre, type Viewport } from "./viewport";
 
 /** Zoom at which node text is drawn at its full size (FONT_PX = 11 CSS px). */
 export const READABLE_K = 1;
@@ -26,10 +26,12 @@ export class Camera {
 
   /**
    * `apply` draws a new view; `notify` is false for a view set from outside, `auto` for moves the
-   * camera made itself (fit, centring, their animation frames). `bounds`: the graph's size.
+   * camera made itself (fit, centring, their animation frames). `bounds`: the graph's size;
+   * `layerLeft`: the world x of the left edge of the layer in view (null: nothing drawn).
    */
   constructor(private readonly el: HTMLElement, private readonly apply: (v: Viewport, notify: boolean, auto: boolean) => void,
-              private readonly bounds: () => { width: number; height: number } | null) {}
+              private readonly bounds: () => { width: number; height: number } | null,
+              private readonly layerLeft: (v: Viewport) => number | null = () => null) {}
 
   size(): { w: number; h: number } {
     const r = this.el.getBoundingClientRect();
@@ -49,7 +51,7 @@ export class Camera {
     const L = this.bounds();
     if (L) {
       const { w, h } = this.size();
-      v = keepGraphInView(v, L.width, L.height, w, h);
+      v = keepWholeAcross(keepGraphInView(v, L.width, L.height, w, h), 0, L.width, w);
     }
     this.view = v;
     this.apply(v, notify, auto);
@@ -167,9 +169,34 @@ export class Camera {
     if (!isVisible(this.view, b, w, h, 20)) this.centreOn(b);
   }
 
+  /** Zooms at a point; without one (buttons, keys), at the centre but keeping the layer's left edge in view. */
   zoomBy(f: number, cx?: number, cy?: number): void {
     const { w, h } = this.size();
-    this.set(zoomAt(this.view, f, cx ?? w / 2, cy ?? h / 2));
+    if (cx === undefined) {
+      const left = this.layerLeft(this.view);
+      cx = zoomCentre(left === null ? null : left * this.view.k + this.view.x, f, w);
+    }
+    this.set(zoomAt(this.view, f, cx, cy ?? h / 2));
+  }
+
+  /**
+   * Brings the layer's left edge into view (see showLeftEdge) without losing `keep`, zooming out
+   * to LEGIBLE_K at the least: after a relayout (a collapse, Expand all, another layer) the view
+   * never starts cut off from the layer's left. `force`: the edge wins over `keep`.
+   */
+  showLeftEdge(keep: LayoutBox | null, force = true): void {
+    const left = this.layerLeft(this.view);
+    if (left === null) return;
+    const v = showLeftEdge(this.view, left, keep, this.size().w, LEGIBLE_K, force);
+    if (v !== this.view) this.set(v, true, true);
+  }
+
+  /** Whether the layer's left edge is in view now. */
+  leftEdgeInView(): boolean {
+    const left = this.layerLeft(this.view);
+    if (left === null) return false;
+    const sx = left * this.view.k + this.view.x;
+    return sx >= 0 && sx <= this.size().w - 16;
   }
 
   panBy(dx: number, dy: number): void {
@@ -370,4 +397,21 @@ function topLayerBox(d: GraphData): LayoutBox | null {
     if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
   }
   return best;
+}
+
+/**
+ * The world x of the left edge of the layer in view: the left-most layer box that spans some of
+ * the view's height (`h` px, view `v`), else the top-most layer box; null when no layer is drawn.
+ */
+export function layerLeftIn(d: GraphData, v: Viewport, h: number): number | null {
+  let left: number | null = null;
+  const y0 = -v.y / v.k;
+  const y1 = (h - v.y) / v.k;
+  for (const bx of d.layout.boxes) {
+    const it = d.h.items.get(bx.key);
+    if (!it || it.kind !== "group" || it.depth !== 1) continue;
+    if (bx.y + bx.h < y0 || bx.y > y1) continue;
+    left = left === null ? bx.x : Math.min(left, bx.x);
+  }
+  return left ?? topLayerBox(d)?.x ?? null;
 }

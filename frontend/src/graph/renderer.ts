@@ -4,10 +4,10 @@
 import type { LayoutBox } from "../layout/protocol";
 import { isGroupKey } from "../model/hierarchy";
 import { s } from "../ui/dom";
-import { bindPointer, Camera } from "./camera";
+import { bindPointer, Camera, layerLeftIn } from "./camera";
 import { colourGroup, paintHighlight, paintScene, type Highlight, type Paint } from "./paint";
 import { lodClass, Scene, type GraphData } from "./scene";
-import type { Viewport } from "./viewport";
+import { isVisible, type Viewport } from "./viewport";
 
 
 export interface GraphCallbacks {
@@ -59,7 +59,8 @@ export class GraphView {
     this.vp = s("g", { class: "vp" });
     this.svg.appendChild(this.vp);
     this.el.appendChild(this.svg);
-    this.camera = new Camera(this.el, (v, notify, auto) => this.applyView(v, notify, auto), () => this.scene?.data.layout ?? null);
+    this.camera = new Camera(this.el, (v, notify, auto) => this.applyView(v, notify, auto), () => this.scene?.data.layout ?? null,
+      (v) => (this.scene ? layerLeftIn(this.scene.data, v, this.camera.size().h) : null));
     bindPointer(this.el, this.camera, {
       keyAt: (target) => this.keyAt(target),
       boxOf: (key) => this.boxOf(key),
@@ -234,6 +235,23 @@ export class GraphView {
   viewKeeping(key: string, rep: string | undefined, before: { x: number; y: number } | null, legible: boolean): Viewport | null {
     const b = this.boxOf(key) ?? (rep ? this.boxOf(rep) : undefined);
     return b ? this.camera.keeping(b, before, legible) : null;
+  }
+
+  /** See Camera.showLeftEdge; `keep`: the key whose box must stay in view (if drawn). */
+  showLeftEdge(keep: string | null, force = true): void {
+    this.camera.showLeftEdge(keep ? this.boxOf(keep) ?? null : null, force);
+  }
+
+  /** Whether the box of `key` is drawn and wholly in view. */
+  inView(key: string): boolean {
+    const b = this.boxOf(key);
+    if (!b) return false;
+    const { w, h } = this.camera.size();
+    return isVisible(this.camera.current(), b, w, h);
+  }
+
+  leftEdgeInView(): boolean {
+    return this.camera.leftEdgeInView();
   }
 
   // ---------------------------------------------------------------- minimap and export
