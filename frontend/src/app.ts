@@ -210,6 +210,8 @@ export class App {
     if (changedAny(changed, "runs", "unreadable", "phase", "run")) this.fillRunChooser(st);
     if (changedAny(changed, "run", "runs")) this.fillStageChooser(st);
     if (changed.has("stage")) this.stageSel.value = String(st.stage);
+    if (changedAny(changed, "stage", "run", "runs")) this.labelStages();
+    if (changed.has("run")) this.labelRuns();
     if (changedAny(changed, "layers", "stage", "run", "runs")) this.fillLayerChooser(st);
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
@@ -227,6 +229,8 @@ export class App {
       const o = h("option", { value: r.run });
       const phase = r.trace?.phase ? ` · ${r.trace.phase}` : "";
       o.textContent = runLabel(r.run, r.model) + phase;
+      o.dataset.full = o.textContent;
+      o.title = o.textContent;
       this.runSel.appendChild(o);
     }
     if (st.unreadable.length) {
@@ -235,6 +239,18 @@ export class App {
       this.runSel.appendChild(group);
     }
     if (st.run) this.runSel.value = st.run;
+    this.labelRuns();
+  }
+
+  /**
+   * The runs' labels: each with its model and trace phase in the list, the chosen one by its
+   * whole name alone (the closed chooser shows it whole; its tooltip has the rest).
+   */
+  private labelRuns(): void {
+    for (const o of Array.from(this.runSel.options)) {
+      if (o.dataset.full === undefined) continue;
+      o.textContent = o.selected ? o.value : o.dataset.full;
+    }
   }
 
   private fillStageChooser(st: Readonly<PanelState>): void {
@@ -300,10 +316,21 @@ export class App {
     if (seq !== this.diffSeq) return;
     const by = new Map(stages.map((s) => [s.index, s]));
     for (const o of Array.from(this.stageSel.options)) {
-      const base = o.dataset.base ?? o.textContent ?? "";
       const s = by.get(Number(o.value));
       const n = s ? s.added.length + s.removed.length + s.changed.length : 0;
-      o.textContent = s && n > 0 ? `${base}  [${t("stageDiff", { a: s.added.length, r: s.removed.length, c: s.changed.length })}]` : base;
+      o.dataset.diff = s && n > 0 ? `  [${t("stageDiff", { a: s.added.length, r: s.removed.length, c: s.changed.length })}]` : "";
+    }
+    this.labelStages();
+  }
+
+  /**
+   * The stages' labels: each with what its transform changed in the shown layer, but the chosen
+   * one, which the closed chooser shows whole (the stage view shows its changes).
+   */
+  private labelStages(): void {
+    for (const o of Array.from(this.stageSel.options)) {
+      const base = o.dataset.base ?? o.textContent ?? "";
+      o.textContent = o.selected ? base : base + (o.dataset.diff ?? "");
     }
     fitToChoice(this.stageSel);
   }

@@ -5,6 +5,7 @@
 import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
+import { zoomAt } from "../graph/viewport";
 import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
@@ -497,7 +498,21 @@ export class CompareView implements PanelView {
     if (!this.synced()) return;
     const o = this.panes[this.other(side)];
     if (!o.vis) return;
-    o.setViewport(followView(from, to, o.getView()));
+    const prev = o.getView();
+    o.setViewport(followView(from, to, prev));
+    if (o.graph.readableNow()) return;
+    // Followed, the other pane would show nothing readable (its layer differs). A zoom out stops
+    // there (its text would vanish); else the same zoom about its own centre, else a zoom out to
+    // its titles (never an empty pane).
+    if (to.k < from.k) {
+      o.setViewport(prev);
+      return;
+    }
+    if (to.k !== from.k) {
+      const { w, h } = o.graph.viewSize();
+      o.setViewport(zoomAt(prev, to.k / from.k, w / 2, h / 2));
+    }
+    if (!o.graph.readableNow()) o.graph.ensureReadable();
   }
 
   private async onToggle(side: Side, key: string): Promise<void> {

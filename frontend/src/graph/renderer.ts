@@ -4,7 +4,7 @@
 import type { LayoutBox } from "../layout/protocol";
 import { isGroupKey } from "../model/hierarchy";
 import { s } from "../ui/dom";
-import { bindPointer, Camera, layerLeftIn } from "./camera";
+import { bindPointer, Camera, layerLeftIn, readableInView } from "./camera";
 import { colourGroup, paintHighlight, paintScene, type Highlight, type Paint } from "./paint";
 import { lodClass, Scene, type GraphData } from "./scene";
 import { isVisible, type Viewport } from "./viewport";
@@ -60,7 +60,13 @@ export class GraphView {
     this.svg.appendChild(this.vp);
     this.el.appendChild(this.svg);
     this.camera = new Camera(this.el, (v, notify, auto) => this.applyView(v, notify, auto), () => this.scene?.data.layout ?? null,
-      (v) => (this.scene ? layerLeftIn(this.scene.data, v, this.camera.size().h) : null));
+      (v) => (this.scene ? layerLeftIn(this.scene.data, v, this.camera.size().h) : null),
+      (v) => {
+        if (!this.scene) return true;
+        const { w, h } = this.camera.size();
+        return readableInView(this.scene.data, v, w, h);
+      },
+      () => this.scene?.data ?? null);
     bindPointer(this.el, this.camera, {
       keyAt: (target) => this.keyAt(target),
       boxOf: (key) => this.boxOf(key),
@@ -240,6 +246,7 @@ export class GraphView {
   /** See Camera.showLeftEdge; `keep`: the key whose box must stay in view (if drawn). */
   showLeftEdge(keep: string | null, force = true): void {
     this.camera.showLeftEdge(keep ? this.boxOf(keep) ?? null : null, force);
+    if (this.scene) this.camera.ensureReadable(this.scene.data);
   }
 
   /** Whether the box of `key` is drawn and wholly in view. */
@@ -248,6 +255,16 @@ export class GraphView {
     if (!b) return false;
     const { w, h } = this.camera.size();
     return isVisible(this.camera.current(), b, w, h);
+  }
+
+  /** Whether the view shows text that can be read. */
+  readableNow(): boolean {
+    return this.camera.readableNow();
+  }
+
+  /** See Camera.ensureReadable. */
+  ensureReadable(): void {
+    if (this.scene) this.camera.ensureReadable(this.scene.data);
   }
 
   leftEdgeInView(): boolean {
