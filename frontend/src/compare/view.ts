@@ -502,8 +502,7 @@ export class CompareView implements PanelView {
     o.setViewport(followView(from, to, prev));
     if (o.graph.readableNow()) return;
     // Followed, the other pane would show nothing readable (its layer differs). A zoom out stops
-    // there (its text would vanish); else the same zoom about its own centre, else a zoom out to
-    // its titles (never an empty pane).
+    // there (its text would vanish); a zoom in is the same zoom about its own centre.
     if (to.k < from.k) {
       o.setViewport(prev);
       return;
@@ -512,7 +511,6 @@ export class CompareView implements PanelView {
       const { w, h } = o.graph.viewSize();
       o.setViewport(zoomAt(prev, to.k / from.k, w / 2, h / 2));
     }
-    if (!o.graph.readableNow()) o.graph.ensureReadable();
   }
 
   private async onToggle(side: Side, key: string): Promise<void> {
@@ -576,13 +574,26 @@ export class CompareView implements PanelView {
     const ob = op.graph.boxOf(pair[1]);
     if (!at || !ob) return;
     op.setViewport({ k: v.k, x: at.x - ob.x * v.k, y: at.y - ob.y * v.k });
-    // Aligned, the other layer may start left of its pane: its left edge comes first; the node
-    // aligned on stays in view (a view clamped to the graph may have moved it out).
-    op.showLeftEdge(pair[1]);
-    if (!op.graph.inView(pair[1])) {
-      op.graph.centreOn(pair[1], false);
-      op.showLeftEdge(pair[1]);
+    // Aligned, the other layer may start left of its pane: both panes move across alike (they
+    // stay aligned) for its left edge to come in, where the leading layer's edge stays in view.
+    const dx = op.graph.leftEdgeShift();
+    if (dx !== 0) {
+      const lv = lp.getView();
+      const moved = { ...lv, x: lv.x + dx };
+      lp.setViewport(moved);
+      const ov = op.getView();
+      if (lp.graph.leftEdgeShift() === 0) op.setViewport({ ...ov, x: ov.x + dx });
+      // Kept only where both still show text.
+      if (lp.graph.leftEdgeShift() !== 0 || !op.graph.readableNow() || !lp.graph.readableNow()) {
+        lp.setViewport(lv);
+        op.setViewport(ov);
+        // Else the other pane alone, where it still shows text (the panes then differ across).
+        op.setViewport({ ...ov, x: ov.x + op.graph.leftEdgeShift() });
+        if (!op.graph.readableNow()) op.setViewport(ov);
+      }
     }
+    // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
+    if (!op.graph.readableNow()) op.graph.ensureReadable();
   }
 
   /**

@@ -234,6 +234,14 @@ export class Camera {
     if (v !== this.view) this.set(v, true, true);
   }
 
+  /** How far across the view must move for the layer's left edge to be in view (0: it is). */
+  leftEdgeShift(): number {
+    const left = this.layerLeft(this.view);
+    if (left === null) return 0;
+    const sx = left * this.view.k + this.view.x;
+    return sx >= 0 && sx <= this.size().w - 16 ? 0 : 16 - sx;
+  }
+
   /** Whether the layer's left edge is in view now. */
   leftEdgeInView(): boolean {
     const left = this.layerLeft(this.view);

@@ -7,7 +7,7 @@ import { s } from "../ui/dom";
 import { bindPointer, Camera, layerLeftIn, readableInView } from "./camera";
 import { colourGroup, paintHighlight, paintScene, type Highlight, type Paint } from "./paint";
 import { lodClass, Scene, type GraphData } from "./scene";
-import { isVisible, type Viewport } from "./viewport";
+import type { Viewport } from "./viewport";
 
 
 export interface GraphCallbacks {
@@ -249,12 +249,9 @@ export class GraphView {
     if (this.scene) this.camera.ensureReadable(this.scene.data);
   }
 
-  /** Whether the box of `key` is drawn and wholly in view. */
-  inView(key: string): boolean {
-    const b = this.boxOf(key);
-    if (!b) return false;
-    const { w, h } = this.camera.size();
-    return isVisible(this.camera.current(), b, w, h);
+  /** How far across the view must move for the layer's left edge to be in view (0: it is). */
+  leftEdgeShift(): number {
+    return this.camera.leftEdgeShift();
   }
 
   /** Whether the view shows text that can be read. */
