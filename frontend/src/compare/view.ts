@@ -509,7 +509,14 @@ export class CompareView implements PanelView {
     }
     if (to.k !== from.k) {
       const { w, h } = o.graph.viewSize();
-      o.setViewport(zoomAt(prev, to.k / from.k, w / 2, h / 2));
+      const f = to.k / from.k;
+      const mid = zoomAt(prev, f, w / 2, h / 2);
+      o.setViewport(mid);
+      // Nothing there either: about its layer's left edge (the same factor in every case).
+      if (!o.graph.readableNow()) {
+        o.setViewport(zoomAt(prev, f, Math.max(16, Math.min(w / 2, o.graph.leftEdgeX() ?? w / 2)), h / 2));
+        if (!o.graph.readableNow()) o.setViewport(mid);
+      }
     }
   }
 
@@ -588,10 +595,14 @@ export class CompareView implements PanelView {
         lp.setViewport(lv);
         op.setViewport(ov);
         // Else the other pane alone, where it still shows text (the panes then differ across).
-        op.setViewport({ ...ov, x: ov.x + op.graph.leftEdgeShift() });
-        if (!op.graph.readableNow()) op.setViewport(ov);
+        // (A shift of a few dozen px keeps nearly all of what was in view: always made.)
+        const shift = op.graph.leftEdgeShift();
+        op.setViewport({ ...ov, x: ov.x + shift });
+        if (Math.abs(shift) > 48 && !op.graph.readableNow()) op.setViewport(ov);
       }
     }
+    // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
+    if (!op.graph.readableNow()) op.graph.ensureReadable();
     // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
     if (!op.graph.readableNow()) op.graph.ensureReadable();
   }

@@ -234,6 +234,12 @@ export class Camera {
     if (v !== this.view) this.set(v, true, true);
   }
 
+  /** Where the layer's left edge is on screen (null: nothing drawn). */
+  leftEdgeX(): number | null {
+    const left = this.layerLeft(this.view);
+    return left === null ? null : left * this.view.k + this.view.x;
+  }
+
   /** How far across the view must move for the layer's left edge to be in view (0: it is). */
   leftEdgeShift(): number {
     const left = this.layerLeft(this.view);

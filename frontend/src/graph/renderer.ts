@@ -249,6 +249,11 @@ export class GraphView {
     if (this.scene) this.camera.ensureReadable(this.scene.data);
   }
 
+  /** Where the layer's left edge is on screen (null: nothing drawn). */
+  leftEdgeX(): number | null {
+    return this.camera.leftEdgeX();
+  }
+
   /** How far across the view must move for the layer's left edge to be in view (0: it is). */
   leftEdgeShift(): number {
     return this.camera.leftEdgeShift();
