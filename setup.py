@@ -29,16 +29,38 @@ def _constant(module: str, name: str) -> str:
     raise RuntimeError(f"tb_ad_layer/{module}.py has no {name}")
 
 
+#: The built panel: a package of data (no Python in it), listed once it is built. setuptools warns
+#: of any folder of package data that is not a listed package, and fails on a listed package
+#: that does not exist (a clean checkout before the panel is built).
+PANEL_PACKAGE = "tb_ad_layer.plugin.static"
+PANEL_DIR = HERE / "tb_ad_layer" / "plugin" / "static"
+
+
+def _panel_packages() -> list[str]:
+    return [PANEL_PACKAGE] if PANEL_DIR.is_dir() else []
+
+
+def _list_panel(cmd: build_py | sdist) -> None:
+    """The panel built just now goes in as the package it is."""
+    packages = cmd.distribution.packages
+    if packages is not None and PANEL_DIR.is_dir() and PANEL_PACKAGE not in packages:
+        packages.append(PANEL_PACKAGE)
+        if isinstance(cmd, build_py) and cmd.packages is not None and PANEL_PACKAGE not in cmd.packages:
+            cmd.packages.append(PANEL_PACKAGE)
+
+
 class BuildPyWithPanel(build_py):
     def run(self) -> None:
         # An editable install serves the panel from the checkout, built by scripts/setup.sh.
         ensure_panel(required=not getattr(self, "editable_mode", False))
+        _list_panel(self)
         super().run()
 
 
 class SdistWithPanel(sdist):
     def run(self) -> None:
         ensure_panel(required=True)
+        _list_panel(self)
         super().run()
 
 
@@ -52,11 +74,14 @@ setup(
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["tb_ad_layer", "tb_ad_layer.*"]),
+    packages=[*find_packages(include=["tb_ad_layer", "tb_ad_layer.*"]), *_panel_packages()],
     package_data={
-        "tb_ad_layer": ["trace/kernel_map.json", "analysis/categories.json", "analysis/gpus.json",
-                        "plugin/static/*", "plugin/static/**/*"],
+        "tb_ad_layer": ["trace/kernel_map.json", "analysis/categories.json", "analysis/gpus.json"],
+        PANEL_PACKAGE: ["*"],
     },
+    # Build outputs of a checkout (compiled modules, their stamp) never go into a release; this
+    # rather than MANIFEST.in's global-exclude, which warns when there is nothing to leave out.
+    exclude_package_data={"": ["*.so", "*.pyd", "*.pyc", "*.c", "_compiled_stamp.json"]},
     include_package_data=True,
     install_requires=["tensorboard>=2.16", "protobuf>=3.20", "werkzeug>=2.2", "msgspec>=0.18"],
     extras_require={

@@ -12,7 +12,7 @@ import { runsForPhase, type PhaseFilter, type ViewName } from "./state/hash";
 import { changedAny, initialPanelState, shownRun, Store, type PanelState } from "./state/store";
 import { UrlSync, viewState } from "./state/url";
 import { activity } from "./ui/activity";
-import { clear, fitToChoice, h, syncTitle, text } from "./ui/dom";
+import { clear, fitToChoice, h, text } from "./ui/dom";
 import { DoubtNotice, doubtfulLayers, stageDoubts } from "./ui/doubts";
 import { HelpOverlay } from "./ui/help";
 import { ThemeController } from "./ui/theme";
@@ -222,14 +222,16 @@ export class App {
     if (changedAny(changed, "runs", "unreadable", "phase", "run")) this.fillRunChooser(st);
     if (changedAny(changed, "run", "runs")) this.fillStageChooser(st);
     if (changed.has("stage")) this.stageSel.value = String(st.stage);
+    if (changedAny(changed, "stage", "run", "runs")) this.labelStages();
+    if (changed.has("run")) this.labelRuns();
     if (changedAny(changed, "layers", "stage", "run", "runs")) this.fillLayerChooser(st);
     if (changedAny(changed, "layers", "stage", "run", "runs", "layer")) this.layerSel.value = String(st.layer);
     if (changedAny(changed, "run", "runs")) this.fillRankChooser(st);
     if (changedAny(changed, "run", "runs", "rank", "view")) this.showRankChooser(st);
     if (changedAny(changed, "view", "stage", "run", "runs")) this.showStageDoubts(st);
     if (changedAny(changed, "run", "layer")) void this.annotateStages(st);
-    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
-    fitToChoice(this.layerSel);
+    // Each chooser as wide as its chosen entry: run, stage and layer names are never cut.
+    for (const sel of [this.runSel, this.stageSel, this.layerSel]) fitToChoice(sel);
     this.updateDownloads(st);
   }
 
@@ -241,6 +243,8 @@ export class App {
       const o = h("option", { value: r.run });
       const phase = r.trace?.phase ? ` · ${r.trace.phase}` : "";
       o.textContent = runLabel(r.run, r.model) + phase;
+      o.dataset.full = o.textContent;
+      o.title = o.textContent;
       this.runSel.appendChild(o);
     }
     if (st.unreadable.length) {
@@ -249,6 +253,18 @@ export class App {
       this.runSel.appendChild(group);
     }
     if (st.run) this.runSel.value = st.run;
+    this.labelRuns();
+  }
+
+  /**
+   * The runs' labels: each with its model and trace phase in the list, the chosen one by its
+   * whole name alone (the closed chooser shows it whole; its tooltip has the rest).
+   */
+  private labelRuns(): void {
+    for (const o of Array.from(this.runSel.options)) {
+      if (o.dataset.full === undefined) continue;
+      o.textContent = o.selected ? o.value : o.dataset.full;
+    }
   }
 
   private fillStageChooser(st: Readonly<PanelState>): void {
@@ -333,11 +349,23 @@ export class App {
     if (seq !== this.diffSeq) return;
     const by = new Map(stages.map((s) => [s.index, s]));
     for (const o of Array.from(this.stageSel.options)) {
-      const base = o.dataset.base ?? o.textContent ?? "";
       const s = by.get(Number(o.value));
       const n = s ? s.added.length + s.removed.length + s.changed.length : 0;
-      o.textContent = s && n > 0 ? `${base}  [${t("stageDiff", { a: s.added.length, r: s.removed.length, c: s.changed.length })}]` : base;
+      o.dataset.diff = s && n > 0 ? `  [${t("stageDiff", { a: s.added.length, r: s.removed.length, c: s.changed.length })}]` : "";
     }
+    this.labelStages();
+  }
+
+  /**
+   * The stages' labels: each with what its transform changed in the shown layer, but the chosen
+   * one, which the closed chooser shows whole (the stage view shows its changes).
+   */
+  private labelStages(): void {
+    for (const o of Array.from(this.stageSel.options)) {
+      const base = o.dataset.base ?? o.textContent ?? "";
+      o.textContent = o.selected ? base : base + (o.dataset.diff ?? "");
+    }
+    fitToChoice(this.stageSel);
   }
 
   /** Tabs, toolbar groups and containers for a view. */

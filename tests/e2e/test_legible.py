@@ -256,7 +256,8 @@ def test_toolbar_fits_two_rows_at_1500_px_and_stays_usable_at_1024(page: Any, tb
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert rect(page, "[data-testid=graph]")["h"] >= 300, width
         shot(page, f"toolbar_{width}")
-    # The comparison view has its own choosers: the toolbar and its bar take one row each.
+    # The comparison view has its own choosers: the toolbar takes one row, the two sides' choosers
+    # (whole names, as wide as they need) one row, its buttons that row or the next.
     page.set_viewport_size({"width": 1500, "height": 950})
     page.click("[data-testid=view-compare]")
     wait_compare(page)
@@ -265,5 +266,9 @@ def test_toolbar_fits_two_rows_at_1500_px_and_stays_usable_at_1024(page: Any, tb
         "[data-testid=compare-view] .adl-vbar > *",
         "els => els.filter((e) => e.getBoundingClientRect().width)"
         ".map((e) => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })")
-
-    assert len(set(bar)) == 1, bar
+    sides = page.eval_on_selector_all(
+        "[data-testid=compare-side-a], [data-testid=compare-side-b]",
+        "els => els.map((e) => { const r = e.getBoundingClientRect();"
+        " return Math.round(r.top + r.height / 2); })")
+    assert len(sides) == 2 and len(set(sides)) == 1, sides
+    assert len(set(bar)) <= 2, bar

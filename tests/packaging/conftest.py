@@ -56,9 +56,11 @@ def path_without_node_or_compiler(bin_dir: Path) -> str:
 
 def clean_env(path: str) -> dict[str, str]:
     """This environment without the project's switches, virtual environment, Python path and
-    compiler choice."""
+    compiler choice, nor a switch that turns byte-compiling off (as users build: with it,
+    setuptools warns of every byte-compile step it skips)."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TB_AD_LAYER_") and k not in ("PYTHONPATH", "VIRTUAL_ENV", "CC")}
+           if not k.startswith("TB_AD_LAYER_")
+           and k not in ("PYTHONPATH", "VIRTUAL_ENV", "CC", "PYTHONDONTWRITEBYTECODE")}
     env["PATH"] = path
     return env
 

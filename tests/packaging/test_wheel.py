@@ -4,6 +4,7 @@ modules and serves the "AD Layers" tab from a real TensorBoard."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -28,6 +29,18 @@ def test_sdist_carries_the_built_panel_not_its_sources(release: Release) -> None
         assert build_file in names
     assert not [n for n in names if n.startswith(("frontend/", "tests/"))]
     assert not [n for n in names if n.endswith((".so", ".c", "_compiled_stamp.json"))]
+
+
+#: What setuptools (and ``build`` relaying it) says when it warns: distutils' "warning: ..." lines,
+#: a ``*Warning`` category, and the "!!" banner of its deprecation notices. pip's own lines about
+#: the package index of the machine ("WARNING: Location ... is ignored") are not the build's.
+SETUPTOOLS_WARNING = re.compile(r"^\s*warning:|^WARNING |\b\w*Warning\b|^!!\s*$", re.MULTILINE)
+
+
+def test_building_the_sdist_and_the_wheel_gives_no_setuptools_warning(release: Release) -> None:
+    warnings = [m.group(0) + release.build_log[m.end():].split("\n", 1)[0]
+                for m in SETUPTOOLS_WARNING.finditer(release.build_log)]
+    assert not warnings, "python -m build warned:\n  " + "\n  ".join(warnings)
 
 
 def test_wheel_carries_panel_sources_compiled_modules_and_their_stamp(release: Release) -> None:

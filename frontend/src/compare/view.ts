@@ -5,16 +5,18 @@
 import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
+import { zoomAt } from "../graph/viewport";
 import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { fmtUs, shortDtype } from "../model/format";
-import { defaultExpanded, expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
+import { decodeOpen, defaultExpanded, encodeOpen, expandedToDepth, isGroupKey, opKey, publicId, SCENE, toggleGroup, type Hierarchy } from "../model/hierarchy";
 import { aggregateStatus, COMPARE_STATUSES, countsBadge, statusColor, type DiffStatus } from "../model/status";
-import { changedAny, type PanelState, type Store } from "../state/store";
+import { changedAny, type ComparePanes, type PanelState, type Store } from "../state/store";
+import { formatAt, parseAt } from "../layer/view";
 import { activity } from "../ui/activity";
-import { clear, fitToChoice, h, syncTitle, text } from "../ui/dom";
-import type { PanelView, ViewExport } from "../views/view";
+import { clear, fitToChoice, h, text } from "../ui/dom";
+import { textField, type PanelView, type ViewExport } from "../views/view";
 import type { ExportPart } from "../graph/export";
 import {
   applyManualPairs, buildCompareModel, DEFAULT_DELTA_SORT, deltaBadge, deltaRows, formatPairs, keyForRel, listedNodes, mirrorExpanded, nextSort, parsePairs, relGroupPath,
@@ -46,6 +48,26 @@ export function fmtSignedUs(us: number): string {
 export function fmtSignedPct(p: number | null): string {
   if (p === null || !Number.isFinite(p)) return "–";
   return `${p > 0 ? "+" : p < 0 ? "−" : ""}${Math.abs(p).toFixed(1)}%`;
+}
+
+/**
+ * The URL fields of the panes' open groups and places: `aopen`, `bopen` (as the layer view's
+ * `open`: "+id,-id" against the pane's first view) and `aat`, `bat` ("<layer>:x,y,k"), read only
+ * when the URL shows the comparison.
+ */
+export function comparePaneFields() {
+  return { aopen: textField("aopen", "compare"), bopen: textField("bopen", "compare"), aat: textField("aat", "compare"), bat: textField("bat", "compare") };
+}
+
+/** The panes' state as URL values (empty ones left out). */
+export function comparePanesUrl(p: ComparePanes | undefined): { aopen?: string; bopen?: string; aat?: string; bat?: string } {
+  return { aopen: p?.aopen || undefined, bopen: p?.bopen || undefined, aat: p?.aat || undefined, bat: p?.bat || undefined };
+}
+
+/** The panes' state the URL carries, if any. */
+export function comparePanesOf(vs: { aopen?: string; bopen?: string; aat?: string; bat?: string }): ComparePanes | undefined {
+  if (!vs.aopen && !vs.bopen && !vs.aat && !vs.bat) return undefined;
+  return { aopen: vs.aopen ?? "", bopen: vs.bopen ?? "", aat: vs.aat ?? "", bat: vs.bat ?? "" };
 }
 
 /** Chooser of one side: run, stage, layer. */
@@ -124,8 +146,7 @@ class SideChooser {
     }
     const layer = layers.some((l) => l.layer === c.layer) ? c.layer : layers[0]?.layer ?? 0;
     this.layerSel.value = String(layer);
-    for (const sel of [this.runSel, this.stageSel]) syncTitle(sel);
-    fitToChoice(this.layerSel);
+    for (const sel of [this.runSel, this.stageSel, this.layerSel]) fitToChoice(sel);
     return { run: run.run, stage, layer };
   }
 
@@ -166,6 +187,9 @@ export class CompareView implements PanelView {
   private loading = false;
   /** Which sides have GPU times (a trace); deltas exist only where both do. */
   private timed: Record<Side, boolean> = { a: false, b: false };
+  /** Each pane's first expansion (what its open groups in the URL are told against). */
+  private base: Record<Side, Set<string> | null> = { a: null, b: null };
+  private viewTimer = 0;
 
   /** The sides last asked for (loaded, or being loaded). */
   private requested = "";
@@ -228,8 +252,34 @@ export class CompareView implements PanelView {
   }
 
   /** Records the sides and the pairs matched by hand in the store (and so in the URL). */
-  private record(a: SideChoice, b: SideChoice): void {
-    this.store.set({ compare: { a, b, mp: formatPairs(this.manual) } });
+  private record(a: SideChoice, b: SideChoice, panes?: ComparePanes): void {
+    // The panes' state goes with the sides it was recorded on.
+    const cur = this.store.get().compare;
+    const keep = panes ?? (cur && sidesKey(cur.a, cur.b) === sidesKey(a, b) ? cur.panes : undefined);
+    this.store.set({ compare: keep ? { a, b, mp: formatPairs(this.manual), panes: keep } : { a, b, mp: formatPairs(this.manual) } });
+  }
+
+  /** Each pane's open groups and place into the store (and so the URL), after the user changed them. */
+  private notePanes(): void {
+    const cur = this.loaded;
+    if (!cur || this.loading) return;
+    const side = (x: Side) => {
+      const p = this.panes[x];
+      const base = this.base[x];
+      return {
+        open: p.hier && base ? encodeOpen(p.hier, p.expanded, base) : "",
+        at: p.hier ? formatAt(cur[x].layer, p.getView()) ?? "" : "",
+      };
+    };
+    const a = side("a");
+    const b = side("b");
+    this.record(cur.a, cur.b, { aopen: a.open, bopen: b.open, aat: a.at, bat: b.at });
+  }
+
+  /** The user moved a pane: the places go into the store (at most every 250 ms). */
+  private noteView(): void {
+    clearTimeout(this.viewTimer);
+    this.viewTimer = window.setTimeout(() => this.notePanes(), 250);
   }
 
   private setRuns(runs: RunInfo[]): void {
@@ -319,6 +369,9 @@ export class CompareView implements PanelView {
     this.manual = pairs;
     this.pick = { a: null, b: null };
     this.loading = true;
+    // The panes' open groups and places the URL names for these sides (a reload, a link).
+    const st = this.store.get().compare;
+    const want = st && sidesKey(st.a, st.b) === sidesKey(a, b) ? st.panes : undefined;
     this.record(a, b);
     // Keep the user's expansion (by in-layer path) across reloads.
     const prevHier = this.panes.a.hier;
@@ -348,9 +401,14 @@ export class CompareView implements PanelView {
     const lists = listedNodes(this.model!, da, db);
     this.listTab = lists.onlyA.length ? "only_a" : lists.onlyB.length ? "only_b" : "changed";
     if (this.manual.length !== pairs.length) this.record(a, b);
-    const expandFor = (hh: Hierarchy): Set<string> => {
-      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, defaultExpanded(hh));
-      return defaultExpanded(hh);
+    const expandFor = (side: Side) => (hh: Hierarchy): Set<string> => {
+      const base = defaultExpanded(hh);
+      this.base[side] = base;
+      const code = want?.[side === "a" ? "aopen" : "bopen"];
+      const restored = code ? decodeOpen(hh, code, base) : null;
+      if (restored) return restored;
+      if (prevHier) return mirrorExpanded(prevExpanded, prevHier, hh, base);
+      return base;
     };
     this.renderHeads();
     this.renderLegend();
@@ -358,9 +416,15 @@ export class CompareView implements PanelView {
     // Both open readable (node text at full size) with every group of the default expansion open
     // (the statuses of all nodes show) and the hottest group in view.
     const opts = { initial: "readable" as const, keepExpanded: true };
-    await Promise.all([this.panes.a.setLayers([da], expandFor, opts), this.panes.b.setLayers([db], expandFor, opts)]);
+    await Promise.all([this.panes.a.setLayers([da], expandFor("a"), opts), this.panes.b.setLayers([db], expandFor("b"), opts)]);
     if (seq !== this.loadSeq) return;
-    this.alignPanes();
+    const at = { a: parseAt(want?.aat ?? null, a.layer), b: parseAt(want?.bat ?? null, b.layer) };
+    if (at.a || at.b) {
+      for (const side of ["a", "b"] as Side[]) {
+        const v = at[side];
+        if (v) this.panes[side].setViewport(v);
+      }
+    } else this.alignPanes();
     this.loading = false;
   }
 
@@ -429,10 +493,31 @@ export class CompareView implements PanelView {
   }
 
   private onView(side: Side, from: { x: number; y: number; k: number }, to: { x: number; y: number; k: number }, auto: boolean): void {
-    if (auto || !this.synced()) return;
+    if (auto) return;
+    this.noteView();
+    if (!this.synced()) return;
     const o = this.panes[this.other(side)];
     if (!o.vis) return;
-    o.setViewport(followView(from, to, o.getView()));
+    const prev = o.getView();
+    o.setViewport(followView(from, to, prev));
+    if (o.graph.readableNow()) return;
+    // Followed, the other pane would show nothing readable (its layer differs). A zoom out stops
+    // there (its text would vanish); a zoom in is the same zoom about its own centre.
+    if (to.k < from.k) {
+      o.setViewport(prev);
+      return;
+    }
+    if (to.k !== from.k) {
+      const { w, h } = o.graph.viewSize();
+      const f = to.k / from.k;
+      const mid = zoomAt(prev, f, w / 2, h / 2);
+      o.setViewport(mid);
+      // Nothing there either: about its layer's left edge (the same factor in every case).
+      if (!o.graph.readableNow()) {
+        o.setViewport(zoomAt(prev, f, Math.max(16, Math.min(w / 2, o.graph.leftEdgeX() ?? w / 2)), h / 2));
+        if (!o.graph.readableNow()) o.setViewport(mid);
+      }
+    }
   }
 
   private async onToggle(side: Side, key: string): Promise<void> {
@@ -451,6 +536,7 @@ export class CompareView implements PanelView {
       }
     }
     await Promise.all(jobs);
+    this.notePanes();
   }
 
   private async setDepth(depth: number): Promise<void> {
@@ -465,6 +551,7 @@ export class CompareView implements PanelView {
       jobs.push(p.relayout({ anchor, legible: p.expanded.size > before, fit: !anchor }));
     }
     await Promise.all(jobs);
+    this.notePanes();
   }
 
   /**
@@ -487,12 +574,37 @@ export class CompareView implements PanelView {
       // Nothing in common: the same zoom at least, each from its layer's top-left.
       const ov = op.getView();
       if (ov.k !== v.k) op.setViewport({ k: v.k, x: ov.x, y: ov.y });
+      op.showLeftEdge(null);
       return;
     }
     const at = lp.graph.screenOf(pair[0]);
     const ob = op.graph.boxOf(pair[1]);
     if (!at || !ob) return;
     op.setViewport({ k: v.k, x: at.x - ob.x * v.k, y: at.y - ob.y * v.k });
+    // Aligned, the other layer may start left of its pane: both panes move across alike (they
+    // stay aligned) for its left edge to come in, where the leading layer's edge stays in view.
+    const dx = op.graph.leftEdgeShift();
+    if (dx !== 0) {
+      const lv = lp.getView();
+      const moved = { ...lv, x: lv.x + dx };
+      lp.setViewport(moved);
+      const ov = op.getView();
+      if (lp.graph.leftEdgeShift() === 0) op.setViewport({ ...ov, x: ov.x + dx });
+      // Kept only where both still show text.
+      if (lp.graph.leftEdgeShift() !== 0 || !op.graph.readableNow() || !lp.graph.readableNow()) {
+        lp.setViewport(lv);
+        op.setViewport(ov);
+        // Else the other pane alone, where it still shows text (the panes then differ across).
+        // (A shift of a few dozen px keeps nearly all of what was in view: always made.)
+        const shift = op.graph.leftEdgeShift();
+        op.setViewport({ ...ov, x: ov.x + shift });
+        if (Math.abs(shift) > 48 && !op.graph.readableNow()) op.setViewport(ov);
+      }
+    }
+    // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
+    if (!op.graph.readableNow()) op.graph.ensureReadable();
+    // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
+    if (!op.graph.readableNow()) op.graph.ensureReadable();
   }
 
   /**

@@ -5,8 +5,8 @@ import type { LayoutBox } from "../layout/protocol";
 import { isGroupKey, SCENE } from "../model/hierarchy";
 import { activity } from "../ui/activity";
 import { capture } from "../ui/dom";
-import type { GraphData } from "./scene";
-import { centreOn, clampK, fit, isVisible, keepGraphInView, keepInView, pan, zoomAt, type Viewport } from "./viewport";
+import { SUMMARY_K, type GraphData } from "./scene";
+import { centreOn, clampK, fit, isVisible, keepGraphInView, keepInView, keepWholeAcross, pan, showLeftEdge, zoomAt, zoomCentre, type Viewport } from "./viewport";
 
 /** Zoom at which node text is drawn at its full size (FONT_PX = 11 CSS px). */
 export const READABLE_K = 1;
@@ -18,6 +18,8 @@ export const LEGIBLE_K = 0.75;
 /** About how tall a collapsed group's box is (three lines of text). */
 const COLLAPSED_H_PX = 60;
 const KEY_PAN_PX = 80;
+/** The least zoom ensureReadable goes to (group titles and cards are drawn down to about here). */
+const LOD_MIN_K = 0.15;
 
 export class Camera {
   private view: Viewport = { x: 0, y: 0, k: 1 };
@@ -26,10 +28,15 @@ export class Camera {
 
   /**
    * `apply` draws a new view; `notify` is false for a view set from outside, `auto` for moves the
-   * camera made itself (fit, centring, their animation frames). `bounds`: the graph's size.
+   * camera made itself (fit, centring, their animation frames). `bounds`: the graph's size;
+   * `layerLeft`: the world x of the left edge of the layer in view (null: nothing drawn);
+   * `readable`: whether a view shows some text that can be read (see readableInView).
    */
   constructor(private readonly el: HTMLElement, private readonly apply: (v: Viewport, notify: boolean, auto: boolean) => void,
-              private readonly bounds: () => { width: number; height: number } | null) {}
+              private readonly bounds: () => { width: number; height: number } | null,
+              private readonly layerLeft: (v: Viewport) => number | null = () => null,
+              private readonly readable: (v: Viewport) => boolean = () => true,
+              private readonly data: (() => GraphData | null) | null = null) {}
 
   size(): { w: number; h: number } {
     const r = this.el.getBoundingClientRect();
@@ -49,7 +56,7 @@ export class Camera {
     const L = this.bounds();
     if (L) {
       const { w, h } = this.size();
-      v = keepGraphInView(v, L.width, L.height, w, h);
+      v = keepWholeAcross(keepGraphInView(v, L.width, L.height, w, h), 0, L.width, w);
     }
     this.view = v;
     this.apply(v, notify, auto);
@@ -167,9 +174,86 @@ export class Camera {
     if (!isVisible(this.view, b, w, h, 20)) this.centreOn(b);
   }
 
+  /** Zooms at a point; without one (buttons, keys), at the centre but keeping the layer's left edge in view. */
   zoomBy(f: number, cx?: number, cy?: number): void {
     const { w, h } = this.size();
-    this.set(zoomAt(this.view, f, cx ?? w / 2, cy ?? h / 2));
+    if (cx === undefined) {
+      const left = this.layerLeft(this.view);
+      const at = zoomAt(this.view, f, zoomCentre(left === null ? null : left * this.view.k + this.view.x, f, w), h / 2);
+      // Held at the layer's left edge, unless that zooms into empty space.
+      this.zoomTo(f > 1 && !this.readable(at) ? zoomAt(this.view, f, w / 2, h / 2) : at, f);
+      // Neither shows anything readable (the view was on the graph's margin): to the nearest titles.
+      if (!this.readable(this.view) && this.data) this.ensureReadable(this.data());
+      return;
+    }
+    this.zoomTo(zoomAt(this.view, f, cx, cy ?? h / 2), f);
+  }
+
+  /** Whether the view shows text that can be read (see readableInView). */
+  readableNow(): boolean {
+    return this.readable(this.view);
+  }
+
+  /** A zoom out stops where the text in view would no longer read (never an empty pane). */
+  private zoomTo(v: Viewport, f: number): void {
+    if (f < 1 && !this.readable(v) && this.readable(this.view)) return;
+    this.set(v);
+  }
+
+  /**
+   * A view with nothing readable in it (the empty left part of a wide layer, space between
+   * groups) zooms out about the layer's left edge until group titles or cards come in, down to
+   * where they still read; failing that, it goes to the layer's top-left (its title).
+   */
+  ensureReadable(d: GraphData | null): void {
+    if (!d || this.readable(this.view)) return;
+    const { w, h } = this.size();
+    const left = this.layerLeft(this.view);
+    const cx = left === null ? w / 2 : Math.max(0, Math.min(w, left * this.view.k + this.view.x));
+    let v = this.view;
+    while (v.k > LOD_MIN_K) {
+      v = zoomAt(v, 0.8, cx, h / 2);
+      if (this.readable(v)) {
+        this.set(v, true, true);
+        return;
+      }
+    }
+    const layer = topLayerBox(d);
+    if (layer) this.set({ k: this.view.k, x: 16 - layer.x * this.view.k, y: 16 - layer.y * this.view.k }, true, true);
+  }
+
+  /**
+   * Brings the layer's left edge into view (see showLeftEdge) without losing `keep`, zooming out
+   * to LEGIBLE_K at the least: after a relayout (a collapse, Expand all, another layer) the view
+   * never starts cut off from the layer's left. `force`: the edge wins over `keep`.
+   */
+  showLeftEdge(keep: LayoutBox | null, force = true): void {
+    const left = this.layerLeft(this.view);
+    if (left === null) return;
+    const v = showLeftEdge(this.view, left, keep, this.size().w, LEGIBLE_K, force);
+    if (v !== this.view) this.set(v, true, true);
+  }
+
+  /** Where the layer's left edge is on screen (null: nothing drawn). */
+  leftEdgeX(): number | null {
+    const left = this.layerLeft(this.view);
+    return left === null ? null : left * this.view.k + this.view.x;
+  }
+
+  /** How far across the view must move for the layer's left edge to be in view (0: it is). */
+  leftEdgeShift(): number {
+    const left = this.layerLeft(this.view);
+    if (left === null) return 0;
+    const sx = left * this.view.k + this.view.x;
+    return sx >= 0 && sx <= this.size().w - 16 ? 0 : 16 - sx;
+  }
+
+  /** Whether the layer's left edge is in view now. */
+  leftEdgeInView(): boolean {
+    const left = this.layerLeft(this.view);
+    if (left === null) return false;
+    const sx = left * this.view.k + this.view.x;
+    return sx >= 0 && sx <= this.size().w - 16;
   }
 
   panBy(dx: number, dy: number): void {
@@ -370,4 +454,53 @@ function topLayerBox(d: GraphData): LayoutBox | null {
     if (!best || bx.y < best.y - 0.5 || (Math.abs(bx.y - best.y) <= 0.5 && bx.x < best.x)) best = bx;
   }
   return best;
+}
+
+/**
+ * The world x of the left edge of the layer in view: the left-most layer box that spans some of
+ * the view's height (`h` px, view `v`), else the top-most layer box; null when no layer is drawn.
+ */
+export function layerLeftIn(d: GraphData, v: Viewport, h: number): number | null {
+  let left: number | null = null;
+  const y0 = -v.y / v.k;
+  const y1 = (h - v.y) / v.k;
+  for (const bx of d.layout.boxes) {
+    const it = d.h.items.get(bx.key);
+    if (!it || it.kind !== "group" || it.depth !== 1) continue;
+    if (bx.y + bx.h < y0 || bx.y > y1) continue;
+    left = left === null ? bx.x : Math.min(left, bx.x);
+  }
+  return left ?? topLayerBox(d)?.x ?? null;
+}
+
+/**
+ * Whether view `v` (w x h px) shows text that can be read (8 px or more). From SUMMARY_K up: a
+ * node's or collapsed group's text, or an open group's title at its top-left. Below it, node text
+ * and titles are too small, but each group of depth two or less (a layer only when collapsed) is a
+ * card of screen-sized text at its box's top-left, shown when the box is large enough on screen.
+ */
+export function readableInView(d: GraphData, v: Viewport, w: number, h: number): boolean {
+  const x0 = -v.x / v.k;
+  const y0 = -v.y / v.k;
+  const x1 = (w - v.x) / v.k;
+  const y1 = (h - v.y) / v.k;
+  const open = new Set(d.vis.containers.map((c) => c.key));
+  const cards = v.k < SUMMARY_K;
+  // Where the first line of a title or card is, from the box's top-left, in screen px.
+  const tx = 12 / v.k;
+  const ty = 14 / v.k;
+  for (const b of d.layout.boxes) {
+    if (b.key === SCENE) continue;
+    const corner = b.x + tx > x0 && b.x + tx < x1 && b.y + ty > y0 && b.y + ty < y1;
+    if (cards) {
+      const it = d.h.items.get(b.key);
+      if (!it || it.kind !== "group" || it.depth > 2 || (it.depth === 1 && open.has(b.key))) continue;
+      if (corner && b.w * v.k >= 48 && b.h * v.k >= 24) return true;
+      continue;
+    }
+    // A node's text starts at its top-left too (its first line).
+    const text = b.x + 10 > x0 && b.x + 10 < x1 && b.y + 18 > y0 && b.y + 18 < y1;
+    if (open.has(b.key) ? corner : text) return true;
+  }
+  return false;
 }

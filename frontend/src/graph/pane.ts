@@ -217,6 +217,7 @@ export class GraphPane {
     const { req, labels, headers } = buildLayoutRequest(hier, vis, seq);
     if (vis.leaves.length > 400) this.setBusy(t("layingOut", { n: vis.leaves.length }));
     const anchorScreen = opts.anchor ? this.graph.screenOf(opts.anchor) : null;
+    const edgeBefore = this.graph.leftEdgeInView();
     if (!this.client) this.client = new LayoutClient(workerUrl);
     const tl = performance.now();
     let res;
@@ -241,6 +242,9 @@ export class GraphPane {
       // A follower pane moves without telling the controller, so no panBy here.
       const v = this.graph.viewKeeping(opts.anchor, vis.rep.get(opts.anchor), anchorScreen, !!opts.legible);
       if (v) this.setViewport(v);
+      // A collapse or Expand all never pushes the layer off to the left: an edge in view before
+      // stays in view (the toggled group kept in view too where a legible zoom shows both).
+      this.showLeftEdge(this.graph.boxOf(opts.anchor) ? opts.anchor : vis.rep.get(opts.anchor) ?? null, edgeBefore);
     } else if (opts.initial === "readable") {
       const hot = hottestGroup(hier, vis);
       const hidden = this.graph.readableView(hot, !opts.collapsedAbove);
@@ -249,6 +253,7 @@ export class GraphPane {
         for (const k of hidden) this.expanded.delete(k);
         return this.relayoutNow({ ...opts, collapsedAbove: true });
       }
+      this.showLeftEdge(hot);
     } else if (opts.fit) {
       this.graph.fit(false, true);
     }
@@ -275,6 +280,20 @@ export class GraphPane {
 
   getView(): Viewport {
     return this.graph.getView();
+  }
+
+  /**
+   * Brings the layer's left edge into view without losing `keep` (see Camera.showLeftEdge),
+   * without telling the controller (as setViewport).
+   */
+  showLeftEdge(keep: string | null, force = true): void {
+    const before = this.graph.getView();
+    this.graph.showLeftEdge(keep, force);
+    const v = this.graph.getView();
+    if (v.x !== before.x || v.y !== before.y || v.k !== before.k) {
+      this.last = v;
+      this.minimap.schedule();
+    }
   }
 
   /** Selects a key; expands its ancestors (re-laying out) when hidden and centres it when asked. */

@@ -4,7 +4,7 @@
 import type { LayoutBox } from "../layout/protocol";
 import { isGroupKey } from "../model/hierarchy";
 import { s } from "../ui/dom";
-import { bindPointer, Camera } from "./camera";
+import { bindPointer, Camera, layerLeftIn, readableInView } from "./camera";
 import { colourGroup, paintHighlight, paintScene, type Highlight, type Paint } from "./paint";
 import { lodClass, Scene, type GraphData } from "./scene";
 import type { Viewport } from "./viewport";
@@ -59,7 +59,14 @@ export class GraphView {
     this.vp = s("g", { class: "vp" });
     this.svg.appendChild(this.vp);
     this.el.appendChild(this.svg);
-    this.camera = new Camera(this.el, (v, notify, auto) => this.applyView(v, notify, auto), () => this.scene?.data.layout ?? null);
+    this.camera = new Camera(this.el, (v, notify, auto) => this.applyView(v, notify, auto), () => this.scene?.data.layout ?? null,
+      (v) => (this.scene ? layerLeftIn(this.scene.data, v, this.camera.size().h) : null),
+      (v) => {
+        if (!this.scene) return true;
+        const { w, h } = this.camera.size();
+        return readableInView(this.scene.data, v, w, h);
+      },
+      () => this.scene?.data ?? null);
     bindPointer(this.el, this.camera, {
       keyAt: (target) => this.keyAt(target),
       boxOf: (key) => this.boxOf(key),
@@ -234,6 +241,36 @@ export class GraphView {
   viewKeeping(key: string, rep: string | undefined, before: { x: number; y: number } | null, legible: boolean): Viewport | null {
     const b = this.boxOf(key) ?? (rep ? this.boxOf(rep) : undefined);
     return b ? this.camera.keeping(b, before, legible) : null;
+  }
+
+  /** See Camera.showLeftEdge; `keep`: the key whose box must stay in view (if drawn). */
+  showLeftEdge(keep: string | null, force = true): void {
+    this.camera.showLeftEdge(keep ? this.boxOf(keep) ?? null : null, force);
+    if (this.scene) this.camera.ensureReadable(this.scene.data);
+  }
+
+  /** Where the layer's left edge is on screen (null: nothing drawn). */
+  leftEdgeX(): number | null {
+    return this.camera.leftEdgeX();
+  }
+
+  /** How far across the view must move for the layer's left edge to be in view (0: it is). */
+  leftEdgeShift(): number {
+    return this.camera.leftEdgeShift();
+  }
+
+  /** Whether the view shows text that can be read. */
+  readableNow(): boolean {
+    return this.camera.readableNow();
+  }
+
+  /** See Camera.ensureReadable. */
+  ensureReadable(): void {
+    if (this.scene) this.camera.ensureReadable(this.scene.data);
+  }
+
+  leftEdgeInView(): boolean {
+    return this.camera.leftEdgeInView();
   }
 
   // ---------------------------------------------------------------- minimap and export

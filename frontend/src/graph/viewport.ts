@@ -99,3 +99,64 @@ export function keepGraphInView(v: Viewport, width: number, height: number, w: n
   const y = Math.min(h - my, Math.max(my - height * v.k, v.y));
   return x === v.x && y === v.y ? v : { x, y, k: v.k };
 }
+
+/**
+ * A graph that fits across the view (`left`..`right` in world units, `margin` px kept each side)
+ * is held wholly in view across: a zoom out or a pan never leaves part of it cut at a side while
+ * the other side of the view is empty. A graph wider than the view is left as it is.
+ */
+export function keepWholeAcross(v: Viewport, left: number, right: number, w: number, margin = 16): Viewport {
+  const gw = (right - left) * v.k;
+  if (gw > w - 2 * margin) return v;
+  const x = Math.min(w - margin - right * v.k, Math.max(margin - left * v.k, v.x));
+  return x === v.x ? v : { x, y: v.y, k: v.k };
+}
+
+/**
+ * Where a zoom by `f` without a pointer (the zoom buttons, the keys) is centred: the middle of the
+ * view, moved left as far as it takes for the layer's left edge (`sx`, on screen), when it is in
+ * view, to stay at `margin` px or more (zooming in pushes everything away from the centre).
+ */
+export function zoomCentre(sx: number | null, f: number, w: number, margin = 16): number {
+  const cx = w / 2;
+  if (sx === null || f <= 1 || sx < margin || sx > w) return cx;
+  return Math.max(margin, Math.min(cx, (sx * f - margin) / (f - 1)));
+}
+
+/** The least zoom a forced left edge goes to for a kept box (group titles and cards still read). */
+const FORCE_MIN_K = 0.3;
+/** Least width of a kept box that stays in view when the layer's left edge is brought in. */
+const KEEP_PX = 240;
+
+/**
+ * The view moved (and zoomed out, to `minK` at the least) for the layer's left edge (world x
+ * `left`) to be in view, at `margin` px from the view's left, without losing `keep` (a box the
+ * move is about, world units): its left part (KEEP_PX, or all of it, at most a third of the view)
+ * stays in view, its top where it is on screen. The same view when the edge is in view already.
+ * When no zoom of `minK` or more shows both: with `force`, the edge wins (zoomed out further, to
+ * FORCE_MIN_K at the least, for the box to stay in view); without, the box does (the same view).
+ */
+export function showLeftEdge(v: Viewport, left: number, keep: Box | null, w: number, minK: number, force = true, margin = 16): Viewport {
+  const sx = left * v.k + v.x;
+  if (sx >= 0 && sx <= w - margin) return v;
+  if (!keep) return { x: margin - left * v.k, y: v.y, k: v.k };
+  const room = w - 2 * margin;
+  const part = Math.min(KEEP_PX, room / 3);
+  const span = (k: number) => (keep.x - left) * k + Math.min(keep.w * k, part);
+  let k = v.k;
+  if (span(k) > room) {
+    const dx = Math.max(1e-6, keep.x - left);
+    // The zoom at which the box's left part ends at the view's right margin.
+    const kPart = (room - part) / dx;
+    k = keep.w * kPart >= part ? kPart : room / Math.max(1e-6, dx + keep.w);
+    const least = Math.min(v.k, minK);
+    if (k < least || !(k > 0)) {
+      if (!force) return v;
+      // Down to where groups show as summary cards and titles (still readable), no further.
+      k = Math.min(least, Math.max(FORCE_MIN_K, k > 0 ? k : 0));
+    }
+    k = Math.min(k, v.k);
+  }
+  const ky = keep.y * v.k + v.y;
+  return { k, x: margin - left * k, y: ky - keep.y * k };
+}

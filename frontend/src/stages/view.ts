@@ -7,7 +7,9 @@ import { ApiError } from "../api/client";
 import type { LayerResponse, RunInfo, StagesResponse } from "../api/types";
 import { GraphPane } from "../graph/pane";
 import type { LeafMark, Paint } from "../graph/paint";
+import { layerTimed } from "../compare/view";
 import { nodesText, t } from "../i18n";
+import { fmtUs } from "../model/format";
 import type { Theme } from "../model/colors";
 import { defaultExpanded, publicId, SCENE, toggleGroup } from "../model/hierarchy";
 import { aggregateStatus, countsBadge, STAGE_STATUSES, statusColor, type DiffStatus } from "../model/status";
@@ -400,6 +402,18 @@ export class StageView implements PanelView {
       ? t("stageTransition", { prev: prev.nodeCount, cur: s.nodeCount, layer: this.layer })
       : t("stageFirst", { cur: s.nodeCount, layer: this.layer });
     el.appendChild(text("p", line, { class: "sub" }));
+    // The layer's GPU time in this stage (and the one before): only the stage the run's trace was
+    // mapped onto has one; every other says "no trace", never a zero or a change against it.
+    const time = (d: LayerResponse | null, testid: string, label: string) => {
+      if (!d) return;
+      const timed = layerTimed(d);
+      const us = d.trace_summary?.total_duration_us ?? d.nodes.reduce((a, n) => a + n.time_us, 0);
+      const p = h("p", { class: "sub", "data-testid": testid, "data-timed": String(timed) }, text("span", `${label}: `, { class: "dim" }));
+      p.appendChild(timed ? text("b", fmtUs(us)) : text("span", t("noTraceShort"), { class: "notrace" }));
+      el.appendChild(p);
+    };
+    time(this.docs.cur, "stage-gpu-time", t("totalDuration"));
+    if (prev) time(this.docs.prev, "stage-gpu-time-prev", `${t("prevStage")} (${prev.transform})`);
   }
 
   private renderLists(): void {

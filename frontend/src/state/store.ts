@@ -30,8 +30,11 @@ export interface PanelState {
   /** "Collapse below depth N"; null = the view's default expansion. */
   depth: number | null;
   tl: TimelineScope;
-  /** The comparison's sides and manual pairs ("a1>b1,..."), once it has been opened. */
-  compare: { a: SideRef; b: SideRef; mp: string } | null;
+  /**
+   * The comparison's sides and manual pairs ("a1>b1,..."), once it has been opened; `panes`: its
+   * two panes' open groups and places, as the layer view's `open` and `at` (absent: first view).
+   */
+  compare: { a: SideRef; b: SideRef; mp: string; panes?: ComparePanes } | null;
   /** Which graph the stage view shows. */
   stageSide: "before" | "after";
   /** The stage the stage view shows: it steps on its own; null = the panel's stage. */
@@ -45,6 +48,14 @@ export interface PanelState {
   at: string | null;
   theme: Theme;
   lang: Lang;
+}
+
+/** Each comparison pane's open groups (as they differ from its first view) and place; "" for none. */
+export interface ComparePanes {
+  aopen: string;
+  bopen: string;
+  aat: string;
+  bat: string;
 }
 
 export type Listener<S> = (state: Readonly<S>, changed: ReadonlySet<keyof S>) => void;

@@ -1,9 +1,6 @@
 // The Timing view's CSS (appended to the panel's, ui/styles.ts), and the report's marks in the
 // layer view: the p99 marker on a node and the critical-path legend of the timeline.
 export const TIMING_CSS = `
-/* room for the Timing tab: the toolbar's first row still holds the tabs and every chooser at 1,500 px */
-.adl-toolbar select[data-testid=stage-select] { max-width: 190px; }
-.adl-toolbar select#adl-run { max-width: 200px; }
 .adl-tbody { flex: 1; overflow: auto; padding: 4px 14px 30px; font-size: 12px; }
 .adl-tbody .trow { display: flex; flex-wrap: wrap; gap: 0 28px; }
 .adl-tbody .trow > .tsec { flex: 1 1 420px; min-width: 0; }

@@ -37,8 +37,8 @@ select, input[type=search], .btn, .seg button {
 }
 select { max-width: 320px; }
 .adl-toolbar select { max-width: 250px; }
-.adl-toolbar select[data-testid=layer-select] { max-width: none; min-width: 0; }
-.adl-toolbar select#adl-run { max-width: 210px; }
+/* run, stage and layer choosers are as wide as their chosen entry (ui/dom.ts fitToChoice) */
+.adl-toolbar select[data-testid=layer-select], .adl-toolbar select#adl-run, .adl-toolbar select[data-testid=stage-select] { max-width: 60vw; min-width: 0; }
 .btn, .seg button { cursor: pointer; }
 .btn:hover, .seg button:hover { background: var(--btn-hover); }
 .btn:focus-visible, select:focus-visible, input:focus-visible, .seg button:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
@@ -190,9 +190,7 @@ a.btn { display: inline-block; line-height: 18px; text-decoration: none; }
 .adl-vbar .spacer, .adl-clegend .spacer { flex: 1; }
 .adl-vbar .title { font-weight: 600; }
 .adl-vbar .grp { display: flex; align-items: center; gap: 5px; }
-.adl-compare .adl-vbar select { max-width: 160px; }
-.adl-compare .adl-vbar select[data-testid$="-layer"] { max-width: none; }
-.adl-compare .adl-vbar select[data-testid$="-stage"] { max-width: 200px; }
+.adl-compare .adl-vbar select { max-width: 40vw; min-width: 0; }
 .adl-compare .adl-vbar .side { gap: 4px; }
 .adl-vbar .chk { display: inline-flex; align-items: center; gap: 4px; color: var(--muted); font-size: 12px; cursor: pointer; }
 .adl-vmain { flex: 1; display: flex; min-height: 0; position: relative; }

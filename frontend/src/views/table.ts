@@ -3,7 +3,7 @@
 // Adding a view: its module, its entry and its tab's strings (i18n.ts).
 import { downloadUrl } from "../api/client";
 import type { RunInfo } from "../api/types";
-import { CompareView } from "../compare/view";
+import { CompareView, comparePaneFields, comparePanesOf, comparePanesUrl } from "../compare/view";
 import { defaultPair, type SideChoice } from "../compare/model";
 import { t } from "../i18n";
 import { LayerView } from "../layer/view";
@@ -57,10 +57,11 @@ const compare = defineView({
   choosers: [],
   stageDoubts: false,
   // mp first: links keep the order of parameters they had (the pairs matched by hand, then the sides).
-  url: { mp: textField("mp", "compare"), a: sideField("a"), b: sideField("b") },
-  urlOf: (st: Readonly<PanelState>) => ({ a: st.compare?.a, b: st.compare?.b, mp: st.compare?.mp || undefined }),
+  // Then each pane's open groups and place (compare/view.ts says how they are written).
+  url: { mp: textField("mp", "compare"), a: sideField("a"), b: sideField("b"), ...comparePaneFields() },
+  urlOf: (st: Readonly<PanelState>) => ({ a: st.compare?.a, b: st.compare?.b, mp: st.compare?.mp || undefined, ...comparePanesUrl(st.compare?.panes) }),
   fromUrl: (vs, next: Readonly<PanelState>, shown: boolean): Partial<PanelState> =>
-    shown ? { compare: vs.a && vs.b ? { a: vs.a, b: vs.b, mp: vs.mp ?? "" } : next.compare ?? defaultComparison(next) } : {},
+    shown ? { compare: vs.a && vs.b ? { a: vs.a, b: vs.b, mp: vs.mp ?? "", panes: comparePanesOf(vs) } : next.compare ?? defaultComparison(next) } : {},
   onShow: (st: Readonly<PanelState>): Partial<PanelState> => (st.compare ? {} : { compare: defaultComparison(st) }),
   downloads: (st: Readonly<PanelState>): Download[] => {
     const out: Download[] = [];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { keepInView } from "../../src/graph/viewport";
+import { keepInView, keepWholeAcross, showLeftEdge, zoomCentre } from "../../src/graph/viewport";
 
 const W = 1100;
 const H = 560;
@@ -49,5 +49,45 @@ describe("keepInView (a toggled group stays on screen)", () => {
     assert.equal(keepInView({ x: 0, y: 0, k: 0.2 }, b, { x: 50, y: 50 }, W, H, 0).k, 0.2);
     // Zoomed in beyond minK: the zoom is kept while the group fits.
     assert.equal(keepInView({ x: 0, y: 0, k: 2 }, b, { x: 50, y: 50 }, W, H, 0.75).k, 2);
+  });
+});
+
+describe("the layer's left edge (never an empty pane)", () => {
+  it("holds a graph that fits across wholly in view, and leaves a wider one alone", () => {
+    // 400 px wide at k 1 in a 1100 px view, pushed 900 px right: back to the right margin.
+    assert.equal(keepWholeAcross({ x: 900, y: 0, k: 1 }, 0, 400, W).x, W - 16 - 400);
+    assert.equal(keepWholeAcross({ x: -300, y: 0, k: 1 }, 0, 400, W).x, 16);
+    const wide = { x: -500, y: 3, k: 1 };
+    assert.equal(keepWholeAcross(wide, 0, 3000, W), wide);
+  });
+
+  it("zooms in from the centre while the left edge stays at the margin or more", () => {
+    assert.equal(zoomCentre(null, 1.25, W), W / 2);
+    assert.equal(zoomCentre(600, 1.25, W), W / 2);
+    // Edge at 100 px: the centre moves left just enough for the edge to end at 16 px.
+    const cx = zoomCentre(100, 1.25, W);
+    assert.ok(Math.abs(cx - (cx - 100) * 1.25 - 16) < 1e-9);
+    // Zooming out never moves it out: the centre is kept.
+    assert.equal(zoomCentre(100, 0.8, W), W / 2);
+  });
+
+  it("brings the edge in, keeping a box's left part in view and its top in place", () => {
+    const keep = { x: 500, y: 900, w: 300, h: 100 };
+    const v = showLeftEdge({ x: -400, y: -700, k: 1 }, 40, keep, W, 0.75);
+    assert.equal(v.k, 1);
+    assert.equal(40 * v.k + v.x, 16);
+    assert.equal(keep.y * v.k + v.y, 200);
+    // Too far right at k 1: zoomed out for both, but not below 0.75 unless forced.
+    const far = { x: 2000, y: 0, w: 600, h: 100 };
+    const z = showLeftEdge({ x: -1800, y: 0, k: 1 }, 0, far, W, 0.75);
+    assert.ok(z.k >= 0.3 && z.k < 1);
+    assert.equal(z.x, 16);
+    const s = onScreen(z, far);
+    assert.ok(s.x0 < W - 16 && s.x0 >= 16);
+    const keepIt = { x: -1800, y: 0, k: 1 };
+    assert.equal(showLeftEdge(keepIt, 0, { x: 8000, y: 0, w: 100, h: 20 }, W, 0.75, false), keepIt);
+    // In view already: the same view.
+    const inView = { x: 0, y: 0, k: 1 };
+    assert.equal(showLeftEdge(inView, 40, keep, W, 0.75), inView);
   });
 });

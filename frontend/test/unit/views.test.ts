@@ -19,12 +19,21 @@ const FIELD_EXAMPLES: Record<string, unknown> = {
   sv: "before",
   ss: 2,
   versus: "dsv3 & <prefill>",
+  aopen: "-L3/moe",
+  bopen: "+L4/gdn/gdn_delta_rule~2/*1",
+  aat: "3:16,-500,0.750",
+  bat: "4:-11,20,1.000",
 };
 
 /** Per view, a store state that puts every one of its URL fields in the URL. */
 const STATE_EXAMPLES: Record<string, Partial<PanelState>> = {
   layer: { open: "+L3/moe,-L3/norm", at: "3:10,-20,0.750" },
-  compare: { compare: { a: { run: "r1", stage: 1, layer: 2 }, b: { run: "r2", stage: 3, layer: 4 }, mp: "x>y" } },
+  compare: {
+    compare: {
+      a: { run: "r1", stage: 1, layer: 2 }, b: { run: "r2", stage: 3, layer: 4 }, mp: "x>y",
+      panes: { aopen: "-L2/moe", bopen: "+L4/gdn", aat: "2:16,-500,0.750", bat: "4:-11,20,1.000" },
+    },
+  },
   stages: { stageSide: "before", stageShown: 4, stage: 1 },
   timing: { compare: { a: { run: "r1", stage: 0, layer: 0 }, b: { run: "r2", stage: 0, layer: 0 }, mp: "" } },
 };
