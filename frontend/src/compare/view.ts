@@ -515,7 +515,12 @@ export class CompareView implements PanelView {
       // Nothing there either: about its layer's left edge (the same factor in every case).
       if (!o.graph.readableNow()) {
         o.setViewport(zoomAt(prev, f, Math.max(16, Math.min(w / 2, o.graph.leftEdgeX() ?? w / 2)), h / 2));
-        if (!o.graph.readableNow()) o.setViewport(mid);
+        if (!o.graph.readableNow()) {
+          // Still nothing: zoomed about its centre and moved across (never rescaled: both panes
+          // zoom by one factor) to the nearest text that reads at that zoom.
+          o.setViewport(mid);
+          o.graph.panToReadable();
+        }
       }
     }
   }
@@ -603,8 +608,14 @@ export class CompareView implements PanelView {
     }
     // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
     if (!op.graph.readableNow()) op.graph.ensureReadable();
-    // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
-    if (!op.graph.readableNow()) op.graph.ensureReadable();
+    // Its layer's left edge in view in any case: moved across for it, then (if that leaves nothing
+    // readable) zoomed out about that edge, which stays in view, to the titles.
+    const edge = op.graph.leftEdgeShift();
+    if (edge !== 0) {
+      const ov = op.getView();
+      op.setViewport({ ...ov, x: ov.x + edge });
+      if (!op.graph.readableNow()) op.graph.ensureReadable();
+    }
   }
 
   /**
