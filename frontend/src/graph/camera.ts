@@ -203,6 +203,14 @@ export class Camera {
     return true;
   }
 
+  /** See readableShiftsDown (the current view). */
+  readableShiftsDown(): number[] {
+    const d = this.data?.();
+    if (!d) return [];
+    const { w, h } = this.size();
+    return readableShiftsDown(d, this.view, w, h);
+  }
+
   /** Whether the view shows text that can be read (see readableInView). */
   readableNow(): boolean {
     return this.readable(this.view);
@@ -487,6 +495,24 @@ export function layerLeftIn(d: GraphData, v: Viewport, h: number): number | null
   return left ?? topLayerBox(d)?.x ?? null;
 }
 
+/** Where readableInView looks for text at zoom `v.k`: each box's text start, in screen px less the view's offset. */
+function readableAnchors(d: GraphData, v: Viewport): { px: number; py: number }[] {
+  const open = new Set(d.vis.containers.map((c) => c.key));
+  const cards = v.k < SUMMARY_K;
+  const out: { px: number; py: number }[] = [];
+  for (const b of d.layout.boxes) {
+    if (b.key === SCENE) continue;
+    if (cards) {
+      const it = d.h.items.get(b.key);
+      if (!it || it.kind !== "group" || it.depth > 2 || (it.depth === 1 && open.has(b.key))) continue;
+      if (b.w * v.k < 48 || b.h * v.k < 24) continue;
+      out.push({ px: b.x * v.k + 12, py: b.y * v.k + 14 });
+    } else if (open.has(b.key)) out.push({ px: b.x * v.k + 12, py: b.y * v.k + 14 });
+    else out.push({ px: (b.x + 10) * v.k, py: (b.y + 18) * v.k });
+  }
+  return out;
+}
+
 /**
  * View `v` moved across and down (its zoom kept) by the least distance that brings some readable
  * text (as readableInView counts it) well into view: a card's or open group's title, or a node's
@@ -495,29 +521,11 @@ export function layerLeftIn(d: GraphData, v: Viewport, h: number): number | null
  * zoom reads (text too small, cards too small).
  */
 export function panToReadable(d: GraphData, v: Viewport, w: number, h: number, margin = 24): Viewport | null {
-  const open = new Set(d.vis.containers.map((c) => c.key));
-  const cards = v.k < SUMMARY_K;
   const right = Math.max(margin, w - Math.min(160, w / 3));
   const bottom = Math.max(margin, h - 40);
   let best: Viewport | null = null;
   let bestD = Infinity;
-  for (const b of d.layout.boxes) {
-    if (b.key === SCENE) continue;
-    let px: number;
-    let py: number;
-    if (cards) {
-      const it = d.h.items.get(b.key);
-      if (!it || it.kind !== "group" || it.depth > 2 || (it.depth === 1 && open.has(b.key))) continue;
-      if (b.w * v.k < 48 || b.h * v.k < 24) continue;
-      px = b.x * v.k + 12;
-      py = b.y * v.k + 14;
-    } else if (open.has(b.key)) {
-      px = b.x * v.k + 12;
-      py = b.y * v.k + 14;
-    } else {
-      px = (b.x + 10) * v.k;
-      py = (b.y + 18) * v.k;
-    }
+  for (const { px, py } of readableAnchors(d, v)) {
     // Screen position now, and the least move that puts it inside the target area.
     const sx = px + v.x;
     const sy = py + v.y;
@@ -530,6 +538,23 @@ export function panToReadable(d: GraphData, v: Viewport, w: number, h: number, m
     }
   }
   return best;
+}
+
+/**
+ * The moves up or down (px, least first) that bring readable text into view `v` without moving
+ * across: one for each text start across in view (see panToReadable's target area).
+ */
+export function readableShiftsDown(d: GraphData, v: Viewport, w: number, h: number, margin = 24): number[] {
+  const right = Math.max(margin, w - Math.min(160, w / 3));
+  const bottom = Math.max(margin, h - 40);
+  const out = new Set<number>();
+  for (const { px, py } of readableAnchors(d, v)) {
+    const sx = px + v.x;
+    if (sx < margin || sx > right) continue;
+    const sy = py + v.y;
+    out.add(Math.round(Math.min(bottom, Math.max(margin, sy)) - sy));
+  }
+  return [...out].sort((a, b) => Math.abs(a) - Math.abs(b));
 }
 
 /**
