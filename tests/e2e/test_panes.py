@@ -25,12 +25,7 @@ from tests.e2e.test_first_view import READABLE_IN, SIZE_IDS, SIZES, sized
 #: delta net + moe, 1,032 nodes, wider than the view) and the demo's traced MoE layer.
 CASES = [(DEEP_RUN, 3, 0), (DEEP_RUN, 0, 3), ("dsv3_decode", 3, 1)]
 CASE_IDS = ["deep_attention", "deep_gdn", "demo_moe"]
-#: Known gaps in the comparison of the real-depth export's layers (non-strict: some sizes pass):
-#: the synchronised pane that follows a zoom in keeps the leading pane's zoom factor and can show
-#: no text; aligned on open, the other layer's left edge can stay 10-16 px out of its pane.
-COMPARE_GAP = pytest.mark.xfail(strict=False, reason="synchronised follower pane: see COMPARE_GAP")
-COMPARE_CASES = [pytest.param(*c, id=i, marks=[COMPARE_GAP] if c[0] == DEEP_RUN else [])
-                 for c, i in zip(CASES, CASE_IDS, strict=True)]
+
 
 #: The layer boxes a pane draws: where each is, relative to the pane.
 LAYER_BOXES = """(pane) => {
@@ -121,7 +116,7 @@ def dblclick_header(page: Any, head: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
-@pytest.mark.parametrize("run, layer, other", COMPARE_CASES)
+@pytest.mark.parametrize("run, layer, other", CASES, ids=CASE_IDS)
 def test_both_compare_panes_keep_a_label_and_the_left_edge_in_view(
         page: Any, tb: TensorBoard, size: tuple[int, int], run: str, layer: int, other: int) -> None:
     sized(page, size)
@@ -130,6 +125,7 @@ def test_both_compare_panes_keep_a_label_and_the_left_edge_in_view(
     page.goto(tb.panel(view="compare", arun=run, astage=stage, alayer=layer,
                        brun=run, bstage=stage, blayer=other))
     wait_compare(page)
+    shot(page, f"panes_compare_open_{run}_{layer}_{size[0]}")
     panes = ("compare-pane-a", "compare-pane-b")
     for p in panes:
         check_pane(page, p, "opening")
@@ -153,6 +149,7 @@ def test_both_compare_panes_keep_a_label_and_the_left_edge_in_view(
     for _ in range(3):
         page.click("[data-testid=compare-pane-a-zoom-in]")
     ready(page)
+    shot(page, f"panes_compare_zoomed_{run}_{layer}_{size[0]}")
     for p in panes:
         check_pane(page, p, "zooming in", edge=False)
     for _ in range(14):

@@ -6,6 +6,7 @@ import type { Api } from "../api/client";
 import type { CompareMatch, CompareResponse, LayerResponse, LayerSummary, RunInfo } from "../api/types";
 import { GraphPane } from "../graph/pane";
 import { zoomAt } from "../graph/viewport";
+import { SUMMARY_K } from "../graph/scene";
 import type { LeafMark, Paint } from "../graph/paint";
 import { nodesText, type StringKey, t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
@@ -515,7 +516,12 @@ export class CompareView implements PanelView {
       // Nothing there either: about its layer's left edge (the same factor in every case).
       if (!o.graph.readableNow()) {
         o.setViewport(zoomAt(prev, f, Math.max(16, Math.min(w / 2, o.graph.leftEdgeX() ?? w / 2)), h / 2));
-        if (!o.graph.readableNow()) o.setViewport(mid);
+        if (!o.graph.readableNow()) {
+          // Still nothing: zoomed about its centre and moved across (never rescaled: both panes
+          // zoom by one factor) to the nearest text that reads at that zoom.
+          o.setViewport(mid);
+          o.graph.panToReadable();
+        }
       }
     }
   }
@@ -590,6 +596,10 @@ export class CompareView implements PanelView {
       lp.setViewport(moved);
       const ov = op.getView();
       if (lp.graph.leftEdgeShift() === 0) op.setViewport({ ...ov, x: ov.x + dx });
+      // The other pane moved across shows no text: both moved up or down alike, the least that
+      // brings text into it with both layers' left edges and the leading pane's text still in view
+      // (the aligned node kept on screen where that can be).
+      if (lp.graph.leftEdgeShift() === 0 && lp.graph.readableNow() && !op.graph.readableNow()) this.moveBothDown(lp, op, pair[0]);
       // Kept only where both still show text.
       if (lp.graph.leftEdgeShift() !== 0 || !op.graph.readableNow() || !lp.graph.readableNow()) {
         lp.setViewport(lv);
@@ -601,10 +611,65 @@ export class CompareView implements PanelView {
         if (Math.abs(shift) > 48 && !op.graph.readableNow()) op.setViewport(ov);
       }
     }
+    // The other layer's edge still out (it starts further left than the view is wide): both
+    // zoomed out alike about one point on screen (they stay aligned, at one zoom) for it to come
+    // in, where both still show text.
+    const out = op.graph.leftEdgeX();
+    // (Not below the zoom where nodes are drawn: the aligned nodes would no longer show.)
+    if (op.graph.leftEdgeShift() !== 0 && out !== null && out < 16) {
+      const { w, h } = op.graph.viewSize();
+      const f = (w / 2 - 16) / (w / 2 - out);
+      const lv = lp.getView();
+      const ov = op.getView();
+      lp.setViewport(zoomAt(lv, f, w / 2, h / 3));
+      op.setViewport(zoomAt(ov, f, w / 2, h / 3));
+      if (!lp.graph.readableNow() || !op.graph.readableNow()) this.moveBothDown(lp, op, pair[0], true);
+      if (lv.k * f < SUMMARY_K || !lp.graph.readableNow() || !op.graph.readableNow() || lp.graph.leftEdgeShift() !== 0 || op.graph.leftEdgeShift() !== 0) {
+        lp.setViewport(lv);
+        op.setViewport(ov);
+      }
+    }
     // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
     if (!op.graph.readableNow()) op.graph.ensureReadable();
-    // Never an empty pane: the other pane zooms out to its titles if it shows nothing readable.
-    if (!op.graph.readableNow()) op.graph.ensureReadable();
+    // A layer's left edge a few dozen px out (zooming out to the titles can leave it there): moved
+    // across for it, then (if that leaves nothing readable) zoomed out about that edge, which stays
+    // in view, to the titles. (Further out, the panes stay aligned at one zoom.)
+    const edge = op.graph.leftEdgeShift();
+    if (edge !== 0 && Math.abs(edge) <= 48) {
+      const ov = op.getView();
+      op.setViewport({ ...ov, x: ov.x + edge });
+      if (!op.graph.readableNow()) op.graph.ensureReadable();
+    }
+  }
+
+  /**
+   * Moves both panes up or down by one amount (they stay aligned, at one zoom) for the other pane
+   * `op` to show text, keeping both layers' left edges and the leading pane's text in view; the
+   * least move that also keeps node `keep` on screen in the leading pane, else (unless `keepOnly`)
+   * the least one.
+   * Nothing moves where no such move exists.
+   */
+  private moveBothDown(lp: GraphPane, op: GraphPane, keep: string, keepOnly = false): void {
+    const lv = lp.getView();
+    const ov = op.getView();
+    const { w, h } = lp.graph.viewSize();
+    const shifts = op.graph.readableShiftsDown().slice(0, 60);
+    const kept = (): boolean => {
+      const at = lp.graph.screenOf(keep);
+      const b = lp.graph.boxOf(keep);
+      if (!at || !b) return false;
+      const k = lp.getView().k;
+      return at.x + b.w * k > 0 && at.y + b.h * k > 0 && at.x < w && at.y < h;
+    };
+    for (const needKeep of keepOnly ? [true] : [true, false]) {
+      for (const dy of shifts) {
+        lp.setViewport({ ...lv, y: lv.y + dy });
+        op.setViewport({ ...ov, y: ov.y + dy });
+        if (op.graph.readableNow() && lp.graph.readableNow() && lp.graph.leftEdgeShift() === 0 && op.graph.leftEdgeShift() === 0 && (!needKeep || kept())) return;
+      }
+    }
+    lp.setViewport(lv);
+    op.setViewport(ov);
   }
 
   /**

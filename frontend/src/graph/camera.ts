@@ -189,6 +189,28 @@ export class Camera {
     this.zoomTo(zoomAt(this.view, f, cx, cy ?? h / 2), f);
   }
 
+  /**
+   * Moves the view across and down, its zoom kept, by the least distance that brings readable text
+   * into view (see panToReadable); false where nothing at this zoom reads (the view is kept).
+   */
+  panToReadable(): boolean {
+    const d = this.data?.();
+    if (!d) return false;
+    const { w, h } = this.size();
+    const v = panToReadable(d, this.view, w, h);
+    if (!v || !this.readable(v)) return false;
+    this.set(v, true, true);
+    return true;
+  }
+
+  /** See readableShiftsDown (the current view). */
+  readableShiftsDown(): number[] {
+    const d = this.data?.();
+    if (!d) return [];
+    const { w, h } = this.size();
+    return readableShiftsDown(d, this.view, w, h);
+  }
+
   /** Whether the view shows text that can be read (see readableInView). */
   readableNow(): boolean {
     return this.readable(this.view);
@@ -471,6 +493,68 @@ export function layerLeftIn(d: GraphData, v: Viewport, h: number): number | null
     left = left === null ? bx.x : Math.min(left, bx.x);
   }
   return left ?? topLayerBox(d)?.x ?? null;
+}
+
+/** Where readableInView looks for text at zoom `v.k`: each box's text start, in screen px less the view's offset. */
+function readableAnchors(d: GraphData, v: Viewport): { px: number; py: number }[] {
+  const open = new Set(d.vis.containers.map((c) => c.key));
+  const cards = v.k < SUMMARY_K;
+  const out: { px: number; py: number }[] = [];
+  for (const b of d.layout.boxes) {
+    if (b.key === SCENE) continue;
+    if (cards) {
+      const it = d.h.items.get(b.key);
+      if (!it || it.kind !== "group" || it.depth > 2 || (it.depth === 1 && open.has(b.key))) continue;
+      if (b.w * v.k < 48 || b.h * v.k < 24) continue;
+      out.push({ px: b.x * v.k + 12, py: b.y * v.k + 14 });
+    } else if (open.has(b.key)) out.push({ px: b.x * v.k + 12, py: b.y * v.k + 14 });
+    else out.push({ px: (b.x + 10) * v.k, py: (b.y + 18) * v.k });
+  }
+  return out;
+}
+
+/**
+ * View `v` moved across and down (its zoom kept) by the least distance that brings some readable
+ * text (as readableInView counts it) well into view: a card's or open group's title, or a node's
+ * first line, placed at least `margin` px from the view's top and left and a few dozen px from its
+ * right and bottom (some of the text shows, not only where it starts). Null where nothing at this
+ * zoom reads (text too small, cards too small).
+ */
+export function panToReadable(d: GraphData, v: Viewport, w: number, h: number, margin = 24): Viewport | null {
+  const right = Math.max(margin, w - Math.min(160, w / 3));
+  const bottom = Math.max(margin, h - 40);
+  let best: Viewport | null = null;
+  let bestD = Infinity;
+  for (const { px, py } of readableAnchors(d, v)) {
+    // Screen position now, and the least move that puts it inside the target area.
+    const sx = px + v.x;
+    const sy = py + v.y;
+    const dx = Math.min(right, Math.max(margin, sx)) - sx;
+    const dy = Math.min(bottom, Math.max(margin, sy)) - sy;
+    const dist = dx * dx + dy * dy;
+    if (dist < bestD) {
+      bestD = dist;
+      best = { k: v.k, x: v.x + dx, y: v.y + dy };
+    }
+  }
+  return best;
+}
+
+/**
+ * The moves up or down (px, least first) that bring readable text into view `v` without moving
+ * across: one for each text start across in view (see panToReadable's target area).
+ */
+export function readableShiftsDown(d: GraphData, v: Viewport, w: number, h: number, margin = 24): number[] {
+  const right = Math.max(margin, w - Math.min(160, w / 3));
+  const bottom = Math.max(margin, h - 40);
+  const out = new Set<number>();
+  for (const { px, py } of readableAnchors(d, v)) {
+    const sx = px + v.x;
+    if (sx < margin || sx > right) continue;
+    const sy = py + v.y;
+    out.add(Math.round(Math.min(bottom, Math.max(margin, sy)) - sy));
+  }
+  return [...out].sort((a, b) => Math.abs(a) - Math.abs(b));
 }
 
 /**

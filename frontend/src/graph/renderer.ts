@@ -264,6 +264,16 @@ export class GraphView {
     return this.camera.readableNow();
   }
 
+  /** See Camera.panToReadable. */
+  panToReadable(): boolean {
+    return this.camera.panToReadable();
+  }
+
+  /** See Camera.readableShiftsDown. */
+  readableShiftsDown(): number[] {
+    return this.camera.readableShiftsDown();
+  }
+
   /** See Camera.ensureReadable. */
   ensureReadable(): void {
     if (this.scene) this.camera.ensureReadable(this.scene.data);
