@@ -322,6 +322,10 @@ export class App {
     this.rankSel.value = String(st.rank ?? ranks[0] ?? "");
     const inView = (this.rankGrp.dataset.views ?? "").split(" ").includes(st.view);
     this.rankGrp.hidden = !inView || ranks.length < 2;
+    // The Ranks tab too: for a run of one rank it has nothing to compare, and its room in the
+    // toolbar keeps the choosers on one row. Kept while it is the view shown (a URL or key 6).
+    const tab = this.tabBar.querySelector<HTMLElement>("[data-view=ranks]");
+    if (tab) tab.hidden = ranks.length < 2 && st.view !== "ranks";
   }
 
   /**

@@ -98,6 +98,12 @@ def test_rank_chooser_only_for_several_ranks(page: Any, tb: Any) -> None:
     page.goto(tb.panel(run="dsv3_decode", layer=3))
     drawn(page)
     assert not page.locator("[data-testid=rank-chooser]").is_visible()
+    # The Ranks tab too, for a run of one rank; opened by URL, it shows and says why it is empty.
+    assert not page.locator("[data-testid=view-ranks]").is_visible()
     st = open_ranks(page, tb, run="dsv3_decode")
     assert st["ranks"] == [0] and st["stragglers"] == []
     assert page.locator("[data-testid=ranks-note]").is_visible()
+    assert page.locator("[data-testid=view-ranks]").is_visible()
+    page.goto(tb.panel(run=RUN, layer=3))
+    drawn(page)
+    assert page.locator("[data-testid=view-ranks]").is_visible()
