@@ -27,9 +27,9 @@ from tb_ad_layer.analysis.tensors import (
     Unknown,
     dtype_bytes,
     shape_dims,
-    split_dims,
     tensor_bytes,
 )
+from tb_ad_layer.contract.shape_text import split_dims
 
 MOE = re.compile(r"moe", re.IGNORECASE)
 COLLECTIVE = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all", re.IGNORECASE)

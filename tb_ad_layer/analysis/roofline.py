@@ -28,11 +28,11 @@ from tb_ad_layer.analysis.tensors import (
     Unknown,
     dtype_bytes,
     shape_dims,
-    split_dims,
     tensor_bytes,
 )
 from tb_ad_layer.analysis.timeline import us
 from tb_ad_layer.contract.analysis import Bound, NodeRoofline, NodeSize
+from tb_ad_layer.contract.shape_text import split_dims
 
 _GEMM = re.compile(r"linear|(^|\.)mm\.|\bmm\b|matmul|bmm|addmm|gemm", re.IGNORECASE)
 _ATTENTION = re.compile(r"attention|sdpa|(^|[._])mla([._]|$)|(^|[._])mha([._]|$)", re.IGNORECASE)

@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tb_ad_layer.contract.shape_text import split_dims
+
 _DTYPE_BYTES = (("float8", 1.0), ("fp8", 1.0), ("float4", 0.5), ("fp4", 0.5), ("uint4", 0.5),
                 ("bfloat16", 2.0), ("float16", 2.0), ("half", 2.0), ("float64", 8.0),
                 ("double", 8.0), ("float32", 4.0), ("int64", 8.0), ("long", 8.0),
@@ -32,28 +34,6 @@ def dtype_bytes(dtype: str) -> float:
         if key in d:
             return size
     raise Unknown(f"dtype {dtype} has no known size")
-
-
-def split_dims(shape: str) -> list[str]:
-    """Dims of a dump shape string: ``x`` separates dims only outside parentheses and after a
-    digit or ``)`` (``Max`` and ``Mod`` hold an x of their own)."""
-    if shape in ("scalar", ""):
-        return []
-    dims: list[str] = []
-    depth = 0
-    cur = ""
-    for i, ch in enumerate(shape):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "x" and depth == 0 and i > 0 and (shape[i - 1].isdigit() or shape[i - 1] == ")"):
-            dims.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    dims.append(cur.strip())
-    return dims
 
 
 def _eval(node: ast.AST, dims: Mapping[str, int]) -> int:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from tb_ad_layer.contract.shape_text import split_dims
 from tb_ad_layer.trace.kernel import Kernel
 from tb_ad_layer.trace.tracedb import TraceDB
 
@@ -162,32 +163,13 @@ def op_names(target: str) -> frozenset[str]:
     return frozenset({f"{parts[0]}::{parts[1]}"})
 
 
-def split_dims(shape: str) -> list[str]:
-    """Dims of a dump shape string (``s44xs70x64`` -> ``[s44, s70, 64]``): ``x`` separates
-    dims only outside parentheses and after a digit or ``)`` (as the roofline reads them)."""
-    if shape in ("scalar", "", "?"):
-        return []
-    dims: list[str] = []
-    depth = 0
-    cur = ""
-    for i, ch in enumerate(shape):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "x" and depth == 0 and i > 0 and (shape[i - 1].isdigit() or shape[i - 1] == ")"):
-            dims.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    dims.append(cur.strip())
-    return dims
-
-
 def operand_shapes(args: str) -> list[list[str]]:
     """The tensor operands of a node's argument text, in argument order, as dims (only operands
     printed with a shape and a torch dtype; rank-0 ones left out)."""
     out = []
     for m in _OPERAND.finditer(args):
         shape = m[1].strip()
-        if shape.startswith("("):
+        if shape.startswith("(") or shape == "?":
             continue
         dims = split_dims(shape)
         if dims:
