@@ -4,7 +4,7 @@
 import type { LayoutBox } from "../layout/protocol";
 import { isGroupKey, SCENE } from "../model/hierarchy";
 import { activity } from "../ui/activity";
-import { capture } from "../ui/dom";
+import { bindPanZoom } from "./drag";
 import { SUMMARY_K, type GraphData } from "./scene";
 import { centreOn, clampK, fit, isVisible, keepGraphInView, keepInView, keepWholeAcross, pan, showLeftEdge, zoomAt, zoomCentre, type Viewport } from "./viewport";
 
@@ -383,36 +383,11 @@ export interface PointerTarget {
  * double-click toggles a group.
  */
 export function bindPointer(el: HTMLElement, camera: Camera, target: PointerTarget): void {
-  let drag: { x: number; y: number; moved: boolean; id: number } | null = null;
-  el.addEventListener("pointerdown", (ev) => {
-    if (ev.button !== 0) return;
-    drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
-  });
-  el.addEventListener("pointermove", (ev) => {
-    if (drag && ev.pointerId === drag.id) {
-      const dx = ev.clientX - drag.x;
-      const dy = ev.clientY - drag.y;
-      if (!drag.moved && Math.hypot(dx, dy) > 3) {
-        drag.moved = true;
-        capture(el, ev.pointerId);
-        el.classList.add("panning");
-      }
-      if (drag.moved) {
-        drag.x = ev.clientX;
-        drag.y = ev.clientY;
-        camera.panBy(dx, dy);
-      }
-      return;
-    }
-    target.hover(target.keyAt(ev.target), false);
-  });
-  const end = (ev: PointerEvent) => {
-    if (!drag || ev.pointerId !== drag.id) return;
-    const moved = drag.moved;
-    drag = null;
-    el.classList.remove("panning");
-    if (el.hasPointerCapture(ev.pointerId)) el.releasePointerCapture(ev.pointerId);
-    if (!moved && ev.type === "pointerup") {
+  bindPanZoom(el, {
+    panBy: (dx, dy) => camera.panBy(dx, dy),
+    zoomBy: (f, x, y) => camera.zoomBy(f, x, y),
+    hover: (ev) => target.hover(target.keyAt(ev.target), false),
+    click: (ev) => {
       const k = target.keyAt(ev.target);
       const tgt = ev.target as Element;
       if (k && isGroupKey(k) && tgt.classList?.contains("chead") && ev.offsetX >= 0) {
@@ -425,10 +400,8 @@ export function bindPointer(el: HTMLElement, camera: Camera, target: PointerTarg
         }
       }
       target.select(k);
-    }
-  };
-  el.addEventListener("pointerup", end);
-  el.addEventListener("pointercancel", end);
+    },
+  });
   el.addEventListener("pointerleave", () => target.hover(null, true));
   el.addEventListener("dblclick", (ev) => {
     const k = target.keyAt(ev.target);
@@ -437,21 +410,6 @@ export function bindPointer(el: HTMLElement, camera: Camera, target: PointerTarg
       target.toggle(k);
     }
   });
-  el.addEventListener(
-    "wheel",
-    (ev) => {
-      ev.preventDefault();
-      const r = el.getBoundingClientRect();
-      if (!ev.ctrlKey && Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
-        camera.panBy(-ev.deltaX, 0);
-        return;
-      }
-      const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
-      const f = Math.exp((-ev.deltaY * unit) / (ev.ctrlKey ? 100 : 500));
-      camera.zoomBy(f, ev.clientX - r.left, ev.clientY - r.top);
-    },
-    { passive: false },
-  );
 }
 
 /** The top-most drawn box below group `key` (nearest the left on a tie), if any. */

@@ -5,6 +5,7 @@
 // layers, a layer into its groups, a part into its nodes) and selects it; a double-click on a
 // layer, or Enter, opens it in the layer view.
 import type { StageGraphResponse } from "../api/types";
+import { bindPanZoom } from "../graph/drag";
 import { t } from "../i18n";
 import { groupColor, type Theme } from "../model/colors";
 import { inputCaption } from "../model/labels";
@@ -187,74 +188,35 @@ export class StageGraph {
 
   private bindPointer(): void {
     const el = this.el;
-    let drag: { x: number; y: number; moved: boolean; id: number } | null = null;
     const local = (ev: MouseEvent) => {
       const r = this.el.getBoundingClientRect();
       return { x: ev.clientX - r.left, y: ev.clientY - r.top };
     };
-    el.addEventListener("pointerdown", (ev) => {
-      if (ev.button !== 0) return;
-      drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
-    });
-    el.addEventListener("pointermove", (ev) => {
-      if (drag && ev.pointerId === drag.id) {
-        const dx = ev.clientX - drag.x;
-        const dy = ev.clientY - drag.y;
-        if (!drag.moved && Math.hypot(dx, dy) > 3) {
-          drag.moved = true;
-          el.classList.add("panning");
-          try {
-            el.setPointerCapture(ev.pointerId);
-          } catch {
-            /* the pointer is gone already */
-          }
-        }
-        if (drag.moved) {
-          drag.x = ev.clientX;
-          drag.y = ev.clientY;
-          this.panBy(dx, dy);
-        }
-        return;
-      }
-      const p = local(ev);
-      const it = this.itemAt(p.x, p.y);
-      const key = it?.key ?? null;
-      const tip = this.stopAt(p.x, p.y) ?? "";
-      if (el.title !== tip) el.title = tip;
-      if (key !== this.hovered) {
-        this.hovered = key;
-        el.style.cursor = key ? "pointer" : "";
-        this.request();
-      }
-    });
-    const end = (ev: PointerEvent) => {
-      if (!drag || ev.pointerId !== drag.id) return;
-      const moved = drag.moved;
-      drag = null;
-      el.classList.remove("panning");
-      if (el.hasPointerCapture(ev.pointerId)) el.releasePointerCapture(ev.pointerId);
-      if (!moved && ev.type === "pointerup") {
+    bindPanZoom(el, {
+      panBy: (dx, dy) => this.panBy(dx, dy),
+      zoomBy: (f, x, y) => this.zoomBy(f, x, y),
+      click: (ev) => {
         const p = local(ev);
         this.click(this.itemAt(p.x, p.y));
-      }
-    };
-    el.addEventListener("pointerup", end);
-    el.addEventListener("pointercancel", end);
+      },
+      hover: (ev) => {
+        const p = local(ev);
+        const it = this.itemAt(p.x, p.y);
+        const key = it?.key ?? null;
+        const tip = this.stopAt(p.x, p.y) ?? "";
+        if (el.title !== tip) el.title = tip;
+        if (key !== this.hovered) {
+          this.hovered = key;
+          el.style.cursor = key ? "pointer" : "";
+          this.request();
+        }
+      },
+    });
     el.addEventListener("dblclick", (ev) => {
       const p = local(ev);
       const it = this.itemAt(p.x, p.y);
       if (it?.kind === "layer") this.cb.onOpenLayer(it.layers[0]);
     });
-    el.addEventListener("wheel", (ev) => {
-      ev.preventDefault();
-      const p = local(ev);
-      if (!ev.ctrlKey && Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
-        this.panBy(-ev.deltaX, 0);
-        return;
-      }
-      const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
-      this.zoomBy(Math.exp((-ev.deltaY * unit) / (ev.ctrlKey ? 100 : 500)), p.x, p.y);
-    }, { passive: false });
     el.addEventListener("keydown", (ev) => {
       const it = this.layout?.items.find((x) => x.key === this.selected);
       if (ev.key === "Enter" && it?.kind === "layer") {
